@@ -1,0 +1,43 @@
+# The README's commands. Each target installs what it needs first.
+JOBS ?= $(shell nproc)
+BUILD := build
+
+.PHONY: deps configure build run test test-release test-asan bench bench-peers fuzz format clean
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	@cmake --preset release >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	@bash examples/run.sh $(BUILD)/bin
+
+test-release: build
+	@ctest --preset release -j $(JOBS)
+
+test-asan: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build build-asan -j $(JOBS)
+	@ctest --preset asan -j $(JOBS)
+
+test: test-release test-asan
+
+bench: build
+	@for b in $(BUILD)/bin/bench_*; do $$b --benchmark_min_time=0.2; done
+
+bench-peers: build
+	@TENSORKIT_BENCH_PEERS=1 bash scripts/install-deps.sh
+	@/usr/bin/python3 bench/peers/run_all.py --build $(BUILD)
+
+fuzz: deps
+	@bash tests/fuzz/run.sh
+
+format:
+	@git ls-files '*.h' '*.cc' '*.cu' | xargs clang-format -i
+
+clean:
+	@rm -rf build build-asan build-debug build-fuzz

@@ -1,0 +1,80 @@
+// tensorkit/common/parallel.h: the one place that talks to oneTBB.
+//
+// Glossary
+//   thread count   SetNumThreads(n) or the environment variable TENSORKIT_NUM_THREADS (read once,
+//                  at first use); default: every core.
+//   grain          the least work (in items) worth a task; callers pass bytes via GrainFor.
+//   ParallelFor    splits [begin, end) into ranges; boundaries may depend on scheduling, so use
+//                  it only for work whose result does not depend on how it is split.
+//   ParallelChunks fixed chunks [k*chunk, (k+1)*chunk) whose boundaries never depend on the
+//                  thread count: per-chunk partial results combined in chunk order are
+//                  bit-identical at any thread count.
+#ifndef TENSORKIT_COMMON_PARALLEL_H_
+#define TENSORKIT_COMMON_PARALLEL_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+
+namespace tensorkit {
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+// ---------------------------------------------------------------------------------------------
+
+// Limits tensorkit's (and oneTBB's) worker threads to n >= 1. Throws Error for n < 1.
+void SetNumThreads(int n);
+// The current limit.
+int GetNumThreads();
+
+// Work below this many bytes runs on the calling thread.
+inline constexpr int64_t kParallelMinBytes = 64 * 1024;
+// Items per task so that each task moves at least kParallelMinBytes.
+inline int64_t GrainFor(int64_t bytes_per_item) {
+  return std::max<int64_t>(1, kParallelMinBytes / std::max<int64_t>(1, bytes_per_item));
+}
+
+// Calls body(b, e) over disjoint ranges covering [begin, end), in parallel.
+template <typename Body>
+void ParallelFor(int64_t begin, int64_t end, int64_t grain, const Body& body);
+
+// Calls body(chunk_index, b, e) for each fixed chunk of [0, n), in parallel.
+template <typename Body>
+void ParallelChunks(int64_t n, int64_t chunk, const Body& body);
+
+// Number of fixed chunks ParallelChunks(n, chunk, ...) makes.
+inline int64_t NumChunks(int64_t n, int64_t chunk) { return n <= 0 ? 0 : (n + chunk - 1) / chunk; }
+
+// ---------------------------------------------------------------------------------------------
+// Definitions
+// ---------------------------------------------------------------------------------------------
+
+namespace parallel_detail {
+// Runs fn(b, e) over [begin, end) with oneTBB; out of line so that only parallel.cc includes TBB.
+void Run(int64_t begin, int64_t end, int64_t grain,
+         const std::function<void(int64_t, int64_t)>& fn);
+}  // namespace parallel_detail
+
+template <typename Body>
+void ParallelFor(int64_t begin, int64_t end, int64_t grain, const Body& body) {
+  if (end <= begin) return;
+  grain = std::max<int64_t>(grain, 1);
+  if (end - begin <= grain || GetNumThreads() == 1) {
+    body(begin, end);
+    return;
+  }
+  parallel_detail::Run(begin, end, grain, [&](int64_t b, int64_t e) { body(b, e); });
+}
+
+template <typename Body>
+void ParallelChunks(int64_t n, int64_t chunk, const Body& body) {
+  const int64_t num = NumChunks(n, std::max<int64_t>(chunk, 1));
+  chunk = std::max<int64_t>(chunk, 1);
+  ParallelFor(0, num, 1, [&](int64_t cb, int64_t ce) {
+    for (int64_t c = cb; c < ce; ++c) body(c, c * chunk, std::min(n, (c + 1) * chunk));
+  });
+}
+
+}  // namespace tensorkit
+
+#endif  // TENSORKIT_COMMON_PARALLEL_H_

@@ -1,0 +1,100 @@
+#include "tensorkit/common/storage.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <string>
+
+#include "tensorkit/common/backend_cuda.h"
+
+namespace tensorkit {
+
+std::shared_ptr<Storage> Storage::Allocate(DType dtype, int64_t num_elements, Device device,
+                                           bool zero) {
+  TK_CHECK(num_elements >= 0, kInvalidArgument, "Storage::Allocate: negative element count ",
+           num_elements);
+  CheckDevice(device, "Storage::Allocate");
+  const int64_t esize = DTypeSize(dtype);
+  TK_CHECK(num_elements <= std::numeric_limits<int64_t>::max() / esize - kCpuAlignment,
+           kOutOfRange, "Storage::Allocate: ", num_elements, " elements of ", DTypeName(dtype),
+           " overflow a 64-bit byte count; split the data into smaller tensors");
+  TK_CHECK(dtype != DType::kString || device.is_cpu(), kUnsupported,
+           "Storage::Allocate: string tensors live on the CPU only, not on ", device.ToString());
+  std::shared_ptr<Storage> s(new Storage());
+  s->device_ = device;
+  s->dtype_ = dtype;
+  s->size_bytes_ = num_elements * esize;
+  const int64_t bytes = std::max<int64_t>(s->size_bytes_, 1);
+  if (device.is_cpu()) {
+    const int64_t rounded = (bytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
+    s->data_ = std::aligned_alloc(kCpuAlignment, static_cast<size_t>(rounded));
+    TK_CHECK(s->data_ != nullptr, kOutOfRange, "Storage::Allocate: cannot allocate ", bytes,
+             " bytes on cpu (", num_elements, " elements of ", DTypeName(dtype),
+             "); the system refused the memory");
+    if (dtype == DType::kString) {
+      auto* p = static_cast<std::string*>(s->data_);
+      for (int64_t i = 0; i < num_elements; ++i) new (p + i) std::string();
+      s->num_strings_ = num_elements;
+    } else if (zero) {
+      std::memset(s->data_, 0, static_cast<size_t>(s->size_bytes_));
+    }
+  } else {
+    s->data_ = cuda_backend::Malloc(bytes, device.index);
+    if (zero) cuda_backend::Memset0(s->data_, s->size_bytes_, device.index);
+  }
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::Wrap(void* data, int64_t size_bytes, Device device,
+                                       Deleter deleter) {
+  TK_CHECK(size_bytes >= 0, kInvalidArgument, "Storage::Wrap: negative size ", size_bytes);
+  TK_CHECK(data != nullptr || size_bytes == 0, kInvalidArgument,
+           "Storage::Wrap: null pointer with size ", size_bytes);
+  CheckDevice(device, "Storage::Wrap");
+  std::shared_ptr<Storage> s(new Storage());
+  s->data_ = data;
+  s->size_bytes_ = size_bytes;
+  s->device_ = device;
+  s->deleter_ = deleter ? std::move(deleter) : Deleter([](void*) {});
+  return s;
+}
+
+Storage::~Storage() {
+  if (deleter_) {
+    deleter_(data_);
+    return;
+  }
+  if (data_ == nullptr) return;
+  if (device_.is_cpu()) {
+    auto* p = static_cast<std::string*>(data_);
+    for (int64_t i = 0; i < num_strings_; ++i) p[i].~basic_string();
+    std::free(data_);
+  } else {
+    cuda_backend::Free(data_, device_.index);
+  }
+}
+
+void CopyBytes(void* dst, Device dst_device, const void* src, Device src_device, int64_t bytes) {
+  if (bytes <= 0) return;
+  if (dst_device.is_cpu() && src_device.is_cpu()) {
+    std::memcpy(dst, src, static_cast<size_t>(bytes));
+  } else if (src_device.is_cpu()) {
+    cuda_backend::Memcpy(dst, src, bytes, 0, dst_device.index);
+  } else if (dst_device.is_cpu()) {
+    cuda_backend::Memcpy(dst, src, bytes, 1, src_device.index);
+  } else {
+    cuda_backend::Memcpy(dst, src, bytes, 2, dst_device.index);
+  }
+}
+
+void ZeroBytes(void* dst, Device device, int64_t bytes) {
+  if (bytes <= 0) return;
+  if (device.is_cpu()) {
+    std::memset(dst, 0, static_cast<size_t>(bytes));
+  } else {
+    cuda_backend::Memset0(dst, bytes, device.index);
+  }
+}
+
+}  // namespace tensorkit

@@ -1,0 +1,321 @@
+#include "tensorkit/dense/pattern.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <sstream>
+#include <unordered_set>
+
+#include "tensorkit/common/error.h"
+
+namespace tensorkit {
+namespace {
+
+int64_t AbsI(int64_t v) { return v < 0 ? -v : v; }
+
+// Multiplies with an overflow check; returns false on overflow.
+bool MulOk(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+
+// Whether memory-index m belongs to canonical pattern c (axes sorted by stride, dominance holds).
+bool ContainsCanonical(const Pattern& c, int64_t m) {
+  int64_t r = m - c.offset;
+  if (r < 0) return false;
+  for (int ax = c.num_axes - 1; ax >= 0; --ax) {
+    int64_t idx = r / c.strides[ax];
+    if (idx >= c.dims[ax]) return false;
+    r -= idx * c.strides[ax];
+  }
+  return r == 0;
+}
+
+// Calls f(memory_index) for every element of p, in no particular order.
+template <typename F>
+void ForEachIndex(const Pattern& p, F&& f) {
+  if (p.NumElements() == 0) return;
+  std::array<int64_t, kMaxAxes> idx{};
+  int64_t m = p.offset;
+  while (true) {
+    f(m);
+    int r = 0;
+    for (; r < p.num_axes; ++r) {
+      if (++idx[r] < p.dims[r]) {
+        m += p.strides[r];
+        break;
+      }
+      m -= p.strides[r] * (p.dims[r] - 1);
+      idx[r] = 0;
+    }
+    if (r == p.num_axes) return;
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> Pattern::Dims() const {
+  std::vector<int64_t> v(num_axes);
+  for (int a = 0; a < num_axes; ++a) v[a] = Dim(a);
+  return v;
+}
+
+std::vector<int64_t> Pattern::Strides() const {
+  std::vector<int64_t> v(num_axes);
+  for (int a = 0; a < num_axes; ++a) v[a] = Stride(a);
+  return v;
+}
+
+int64_t Pattern::NumElements() const {
+  int64_t n = 1;
+  for (int r = 0; r < num_axes; ++r) n *= dims[r];
+  return n;
+}
+
+bool Pattern::operator==(const Pattern& o) const {
+  if (num_axes != o.num_axes || offset != o.offset) return false;
+  for (int r = 0; r < num_axes; ++r) {
+    if (dims[r] != o.dims[r] || strides[r] != o.strides[r]) return false;
+  }
+  return true;
+}
+
+std::string Pattern::ToString() const {
+  std::ostringstream os;
+  os << "offset=" << offset << " dims=" << ShapeString(Dims())
+     << " strides=" << ShapeString(Strides());
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Pattern& p) { return os << p.ToString(); }
+
+size_t Hash(const Pattern& p) {
+  size_t h = std::hash<int64_t>()(p.offset) ^ (static_cast<size_t>(p.num_axes) << 56);
+  for (int r = 0; r < p.num_axes; ++r) {
+    h = h * 1000003u ^ std::hash<int64_t>()(p.dims[r]);
+    h = h * 1000003u ^ std::hash<int64_t>()(p.strides[r]);
+  }
+  return h;
+}
+
+int NormalizeAxis(int axis, int num_axes, const char* op) {
+  TK_CHECK(axis >= -num_axes && axis < num_axes, kOutOfRange, op, ": axis ", axis,
+           " is out of range for a tensor with ", num_axes, " axes (valid: ", -num_axes, " to ",
+           num_axes - 1, ")");
+  return axis < 0 ? axis + num_axes : axis;
+}
+
+Pattern MakePattern(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
+                    int64_t offset, const char* op) {
+  TK_CHECK(dims.size() == strides.size(), kInvalidArgument, op, ": dims ", ShapeString(dims),
+           " and strides ", ShapeString(strides), " differ in length");
+  TK_CHECK(dims.size() <= static_cast<size_t>(kMaxAxes), kInvalidArgument, op, ": ", dims.size(),
+           " axes requested; at most ", kMaxAxes, " are supported");
+  Pattern p;
+  p.num_axes = static_cast<int>(dims.size());
+  p.offset = offset;
+  for (int a = 0; a < p.num_axes; ++a) {
+    int r = p.num_axes - 1 - a;
+    p.dims[r] = dims[a];
+    p.strides[r] = dims[a] == 1 ? 0 : strides[a];
+  }
+  std::string why = WhyInvalid(p);
+  TK_CHECK(why.empty(), kInvalidArgument, op, ": dims ", ShapeString(dims), " strides ",
+           ShapeString(strides), " offset ", offset, " do not form a valid pattern: ", why);
+  return p;
+}
+
+Pattern DefaultPattern(const std::vector<int64_t>& dims, const char* op) {
+  TK_CHECK(dims.size() <= static_cast<size_t>(kMaxAxes), kInvalidArgument, op, ": ", dims.size(),
+           " axes requested (dims ", ShapeString(dims), "); at most ", kMaxAxes,
+           " are supported");
+  Pattern p;
+  p.num_axes = static_cast<int>(dims.size());
+  int64_t stride = 1;
+  bool empty = false;
+  for (int r = 0; r < p.num_axes; ++r) {
+    int64_t d = dims[p.num_axes - 1 - r];
+    TK_CHECK(d >= 0, kInvalidArgument, op, ": negative dim ", d, " in dims ", ShapeString(dims));
+    p.dims[r] = d;
+    p.strides[r] = d == 1 ? 0 : stride;
+    if (d == 0) empty = true;
+    if (!empty) {
+      TK_CHECK(MulOk(stride, d, &stride), kOutOfRange, op, ": dims ", ShapeString(dims),
+               " have more elements than fit in int64");
+    }
+  }
+  return p;
+}
+
+int64_t MinMemoryIndex(const Pattern& p) {
+  int64_t m = p.offset;
+  if (p.NumElements() == 0) return m;
+  for (int r = 0; r < p.num_axes; ++r) m += std::min<int64_t>(0, p.strides[r] * (p.dims[r] - 1));
+  return m;
+}
+
+int64_t MaxMemoryIndex(const Pattern& p) {
+  int64_t m = p.offset;
+  if (p.NumElements() == 0) return m;
+  for (int r = 0; r < p.num_axes; ++r) m += std::max<int64_t>(0, p.strides[r] * (p.dims[r] - 1));
+  return m;
+}
+
+std::string WhyInvalid(const Pattern& p) {
+  std::ostringstream os;
+  if (p.num_axes < 0 || p.num_axes > kMaxAxes) {
+    os << "num_axes " << p.num_axes << " is outside [0, " << kMaxAxes << "]";
+    return os.str();
+  }
+  for (int r = p.num_axes; r < kMaxAxes; ++r) {
+    if (p.dims[r] != 1 || p.strides[r] != 0) return "unused axes must have dim 1 and stride 0";
+  }
+  bool empty = false;
+  for (int r = 0; r < p.num_axes; ++r) {
+    if (p.dims[r] < 0) {
+      os << "negative dim " << p.dims[r] << " on axis " << p.num_axes - 1 - r;
+      return os.str();
+    }
+    if (p.dims[r] == 0) empty = true;
+  }
+  if (p.offset < 0) {
+    os << "negative offset " << p.offset;
+    return os.str();
+  }
+  if (empty) return "";
+  // Spans must fit in int64 before anything else is computed from them.
+  int64_t total = 0;
+  for (int r = 0; r < p.num_axes; ++r) {
+    int64_t span;
+    if (!MulOk(AbsI(p.strides[r]), p.dims[r] - 1, &span) ||
+        __builtin_add_overflow(total, span, &total)) {
+      return "the strides reach memory-indexes that overflow int64";
+    }
+    if (p.dims[r] == 1 && p.strides[r] != 0) {
+      os << "axis " << p.num_axes - 1 - r << " has dim 1 but stride " << p.strides[r]
+         << " (must be 0)";
+      return os.str();
+    }
+    if (p.dims[r] > 1 && p.strides[r] == 0) {
+      os << "axis " << p.num_axes - 1 - r << " has dim " << p.dims[r]
+         << " but stride 0 (broadcasting is done by operations, not views)";
+      return os.str();
+    }
+  }
+  if (MinMemoryIndex(p) < 0) {
+    os << "memory-index " << MinMemoryIndex(p) << " is negative";
+    return os.str();
+  }
+  // Axis dominance over the non-trivial axes sorted by |stride|.
+  std::vector<std::pair<int64_t, int64_t>> axes;  // (|stride|, dim)
+  for (int r = 0; r < p.num_axes; ++r) {
+    if (p.dims[r] > 1) axes.emplace_back(AbsI(p.strides[r]), p.dims[r]);
+  }
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 0; i + 1 < axes.size(); ++i) {
+    if (axes[i].first * axes[i].second > axes[i + 1].first) {
+      os << "axes with |stride| " << axes[i].first << " (dim " << axes[i].second
+         << ") and |stride| " << axes[i + 1].first
+         << " overlap (axis-dominance fails, elements would alias)";
+      return os.str();
+    }
+  }
+  return "";
+}
+
+bool IsValid(const Pattern& p) { return WhyInvalid(p).empty(); }
+
+Pattern Canonicalize(const Pattern& p) {
+  Pattern c;
+  if (p.NumElements() == 0) {
+    c.num_axes = 1;
+    c.dims[0] = 0;
+    c.strides[0] = 1;
+    return c;
+  }
+  c.offset = p.offset;
+  std::vector<std::pair<int64_t, int64_t>> axes;  // (stride > 0, dim)
+  for (int r = 0; r < p.num_axes; ++r) {
+    if (p.dims[r] == 1) continue;
+    int64_t s = p.strides[r];
+    if (s < 0) {
+      c.offset += s * (p.dims[r] - 1);
+      s = -s;
+    }
+    axes.emplace_back(s, p.dims[r]);
+  }
+  std::sort(axes.begin(), axes.end());
+  std::vector<std::pair<int64_t, int64_t>> merged;
+  for (const auto& a : axes) {
+    if (!merged.empty() && merged.back().first * merged.back().second == a.first) {
+      merged.back().second *= a.second;
+    } else {
+      merged.push_back(a);
+    }
+  }
+  c.num_axes = static_cast<int>(merged.size());
+  for (int r = 0; r < c.num_axes; ++r) {
+    c.strides[r] = merged[r].first;
+    c.dims[r] = merged[r].second;
+  }
+  return c;
+}
+
+bool IsCompact(const Pattern& p) {
+  Pattern c = Canonicalize(p);
+  return c.num_axes == 0 || (c.num_axes == 1 && (c.strides[0] == 1 || c.dims[0] == 0));
+}
+
+bool HasDefaultStrides(const Pattern& p) {
+  int64_t stride = 1;
+  for (int r = 0; r < p.num_axes; ++r) {
+    if (p.dims[r] == 0) return true;
+    if (p.dims[r] != 1 && p.strides[r] != stride) return false;
+    stride *= p.dims[r];
+  }
+  return true;
+}
+
+std::vector<int64_t> BroadcastDims(const std::vector<std::vector<int64_t>>& dims) {
+  size_t n = 0;
+  for (const auto& d : dims) n = std::max(n, d.size());
+  std::vector<int64_t> out(n, 1);
+  for (const auto& d : dims) {
+    for (size_t i = 0; i < d.size(); ++i) {
+      int64_t& o = out[n - d.size() + i];
+      if (o == 1) o = d[i];
+    }
+  }
+  return out;
+}
+
+bool Broadcastable(const Pattern& a, const Pattern& b) {
+  for (int r = 0; r < kMaxAxes; ++r) {
+    if (a.dims[r] != b.dims[r] && a.dims[r] != 1 && b.dims[r] != 1) return false;
+  }
+  return true;
+}
+
+bool Broadcastable(const Pattern& a, const Pattern& b, const Pattern& c) {
+  return Broadcastable(a, b) && Broadcastable(a, c) && Broadcastable(b, c);
+}
+
+bool Overlap(const Pattern& a, const Pattern& b) {
+  if (a.NumElements() == 0 || b.NumElements() == 0) return false;
+  if (MaxMemoryIndex(a) < MinMemoryIndex(b) || MaxMemoryIndex(b) < MinMemoryIndex(a)) {
+    return false;
+  }
+  Pattern ca = Canonicalize(a), cb = Canonicalize(b);
+  if (ca == cb) return true;
+  // Disjoint residues: every stride is a multiple of g and the offsets differ modulo g.
+  int64_t g = 0;
+  for (int r = 0; r < ca.num_axes; ++r) g = std::gcd(g, ca.strides[r]);
+  for (int r = 0; r < cb.num_axes; ++r) g = std::gcd(g, cb.strides[r]);
+  if (g > 1 && ((ca.offset - cb.offset) % g) != 0) return false;
+  // Exact test by enumerating the smaller side when that is cheap; otherwise assume overlap.
+  const Pattern& small = ca.NumElements() <= cb.NumElements() ? ca : cb;
+  const Pattern& big = &small == &ca ? cb : ca;
+  if (small.NumElements() > (int64_t{1} << 22)) return true;
+  bool hit = false;
+  ForEachIndex(small, [&](int64_t m) { hit = hit || ContainsCanonical(big, m); });
+  return hit;
+}
+
+}  // namespace tensorkit

@@ -1,0 +1,16 @@
+// tensorkit/tensorkit.h: the umbrella header; includes every public header of the library.
+#ifndef TENSORKIT_TENSORKIT_H_
+#define TENSORKIT_TENSORKIT_H_
+
+#include "tensorkit/common/device.h"
+#include "tensorkit/common/dtype.h"
+#include "tensorkit/common/error.h"
+#include "tensorkit/common/parallel.h"
+#include "tensorkit/common/scalar.h"
+#include "tensorkit/common/storage.h"
+#include "tensorkit/dense/pattern.h"
+#include "tensorkit/dense/tensor.h"
+#include "tensorkit/io/io.h"
+#include "tensorkit/sparse/sparse_tensor.h"
+
+#endif  // TENSORKIT_TENSORKIT_H_
