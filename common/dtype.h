@@ -25,17 +25,17 @@ namespace tensorkit {
 // ---------------------------------------------------------------------------------------------
 
 // The one list of dtypes: X(enumerator, C++ type, name). Everything else derives from it.
-#define TENSORKIT_DTYPES(X)         \
-  X(kBool, bool, "bool")            \
-  X(kInt8, int8_t, "int8")          \
-  X(kUInt8, uint8_t, "uint8")       \
-  X(kInt16, int16_t, "int16")       \
-  X(kInt32, int32_t, "int32")       \
-  X(kInt64, int64_t, "int64")       \
-  X(kFloat16, Half, "float16")      \
+#define TENSORKIT_DTYPES(X)          \
+  X(kBool, bool, "bool")             \
+  X(kInt8, int8_t, "int8")           \
+  X(kUInt8, uint8_t, "uint8")        \
+  X(kInt16, int16_t, "int16")        \
+  X(kInt32, int32_t, "int32")        \
+  X(kInt64, int64_t, "int64")        \
+  X(kFloat16, Half, "float16")       \
   X(kBFloat16, BFloat16, "bfloat16") \
-  X(kFloat32, float, "float32")     \
-  X(kFloat64, double, "float64")    \
+  X(kFloat32, float, "float32")      \
+  X(kFloat64, double, "float64")     \
   X(kString, std::string, "string")
 
 enum class DType : uint8_t {
@@ -51,9 +51,8 @@ inline constexpr DTypeSet kAllDTypes = (1u << kNumDTypes) - 1;
 inline constexpr DTypeSet kNumericDTypes = kAllDTypes & ~Bit(DType::kString);
 inline constexpr DTypeSet kFloatDTypes =
     Bit(DType::kFloat16) | Bit(DType::kBFloat16) | Bit(DType::kFloat32) | Bit(DType::kFloat64);
-inline constexpr DTypeSet kIntDTypes = Bit(DType::kInt8) | Bit(DType::kUInt8) |
-                                       Bit(DType::kInt16) | Bit(DType::kInt32) |
-                                       Bit(DType::kInt64);
+inline constexpr DTypeSet kIntDTypes = Bit(DType::kInt8) | Bit(DType::kUInt8) | Bit(DType::kInt16) |
+                                       Bit(DType::kInt32) | Bit(DType::kInt64);
 
 // Bytes per element (sizeof(std::string) for kString).
 int64_t DTypeSize(DType dtype);
@@ -90,14 +89,14 @@ decltype(auto) Dispatch(DType dtype, const char* op, F&& f);
 // Definitions
 // ---------------------------------------------------------------------------------------------
 
-#define TK_TRAITS(e, t, n)                                        \
-  template <>                                                     \
-  struct DTypeOfT<t> {                                            \
-    static constexpr DType value = DType::e;                      \
-  };                                                              \
-  template <>                                                     \
-  struct CTypeT<DType::e> {                                       \
-    using type = t;                                               \
+#define TK_TRAITS(e, t, n)                   \
+  template <>                                \
+  struct DTypeOfT<t> {                       \
+    static constexpr DType value = DType::e; \
+  };                                         \
+  template <>                                \
+  struct CTypeT<DType::e> {                  \
+    using type = t;                          \
   };
 TENSORKIT_DTYPES(TK_TRAITS)
 #undef TK_TRAITS
@@ -107,12 +106,12 @@ TENSORKIT_DTYPES(TK_TRAITS)
 template <DTypeSet kSet, typename F>
 decltype(auto) Dispatch(DType dtype, const char* op, F&& f) {
   switch (dtype) {
-#define TK_CASE(e, t, n)                                          \
-  case DType::e:                                                  \
-    if constexpr ((kSet & Bit(DType::e)) != 0) {                  \
-      return f.template operator()<t>();                          \
-    } else {                                                      \
-      ThrowUnsupportedDType(op, dtype, kSet);                     \
+#define TK_CASE(e, t, n)                         \
+  case DType::e:                                 \
+    if constexpr ((kSet & Bit(DType::e)) != 0) { \
+      return f.template operator()<t>();         \
+    } else {                                     \
+      ThrowUnsupportedDType(op, dtype, kSet);    \
     }
     TENSORKIT_DTYPES(TK_CASE)
 #undef TK_CASE

@@ -4,15 +4,24 @@ namespace tensorkit {
 
 const char* ErrorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return "InvalidArgument";
-    case ErrorCode::kOutOfRange: return "OutOfRange";
-    case ErrorCode::kShapeMismatch: return "ShapeMismatch";
-    case ErrorCode::kDTypeMismatch: return "DTypeMismatch";
-    case ErrorCode::kDeviceMismatch: return "DeviceMismatch";
-    case ErrorCode::kUnsupported: return "Unsupported";
-    case ErrorCode::kIo: return "Io";
-    case ErrorCode::kCorrupt: return "Corrupt";
-    case ErrorCode::kInternal: return "Internal";
+    case ErrorCode::kInvalidArgument:
+      return "InvalidArgument";
+    case ErrorCode::kOutOfRange:
+      return "OutOfRange";
+    case ErrorCode::kShapeMismatch:
+      return "ShapeMismatch";
+    case ErrorCode::kDTypeMismatch:
+      return "DTypeMismatch";
+    case ErrorCode::kDeviceMismatch:
+      return "DeviceMismatch";
+    case ErrorCode::kUnsupported:
+      return "Unsupported";
+    case ErrorCode::kIo:
+      return "Io";
+    case ErrorCode::kCorrupt:
+      return "Corrupt";
+    case ErrorCode::kInternal:
+      return "Internal";
   }
   return "Unknown";
 }

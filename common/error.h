@@ -74,17 +74,17 @@ template <typename... Parts>
 }  // namespace tensorkit
 
 // Checks a condition on user input; the message is only built on failure.
-#define TK_CHECK(cond, code, ...)                                      \
-  do {                                                                 \
+#define TK_CHECK(cond, code, ...)                                               \
+  do {                                                                          \
     if (!(cond)) ::tensorkit::Throw(::tensorkit::ErrorCode::code, __VA_ARGS__); \
   } while (0)
 
 // Checks an invariant of tensorkit itself; failure means a bug in the library.
-#define TK_INTERNAL_CHECK(cond)                                                              \
-  do {                                                                                       \
-    if (!(cond))                                                                             \
+#define TK_INTERNAL_CHECK(cond)                                                                \
+  do {                                                                                         \
+    if (!(cond))                                                                               \
       ::tensorkit::Throw(::tensorkit::ErrorCode::kInternal, "internal error: ", #cond, " at ", \
-                         __FILE__, ":", __LINE__);                                           \
+                         __FILE__, ":", __LINE__);                                             \
   } while (0)
 
 #endif  // TENSORKIT_COMMON_ERROR_H_

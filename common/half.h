@@ -48,9 +48,9 @@ inline uint16_t Half::FromFloat(float f) {
   uint32_t u = std::bit_cast<uint32_t>(f);
   uint32_t sign = (u >> 16) & 0x8000u;
   uint32_t abs = u & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
-  if (abs < 0x38800000u) {                                                // subnormal or zero
+  if (abs < 0x38800000u) {                                               // subnormal or zero
     // Scale so that the half subnormal unit becomes 1.0, then round with float arithmetic.
     float scaled = std::bit_cast<float>(abs) * 16777216.0f;  // 2^24
     uint32_t r = static_cast<uint32_t>(scaled);

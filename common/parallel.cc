@@ -32,8 +32,8 @@ int ParseEnvThreads() {
 
 void SetLocked(int n) {
   g_control.reset();
-  g_control = std::make_unique<tbb::global_control>(
-      tbb::global_control::max_allowed_parallelism, static_cast<size_t>(n));
+  g_control = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                    static_cast<size_t>(n));
   g_threads = n;
 }
 

@@ -16,8 +16,8 @@ std::shared_ptr<Storage> Storage::Allocate(DType dtype, int64_t num_elements, De
            num_elements);
   CheckDevice(device, "Storage::Allocate");
   const int64_t esize = DTypeSize(dtype);
-  TK_CHECK(num_elements <= std::numeric_limits<int64_t>::max() / esize - kCpuAlignment,
-           kOutOfRange, "Storage::Allocate: ", num_elements, " elements of ", DTypeName(dtype),
+  TK_CHECK(num_elements <= std::numeric_limits<int64_t>::max() / esize - kCpuAlignment, kOutOfRange,
+           "Storage::Allocate: ", num_elements, " elements of ", DTypeName(dtype),
            " overflow a 64-bit byte count; split the data into smaller tensors");
   TK_CHECK(dtype != DType::kString || device.is_cpu(), kUnsupported,
            "Storage::Allocate: string tensors live on the CPU only, not on ", device.ToString());

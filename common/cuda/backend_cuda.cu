@@ -8,13 +8,13 @@ namespace tensorkit::cuda_backend {
 namespace {
 
 // Checks a CUDA call; the message carries the call's text and CUDA's own words.
-#define TK_CUDA_CALL(call)                                                                  \
-  do {                                                                                      \
-    cudaError_t err_ = (call);                                                              \
-    if (err_ != cudaSuccess) {                                                              \
-      ::tensorkit::Throw(::tensorkit::ErrorCode::kInternal, "CUDA call ", #call, " failed: ", \
-                         cudaGetErrorString(err_));                                         \
-    }                                                                                       \
+#define TK_CUDA_CALL(call)                                                       \
+  do {                                                                           \
+    cudaError_t err_ = (call);                                                   \
+    if (err_ != cudaSuccess) {                                                   \
+      ::tensorkit::Throw(::tensorkit::ErrorCode::kInternal, "CUDA call ", #call, \
+                         " failed: ", cudaGetErrorString(err_));                 \
+    }                                                                            \
   } while (0)
 
 // Makes `device` current for the duration of a call, restoring the previous one.
@@ -49,8 +49,8 @@ void* Malloc(int64_t bytes, int device) {
   cudaError_t err = cudaMallocAsync(&p, static_cast<size_t>(bytes), cudaStreamPerThread);
   if (err != cudaSuccess) {
     cudaGetLastError();
-    Throw(ErrorCode::kOutOfRange, "Storage::Allocate: cannot allocate ", bytes, " bytes on cuda:",
-          device, ": ", cudaGetErrorString(err));
+    Throw(ErrorCode::kOutOfRange, "Storage::Allocate: cannot allocate ", bytes,
+          " bytes on cuda:", device, ": ", cudaGetErrorString(err));
   }
   return p;
 }

@@ -1,0 +1,52 @@
+#include "tensorkit/common/device.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tensorkit/common/error.h"
+#include "tensorkit/common/storage.h"
+
+namespace tensorkit {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(DeviceTest, NamesAndEquality) {
+  EXPECT_EQ(Device::Cpu().ToString(), "cpu");
+  EXPECT_EQ(Device::Cuda(2).ToString(), "cuda:2");
+  EXPECT_EQ(Device::Cuda(1), Device::Cuda(1));
+  EXPECT_NE(Device::Cuda(1), Device::Cuda(0));
+  EXPECT_NE(Device::Cpu(), Device::Cuda(0));
+}
+
+TEST(DeviceTest, NonexistentDeviceIsAClearError) {
+  const int n = CudaDeviceCount();
+  try {
+    CheckDevice(Device::Cuda(n + 3), "Tensor::Zeros");
+    FAIL() << "expected Error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("Tensor::Zeros"));
+    EXPECT_THAT(e.what(), HasSubstr("cuda:" + std::to_string(n + 3)));
+  }
+  EXPECT_THROW(CheckDevice(Device::Cuda(-1), "op"), Error);
+  EXPECT_THROW(CheckDevice(Device{DeviceKind::kCpu, 5}, "op"), Error);
+  EXPECT_THROW(Storage::Allocate(DType::kFloat32, 4, Device::Cuda(n + 1)), Error);
+}
+
+TEST(DeviceTest, CpuAlwaysExists) { EXPECT_NO_THROW(CheckDevice(Device::Cpu(), "op")); }
+
+// GPU tests carry the "gpu" name prefix and skip without a device.
+TEST(GpuDeviceTest, AllocateCopyRoundTrip) {
+  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device visible; GPU test skipped";
+  auto host = Storage::Allocate(DType::kInt32, 1000, Device::Cpu());
+  auto* h = static_cast<int32_t*>(host->data());
+  for (int i = 0; i < 1000; ++i) h[i] = i * 3;
+  auto dev = Storage::Allocate(DType::kInt32, 1000, Device::Cuda(0), /*zero=*/true);
+  CopyBytes(dev->data(), Device::Cuda(0), host->data(), Device::Cpu(), 4000);
+  auto back = Storage::Allocate(DType::kInt32, 1000, Device::Cpu());
+  CopyBytes(back->data(), Device::Cpu(), dev->data(), Device::Cuda(0), 4000);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(static_cast<int32_t*>(back->data())[i], i * 3);
+}
+
+}  // namespace
+}  // namespace tensorkit

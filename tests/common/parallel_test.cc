@@ -1,0 +1,55 @@
+#include "tensorkit/common/parallel.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+#include "tensorkit/common/error.h"
+
+namespace tensorkit {
+namespace {
+
+TEST(ParallelTest, ParallelForCoversEveryIndexOnce) {
+  std::vector<std::atomic<int>> hits(100000);
+  ParallelFor(0, 100000, 100, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) hits[i]++;
+  });
+  for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+  int calls = 0;
+  ParallelFor(5, 5, 1, [&](int64_t, int64_t) { ++calls; });
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(ParallelTest, ChunksHaveFixedBoundaries) {
+  for (int threads : {1, 2}) {
+    SetNumThreads(threads);
+    EXPECT_EQ(GetNumThreads(), threads);
+    std::vector<int64_t> begin(NumChunks(1003, 100), -1), end(NumChunks(1003, 100), -1);
+    ParallelChunks(1003, 100, [&](int64_t c, int64_t b, int64_t e) {
+      begin[c] = b;
+      end[c] = e;
+    });
+    ASSERT_EQ(begin.size(), 11u);
+    for (size_t c = 0; c < begin.size(); ++c) {
+      EXPECT_EQ(begin[c], static_cast<int64_t>(c) * 100);
+      EXPECT_EQ(end[c], std::min<int64_t>(1003, (c + 1) * 100));
+    }
+  }
+  SetNumThreads(2);
+}
+
+TEST(ParallelTest, BadThreadCountIsAnError) {
+  EXPECT_THROW(SetNumThreads(0), Error);
+  EXPECT_THROW(SetNumThreads(-4), Error);
+}
+
+TEST(ParallelTest, GrainForRespectsMinimumBytes) {
+  EXPECT_EQ(GrainFor(kParallelMinBytes), 1);
+  EXPECT_EQ(GrainFor(4), kParallelMinBytes / 4);
+  EXPECT_EQ(GrainFor(0), kParallelMinBytes);
+}
+
+}  // namespace
+}  // namespace tensorkit
