@@ -8,8 +8,10 @@
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/common/scalar.h"
 #include "tensorkit/common/storage.h"
+#include "tensorkit/dense/external.h"
 #include "tensorkit/dense/pattern.h"
 #include "tensorkit/dense/tensor.h"
+#include "tensorkit/dense/views.h"
 #include "tensorkit/io/io.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
