@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <sstream>
 #include <unordered_set>
@@ -49,6 +50,22 @@ void ForEachIndex(const Pattern& p, F&& f) {
   }
 }
 
+// An ostringstream made on first use: WhyInvalid runs for every Tensor (views included) and
+// must stay cheap when there is nothing to report.
+class LazyMessage {
+ public:
+  template <typename T>
+  LazyMessage& operator<<(const T& v) {
+    if (!stream_) stream_ = std::make_unique<std::ostringstream>();
+    *stream_ << v;
+    return *this;
+  }
+  std::string str() const { return stream_ ? stream_->str() : std::string(); }
+
+ private:
+  std::unique_ptr<std::ostringstream> stream_;
+};
+
 }  // namespace
 
 std::vector<int64_t> Pattern::Dims() const {
@@ -64,6 +81,10 @@ std::vector<int64_t> Pattern::Strides() const {
 }
 
 int64_t Pattern::NumElements() const {
+  // A dim 0 anywhere makes the count 0 even when the other dims alone would overflow int64.
+  for (int r = 0; r < num_axes; ++r) {
+    if (dims[r] == 0) return 0;
+  }
   int64_t n = 1;
   for (int r = 0; r < num_axes; ++r) n *= dims[r];
   return n;
@@ -124,8 +145,7 @@ Pattern MakePattern(const std::vector<int64_t>& dims, const std::vector<int64_t>
 
 Pattern DefaultPattern(const std::vector<int64_t>& dims, const char* op) {
   TK_CHECK(dims.size() <= static_cast<size_t>(kMaxAxes), kInvalidArgument, op, ": ", dims.size(),
-           " axes requested (dims ", ShapeString(dims), "); at most ", kMaxAxes,
-           " are supported");
+           " axes requested (dims ", ShapeString(dims), "); at most ", kMaxAxes, " are supported");
   Pattern p;
   p.num_axes = static_cast<int>(dims.size());
   int64_t stride = 1;
@@ -159,7 +179,7 @@ int64_t MaxMemoryIndex(const Pattern& p) {
 }
 
 std::string WhyInvalid(const Pattern& p) {
-  std::ostringstream os;
+  LazyMessage os;  // no stream is built for valid patterns (checked on every view)
   if (p.num_axes < 0 || p.num_axes > kMaxAxes) {
     os << "num_axes " << p.num_axes << " is outside [0, " << kMaxAxes << "]";
     return os.str();
@@ -203,19 +223,26 @@ std::string WhyInvalid(const Pattern& p) {
     os << "memory-index " << MinMemoryIndex(p) << " is negative";
     return os.str();
   }
-  // Axis dominance over the non-trivial axes sorted by |stride|.
+  // Axis dominance over the non-trivial axes sorted by |stride|, in the form of the seed's
+  // axis-dominance lemma: each |stride| exceeds the summed spans (dim-1)*|stride| of the axes
+  // below it. That guarantees uniqueness (a difference on the highest differing axis cannot be
+  // cancelled by the lower ones) and, unlike dim*|stride| <= next |stride|, it survives slicing
+  // with a step: every other column of a [2 3] matrix (dims [2 2], strides [3 2]) stays valid.
   std::vector<std::pair<int64_t, int64_t>> axes;  // (|stride|, dim)
   for (int r = 0; r < p.num_axes; ++r) {
     if (p.dims[r] > 1) axes.emplace_back(AbsI(p.strides[r]), p.dims[r]);
   }
   std::sort(axes.begin(), axes.end());
-  for (size_t i = 0; i + 1 < axes.size(); ++i) {
-    if (axes[i].first * axes[i].second > axes[i + 1].first) {
-      os << "axes with |stride| " << axes[i].first << " (dim " << axes[i].second
-         << ") and |stride| " << axes[i + 1].first
-         << " overlap (axis-dominance fails, elements would alias)";
+  int64_t below = 0;  // spans of the axes before i; bounded by the total checked above
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (i > 0 && below >= axes[i].first) {
+      os << "axis-dominance fails: the axes with |stride| below " << axes[i].first << " span "
+         << below << " >= " << axes[i].first
+         << " (two index tuples could share a memory-index; axis with |stride| "
+         << axes[i - 1].first << " and dim " << axes[i - 1].second << ")";
       return os.str();
     }
+    below += (axes[i].second - 1) * axes[i].first;
   }
   return "";
 }
@@ -264,9 +291,10 @@ bool IsCompact(const Pattern& p) {
 }
 
 bool HasDefaultStrides(const Pattern& p) {
+  // Without elements there is no layout to disagree with, whatever the order of the axes.
+  if (p.NumElements() == 0) return true;
   int64_t stride = 1;
   for (int r = 0; r < p.num_axes; ++r) {
-    if (p.dims[r] == 0) return true;
     if (p.dims[r] != 1 && p.strides[r] != stride) return false;
     stride *= p.dims[r];
   }

@@ -10,8 +10,10 @@
 //   trivial axis    an axis with dim 1; its stride is always 0.
 //   valid           num_axes <= kMaxAxes; dims >= 0; stride 0 exactly for dim 1 (dims > 1 have a
 //                   nonzero stride); no reachable memory-index is negative; and the
-//                   axis-dominance property: sorted by |stride|, dim*|stride| <= next |stride|,
-//                   which guarantees uniqueness (no two index tuples share a memory-index).
+//                   axis-dominance property: sorted by |stride|, each |stride| exceeds the sum of
+//                   (dim-1)*|stride| over the axes below it, which guarantees uniqueness (no two
+//                   index tuples share a memory-index) and is kept by every view, including
+//                   slices with steps.
 //                   A pattern with a dim 0 has no elements; it is valid whatever its strides.
 //   compact         the memory-index set is a contiguous range without gaps.
 //   default strides C-order strides (stride 0 for dim 1): what new tensors get.
