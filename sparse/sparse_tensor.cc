@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tensorkit/sparse/internal.h"
+
 namespace tensorkit {
 
 SparseTensor SparseTensor::Create(Tensor indices, Tensor values, std::vector<int64_t> shape,
@@ -15,8 +17,8 @@ SparseTensor SparseTensor::Create(Tensor indices, Tensor values, std::vector<int
            ShapeString(indices.Dims()));
   TK_CHECK(values.NumAxes() == 1, kShapeMismatch,
            "SparseTensor::Create: values must be [nnz], got dims ", ShapeString(values.Dims()));
-  TK_CHECK(values.Dim(0) == indices.Dim(0), kShapeMismatch, "SparseTensor::Create: ",
-           values.Dim(0), " values for ", indices.Dim(0), " index rows");
+  TK_CHECK(values.Dim(0) == indices.Dim(0), kShapeMismatch, "SparseTensor::Create: ", values.Dim(0),
+           " values for ", indices.Dim(0), " index rows");
   TK_CHECK(indices.Dim(1) == static_cast<int64_t>(shape.size()), kShapeMismatch,
            "SparseTensor::Create: indices have ", indices.Dim(1), " columns but shape ",
            ShapeString(shape), " has rank ", shape.size());
@@ -29,17 +31,16 @@ SparseTensor SparseTensor::Create(Tensor indices, Tensor values, std::vector<int
   }
   const int rank = static_cast<int>(shape.size());
   if (order.empty()) order.assign(rank, -1);
-  TK_CHECK(static_cast<int>(order.size()) == rank, kInvalidArgument,
-           "SparseTensor::Create: order ", ShapeString(order), " must have ", rank,
-           " entries (rank of shape ", ShapeString(shape), ")");
+  TK_CHECK(static_cast<int>(order.size()) == rank, kInvalidArgument, "SparseTensor::Create: order ",
+           ShapeString(order), " must have ", rank, " entries (rank of shape ", ShapeString(shape),
+           ")");
   const bool unknown = std::all_of(order.begin(), order.end(), [](int o) { return o == -1; });
   if (!unknown) {
     std::vector<int> sorted = order;
     std::sort(sorted.begin(), sorted.end());
     for (int i = 0; i < rank; ++i) {
-      TK_CHECK(sorted[i] == i, kInvalidArgument, "SparseTensor::Create: order ",
-               ShapeString(order), " is neither all -1 (unknown) nor a permutation of 0..",
-               rank - 1);
+      TK_CHECK(sorted[i] == i, kInvalidArgument, "SparseTensor::Create: order ", ShapeString(order),
+               " is neither all -1 (unknown) nor a permutation of 0..", rank - 1);
     }
   }
   SparseTensor st;
@@ -48,6 +49,91 @@ SparseTensor SparseTensor::Create(Tensor indices, Tensor values, std::vector<int
   st.shape_ = std::move(shape);
   st.order_ = std::move(order);
   return st;
+}
+
+}  // namespace tensorkit
+
+namespace tensorkit {
+namespace si = sparse_internal;
+namespace {
+
+// First entry i > 0 that is not strictly after entry i-1 in `order`, or -1.
+int64_t FirstUnordered(const int64_t* rows, int64_t n, int rank, const std::vector<int>& order) {
+  const int64_t num_chunks = NumChunks(n, si::kChunk);
+  std::vector<uint8_t> bad(static_cast<size_t>(num_chunks), 0);
+  ParallelChunks(n, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
+    bool any = false;
+    for (int64_t i = std::max<int64_t>(b, 1); i < e; ++i) {
+      any |= si::CompareRows(rows + i * rank, rows + (i - 1) * rank, order) <= 0;
+    }
+    bad[c] = any;
+  });
+  for (int64_t c = 0; c < num_chunks; ++c) {
+    if (!bad[c]) continue;
+    for (int64_t i = std::max<int64_t>(c * si::kChunk, 1); i < n; ++i) {
+      if (si::CompareRows(rows + i * rank, rows + (i - 1) * rank, order) <= 0) return i;
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+void SparseTensor::CheckCreated(const char* op) const {
+  TK_CHECK(indices_.defined() && values_.defined(), kInvalidArgument, op,
+           ": the SparseTensor is empty (default-constructed); make one with "
+           "SparseTensor::Create or SparseTensor::FromDense");
+}
+
+bool SparseTensor::IndicesValid() const { return CheckIndices("IndicesValid", false); }
+
+void SparseTensor::ValidateIndices() const { CheckIndices("ValidateIndices", true); }
+
+bool SparseTensor::CheckIndices(const char* op, bool raise) const {
+  CheckCreated(op);
+  const Tensor idx = si::HostContiguous(indices_);
+  const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
+  const int64_t n = nnz();
+  const int r = rank();
+  const int64_t out = si::FirstOutOfBounds(rows, n, shape_);
+  if (out >= 0) {
+    if (raise) si::ThrowOutOfBounds(op, rows, out, shape_);
+    return false;
+  }
+  if (OrderKnown()) {
+    const int64_t i = FirstUnordered(rows, n, r, order_);
+    if (i < 0) return true;
+    if (!raise) return false;
+    const std::string here = si::RowString(rows + i * r, r);
+    const std::string prev = si::RowString(rows + (i - 1) * r, r);
+    if (si::SameRow(rows + i * r, rows + (i - 1) * r, r)) {
+      Throw(ErrorCode::kInvalidArgument, op, ": entry ", i, " at ", here, " repeats entry ", i - 1,
+            "; indices must be unique (Coalesce() merges repeated indices)");
+    }
+    Throw(ErrorCode::kInvalidArgument, op, ": entry ", i, " at ", here, " is not after entry ",
+          i - 1, " at ", prev, " in order ", ShapeString(order_), "; sort with Reorder(",
+          ShapeString(order_),
+          ") or create the tensor with the order "
+          "its entries have");
+  }
+  // Unknown order: sort a permutation (the tensor stays as it is) and look for equal neighbours.
+  std::vector<int> identity(static_cast<size_t>(r));
+  for (int a = 0; a < r; ++a) identity[a] = a;
+  const std::vector<int64_t> perm = si::SortPermutation(rows, n, shape_, identity);
+  const std::vector<int64_t> repeats = si::SelectPositions(n, [&](int64_t j) {
+    return j > 0 && si::SameRow(rows + perm[j] * r, rows + perm[j - 1] * r, r);
+  });
+  if (repeats.empty()) return true;
+  if (!raise) return false;
+  // Within a run of equal rows positions ascend (stable sort): the smallest repeating position
+  // is some run's second entry, and the run's first entry is the one it repeats.
+  int64_t best = repeats[0];
+  for (int64_t j : repeats) best = perm[j] < perm[best] ? j : best;
+  int64_t head = best - 1;
+  while (head > 0 && si::SameRow(rows + perm[head - 1] * r, rows + perm[best] * r, r)) --head;
+  Throw(ErrorCode::kInvalidArgument, op, ": entry ", perm[best], " at ",
+        si::RowString(rows + perm[best] * r, r), " repeats entry ", perm[head],
+        "; indices must be unique (Coalesce() merges repeated indices)");
 }
 
 }  // namespace tensorkit

@@ -11,6 +11,10 @@
 #define TENSORKIT_SPARSE_SPARSE_TENSOR_H_
 
 #include <cstdint>
+#include <iterator>
+#include <memory>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "tensorkit/dense/tensor.h"
@@ -44,9 +48,12 @@ class SparseTensor {
   // Same checks; throws Error naming the first bad entry's position and coordinates.
   void ValidateIndices() const;
 
-  // Stable sort by `order` (a permutation of 0..rank-1), in place; sets order().
+  // Stable sort by `order` (a permutation of 0..rank-1), in place; sets order(). Always sorts.
+  // Indices and values are replaced by new tensors (other handles to the old ones keep the old
+  // entries). Throws Error naming the first entry outside shape().
   void Reorder(const std::vector<int>& order);
-  // Sorts in order {0..rank-1} and sums duplicates (OR for bool, last for strings).
+  // Sorts in order {0..rank-1}, sets that order and merges repeated indices: numbers are summed
+  // (in entry order), bools OR-ed, strings keep the last entry. Bounds-checked like Reorder.
   void Coalesce();
 
   class Group;
@@ -54,20 +61,139 @@ class SparseTensor {
   // Iterates groups of entries sharing coordinates on `dims`; order() must start with `dims`.
   GroupIterable group(const std::vector<int>& dims) const;
 
-  // Scatters into `dense` (dims == shape, same dtype); zero-fills first when `initialize`.
+  // Scatters into `dense` (dims == shape, same dtype, any strides); first fills it with zero
+  // ("" for strings) when `initialize`. Of repeated indices the last entry wins. Throws Error
+  // naming the first entry outside shape() (before writing anything).
   void ToDense(Tensor* dense, bool initialize = true) const;
+  // A new dense tensor on the CPU (shape() must have at most kMaxAxes axes).
   Tensor ToDense() const;
+  // The nonzero elements of `dense` in C order (order {0..rank-1}), on dense's device. Zero:
+  // == 0 for numbers (so +0 and -0; NaN is kept), false for bool, "" for strings.
   static SparseTensor FromDense(const Tensor& dense);
 
+  // Along the inputs' common order[0] (the primary axis), TensorFlow's rules: every input has a
+  // known order with the same order[0], equal rank, dtype, device and dims except the primary
+  // one. The output order is the inputs' order when they all agree, else unknown.
   static SparseTensor Concat(const std::vector<SparseTensor>& inputs);
+  // Along `axis` (negative counts from the end); needs no order. The output order is the inputs'
+  // common order when they all share one that starts with `axis`, else unknown.
   static SparseTensor Concat(const std::vector<SparseTensor>& inputs, int axis);
 
  private:
+  // Throws Error naming `op` for a default-constructed SparseTensor.
+  void CheckCreated(const char* op) const;
+  // IndicesValid's checks; on failure throws Error naming `op` and the first bad entry when
+  // `raise`, else returns false.
+  bool CheckIndices(const char* op, bool raise) const;
+
   Tensor indices_;
   Tensor values_;
   std::vector<int64_t> shape_;
   std::vector<int> order_;
 };
+
+// One group of SparseTensor::group(dims): entries [begin, end) of the (sorted) tensor.
+class SparseTensor::Group {
+ public:
+  // The coordinates of this group on the grouping dims, in the order the dims were given.
+  const std::vector<int64_t>& group() const { return coords_; }
+  // Zero-copy views: [size, rank] index rows and [size] values of the group's entries.
+  Tensor indices() const;
+  Tensor values() const;
+  // Entry positions [begin, end) in the tensor that group() iterated.
+  int64_t begin() const { return begin_; }
+  int64_t end() const { return end_; }
+  int64_t size() const { return end_ - begin_; }
+  // The same entries without building Tensors (for tight loops over many small groups):
+  // size() * rank index numbers, row-major, and size() values (T must be the values' CType).
+  std::span<const int64_t> index_span() const;
+  template <typename T>
+  std::span<const T> value_span() const;
+
+ private:
+  friend class SparseTensor;
+  friend class GroupIterable;
+  struct State;
+  const State* state_ = nullptr;
+  int64_t begin_ = 0;
+  int64_t end_ = 0;
+  std::vector<int64_t> coords_;
+  const int64_t* rows_ = nullptr;  // first index row of the group
+  const void* values_ = nullptr;   // first value of the group
+  DType dtype_ = DType::kFloat32;
+  int rank_ = 0;
+};
+
+// The range that SparseTensor::group returns; keeps the data it iterates alive.
+class SparseTensor::GroupIterable {
+ public:
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Group;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Group*;
+    using reference = const Group&;
+
+    const Group& operator*() const { return group_; }
+    const Group* operator->() const { return &group_; }
+    Iterator& operator++() {
+      ++index_;
+      Load();
+      return *this;
+    }
+    bool operator==(const Iterator& o) const { return index_ == o.index_; }
+    bool operator!=(const Iterator& o) const { return index_ != o.index_; }
+
+   private:
+    friend class GroupIterable;
+    // Points group_ at group index_ (inline: stepping through many small groups is hot).
+    void Load();
+    // Copied from the iterable's state, so that a step needs no call into the library.
+    const int64_t* starts_ = nullptr;  // num_groups_ + 1 entry positions
+    const int64_t* coords_ = nullptr;  // num_groups_ * num_dims_ coordinates
+    const int64_t* rows_base_ = nullptr;
+    const char* values_base_ = nullptr;
+    int64_t value_size_ = 0;
+    int64_t num_dims_ = 0;
+    int64_t num_groups_ = 0;
+    int64_t index_ = 0;  // group number
+    Group group_;
+  };
+
+  Iterator begin() const;
+  Iterator end() const;
+  // Number of groups.
+  int64_t size() const;
+
+ private:
+  friend class SparseTensor;
+  std::shared_ptr<const Group::State> state_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Definitions
+// ---------------------------------------------------------------------------------------------
+
+inline std::span<const int64_t> SparseTensor::Group::index_span() const {
+  return {rows_, static_cast<size_t>(size() * rank_)};
+}
+
+inline void SparseTensor::GroupIterable::Iterator::Load() {
+  if (index_ >= num_groups_) return;
+  group_.begin_ = starts_[index_];
+  group_.end_ = starts_[index_ + 1];
+  group_.coords_.assign(coords_ + index_ * num_dims_, coords_ + (index_ + 1) * num_dims_);
+  group_.rows_ = rows_base_ + group_.begin_ * group_.rank_;
+  group_.values_ = values_base_ + group_.begin_ * value_size_;
+}
+
+template <typename T>
+std::span<const T> SparseTensor::Group::value_span() const {
+  TK_CHECK(DTypeOf<T> == dtype_, kDTypeMismatch, "Group::value_span: requested ",
+           DTypeName(DTypeOf<T>), " from ", DTypeName(dtype_), " values");
+  return {static_cast<const T*>(values_), static_cast<size_t>(size())};
+}
 
 }  // namespace tensorkit
 

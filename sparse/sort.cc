@@ -1,0 +1,303 @@
+// Sorting entries: the packed-key radix sort behind Reorder, Coalesce and ValidateIndices.
+//
+// Note [packed keys]: the key of a row is its linear index in the order's axis sequence
+// (row[o0] * shape[o1] + row[o1]) * shape[o2] + ... which is < prod(shape). When key bits plus
+// position bits fit in 64 (or 128) bits, each entry becomes one integer (key << pos_bits) | pos.
+// An LSD radix sort over the key bits only is stable, and since positions start ascending the
+// position bits never need a pass. Each pass counts digits per fixed chunk, turns the counts into
+// offsets (digit-major, chunk-minor) and scatters every chunk in parallel; a pass whose digit is
+// the same for every entry is skipped. Stable sorts have a unique result, so any thread count
+// gives the same permutation.
+#include <algorithm>
+#include <numeric>
+
+#include "tensorkit/sparse/internal.h"
+#include "tensorkit/sparse/sparse_tensor.h"
+
+namespace tensorkit {
+namespace sparse_internal {
+namespace {
+
+__extension__ typedef unsigned __int128 Uint128;
+
+// Bits needed to write every number below n (0 for n <= 1).
+int BitsBelow(Uint128 n) {
+  int bits = 0;
+  while (bits < 128 && (Uint128{1} << bits) < n) ++bits;
+  return bits;
+}
+
+// prod(shape[order[k]]) when it is below 2^127, else 0 ("does not fit").
+Uint128 KeySpace(const std::vector<int64_t>& shape, const std::vector<int>& order) {
+  Uint128 prod = 1;
+  const Uint128 limit = Uint128{1} << 127;
+  for (int a : order) {
+    const Uint128 d = static_cast<Uint128>(shape[a]);
+    if (d != 0 && prod > limit / d) return 0;
+    prod *= d;
+  }
+  return prod;
+}
+
+// Packs entry i as (key << pos_bits) | i into E (uint64_t or Uint128).
+template <typename E>
+void PackKeys(const int64_t* idx, int64_t nnz, const std::vector<int64_t>& shape,
+              const std::vector<int>& order, int pos_bits, E* out) {
+  const int rank = static_cast<int>(shape.size());
+  ParallelFor(0, nnz, GrainFor(8 * rank + 16), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t* row = idx + i * rank;
+      E key = 0;
+      for (int k = 0; k < rank; ++k) {
+        key = key * static_cast<E>(shape[order[k]]) + static_cast<E>(row[order[k]]);
+      }
+      out[i] = (key << pos_bits) | static_cast<E>(i);
+    }
+  });
+}
+
+// One stable counting pass on bits [shift, shift + width); returns false (and leaves dst
+// untouched) when every entry has the same digit.
+template <typename E>
+bool RadixPass(const E* src, E* dst, int64_t n, int shift, int width, int64_t chunk) {
+  const int64_t buckets = int64_t{1} << width;
+  const E mask = static_cast<E>(buckets - 1);
+  const int64_t num_chunks = NumChunks(n, chunk);
+  std::vector<int64_t> offsets(static_cast<size_t>(num_chunks * buckets), 0);
+  ParallelChunks(n, chunk, [&](int64_t c, int64_t b, int64_t e) {
+    int64_t* h = offsets.data() + c * buckets;
+    for (int64_t i = b; i < e; ++i) ++h[static_cast<int64_t>((src[i] >> shift) & mask)];
+  });
+  int64_t sum = 0;
+  for (int64_t d = 0; d < buckets; ++d) {
+    int64_t total = 0;
+    for (int64_t c = 0; c < num_chunks; ++c) total += offsets[c * buckets + d];
+    if (total == n) return false;  // one digit holds every entry
+  }
+  for (int64_t d = 0; d < buckets; ++d) {
+    for (int64_t c = 0; c < num_chunks; ++c) {
+      int64_t& slot = offsets[c * buckets + d];
+      const int64_t count = slot;
+      slot = sum;
+      sum += count;
+    }
+  }
+  ParallelChunks(n, chunk, [&](int64_t c, int64_t b, int64_t e) {
+    int64_t* o = offsets.data() + c * buckets;
+    for (int64_t i = b; i < e; ++i)
+      dst[o[static_cast<int64_t>((src[i] >> shift) & mask)]++] = src[i];
+  });
+  return true;
+}
+
+// Radix-sorts packed entries by their key bits and returns the positions (Note [packed keys]).
+template <typename E>
+std::vector<int64_t> RadixPermutation(const int64_t* idx, int64_t nnz,
+                                      const std::vector<int64_t>& shape,
+                                      const std::vector<int>& order, int key_bits, int pos_bits,
+                                      int64_t* sorted_rows) {
+  std::unique_ptr<E[]> a(new E[static_cast<size_t>(nnz)]);
+  std::unique_ptr<E[]> b(new E[static_cast<size_t>(nnz)]);
+  PackKeys(idx, nnz, shape, order, pos_bits, a.get());
+  const int passes = (key_bits + 10) / 11;
+  const int width = passes ? (key_bits + passes - 1) / passes : 0;
+  // Large chunks keep many entries per bucket in each scatter; the size depends only on nnz.
+  const int64_t chunk = std::max<int64_t>(kChunk, (nnz + 31) / 32);
+  for (int p = 0; p < passes; ++p) {
+    const int shift = pos_bits + p * width;
+    const int w = std::min(width, pos_bits + key_bits - shift);
+    if (RadixPass(a.get(), b.get(), nnz, shift, w, chunk)) std::swap(a, b);
+  }
+  std::vector<int64_t> perm(static_cast<size_t>(nnz));
+  const E pos_mask = (E{1} << pos_bits) - 1;
+  const E* sorted = a.get();
+  const int rank = static_cast<int>(shape.size());
+  ParallelFor(0, nnz, GrainFor(16 + 8 * rank), [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) perm[i] = static_cast<int64_t>(sorted[i] & pos_mask);
+    if (sorted_rows == nullptr) return;
+    if constexpr (std::is_same_v<E, uint64_t>) {
+      // Sequential decoding by division instead of a random-access gather of the rows.
+      for (int64_t i = lo; i < hi; ++i) {
+        uint64_t key = sorted[i] >> pos_bits;
+        int64_t* out = sorted_rows + i * rank;
+        for (int k = rank - 1; k > 0; --k) {
+          const uint64_t d = static_cast<uint64_t>(shape[order[k]]);
+          const uint64_t q = key / d;
+          out[order[k]] = static_cast<int64_t>(key - q * d);
+          key = q;
+        }
+        if (rank > 0) out[order[0]] = static_cast<int64_t>(key);
+      }
+    } else {
+      for (int64_t i = lo; i < hi; ++i) {
+        const int64_t* src = idx + perm[i] * rank;
+        std::copy(src, src + rank, sorted_rows + i * rank);
+      }
+    }
+  });
+  return perm;
+}
+
+// Stable parallel merge sort of positions comparing rows, for keys too wide to pack.
+std::vector<int64_t> MergePermutation(const int64_t* idx, int64_t nnz, int rank,
+                                      const std::vector<int>& order) {
+  auto less = [&](int64_t x, int64_t y) {
+    const int64_t* rx = idx + x * rank;
+    const int64_t* ry = idx + y * rank;
+    for (int a : order) {
+      if (rx[a] != ry[a]) return rx[a] < ry[a];
+    }
+    return false;
+  };
+  std::vector<int64_t> perm(static_cast<size_t>(nnz));
+  std::iota(perm.begin(), perm.end(), int64_t{0});
+  const int64_t run = std::max<int64_t>(4096, (nnz + 63) / 64);
+  ParallelChunks(nnz, run, [&](int64_t, int64_t b, int64_t e) {
+    std::stable_sort(perm.begin() + b, perm.begin() + e, less);
+  });
+  std::vector<int64_t> tmp(static_cast<size_t>(nnz));
+  for (int64_t width = run; width < nnz; width *= 2) {
+    ParallelChunks(nnz, 2 * width, [&](int64_t, int64_t b, int64_t e) {
+      const int64_t mid = std::min(e, b + width);
+      std::merge(perm.begin() + b, perm.begin() + mid, perm.begin() + mid, perm.begin() + e,
+                 tmp.begin() + b, less);  // takes from the left run first on ties: stable
+    });
+    perm.swap(tmp);
+  }
+  return perm;
+}
+
+}  // namespace
+
+std::vector<int64_t> SortPermutation(const int64_t* idx, int64_t nnz,
+                                     const std::vector<int64_t>& shape,
+                                     const std::vector<int>& order, int64_t* sorted_rows) {
+  const int rank = static_cast<int>(shape.size());
+  if (nnz <= 1) {
+    if (sorted_rows != nullptr && nnz * rank > 0) std::copy(idx, idx + nnz * rank, sorted_rows);
+    return std::vector<int64_t>(static_cast<size_t>(nnz), 0);
+  }
+  const Uint128 space = KeySpace(shape, order);
+  const int key_bits = space == 0 ? 129 : BitsBelow(space);
+  const int pos_bits = BitsBelow(static_cast<Uint128>(nnz));
+  if (key_bits + pos_bits <= 64) {
+    return RadixPermutation<uint64_t>(idx, nnz, shape, order, key_bits, pos_bits, sorted_rows);
+  }
+  if (key_bits + pos_bits <= 128) {
+    return RadixPermutation<Uint128>(idx, nnz, shape, order, key_bits, pos_bits, sorted_rows);
+  }
+  std::vector<int64_t> perm = MergePermutation(idx, nnz, rank, order);
+  if (sorted_rows != nullptr) {
+    ParallelFor(0, nnz, GrainFor(8 * rank + 8), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        std::copy(idx + perm[i] * rank, idx + perm[i] * rank + rank, sorted_rows + i * rank);
+      }
+    });
+  }
+  return perm;
+}
+
+}  // namespace sparse_internal
+
+namespace si = sparse_internal;
+
+namespace {
+
+// True when moving strings out of `host` cannot be seen through another handle: it is a private
+// copy of `original`, or `original` is its only other owner.
+bool MayMove(const Tensor& host, const Tensor& original) {
+  if (host.dtype() != DType::kString) return false;
+  if (!SharesStorage(host, original)) return true;
+  return host.storage().use_count() == 2;
+}
+
+// Sum of values[b..e) in entry order: OR for bool, the last one for strings (moved: the values
+// are a private sorted copy), wrapping arithmetic for integers (no signed overflow), the compute
+// type for 16-bit floats.
+template <typename T>
+T ReduceRun(T* values, int64_t b, int64_t e) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return std::move(values[e - 1]);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    bool any = false;
+    for (int64_t i = b; i < e; ++i) any |= values[i];
+    return any;
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    U sum = 0;
+    for (int64_t i = b; i < e; ++i) sum = static_cast<U>(sum + static_cast<U>(values[i]));
+    return static_cast<T>(sum);
+  } else {
+    ComputeType<T> sum = values[b];
+    for (int64_t i = b + 1; i < e; ++i) sum += static_cast<ComputeType<T>>(values[i]);
+    return static_cast<T>(sum);
+  }
+}
+
+}  // namespace
+
+void SparseTensor::Reorder(const std::vector<int>& order) {
+  CheckCreated("Reorder");
+  TK_CHECK(si::IsPermutation(order, rank()), kInvalidArgument, "Reorder: order ",
+           ShapeString(order), " must be a permutation of all ", rank(), " axes 0..", rank() - 1,
+           " of shape ", ShapeString(shape_));
+  const Device device = this->device();
+  Tensor idx = si::HostContiguous(indices_);
+  Tensor vals = si::HostContiguous(values_);
+  const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
+  si::CheckBounds("Reorder", rows, nnz(), shape_);
+  Tensor new_indices = Tensor::Empty({nnz(), rank()}, DType::kInt64);
+  std::vector<int64_t> perm = si::SortPermutation(rows, nnz(), shape_, order,
+                                                  static_cast<int64_t*>(new_indices.raw_data()));
+  const bool may_move = MayMove(vals, values_);
+  Tensor new_values = si::GatherValues(vals, perm, may_move);
+  indices_ = si::OnDevice(new_indices, device);
+  values_ = si::OnDevice(new_values, device);
+  order_ = order;
+}
+
+void SparseTensor::Coalesce() {
+  CheckCreated("Coalesce");
+  const Device device = this->device();
+  const int r = rank();
+  Tensor idx = si::HostContiguous(indices_);
+  Tensor vals = si::HostContiguous(values_);
+  const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
+  const int64_t n = nnz();
+  si::CheckBounds("Coalesce", rows, n, shape_);
+  std::vector<int> order(static_cast<size_t>(r));
+  std::iota(order.begin(), order.end(), 0);
+  // Rows and values in sorted sequence, so that everything after reads memory in sequence.
+  Tensor sorted_indices = Tensor::Empty({n, r}, DType::kInt64);
+  std::vector<int64_t> perm =
+      si::SortPermutation(rows, n, shape_, order, static_cast<int64_t*>(sorted_indices.raw_data()));
+  Tensor sorted_values = si::GatherValues(vals, perm, MayMove(vals, values_));
+  perm = {};
+  const int64_t* srows = static_cast<const int64_t*>(sorted_indices.raw_data());
+  // Runs of equal rows are adjacent now; each head starts one output entry.
+  std::vector<int64_t> heads = si::SelectPositions(
+      n, [&](int64_t i) { return i == 0 || !si::SameRow(srows + i * r, srows + (i - 1) * r, r); });
+  const int64_t m = static_cast<int64_t>(heads.size());
+  if (m == n) {  // no repeats
+    indices_ = si::OnDevice(sorted_indices, device);
+    values_ = si::OnDevice(sorted_values, device);
+    order_ = order;
+    return;
+  }
+  Tensor new_indices = si::GatherRows(srows, r, heads);
+  Tensor new_values = Tensor::Empty({m}, vals.dtype());
+  Dispatch(vals.dtype(), "Coalesce", [&]<typename T>() {
+    T* src = sorted_values.data<T>();
+    T* dst = new_values.data<T>();
+    ParallelFor(0, m, GrainFor(64), [&](int64_t b, int64_t e) {
+      for (int64_t j = b; j < e; ++j) {
+        dst[j] = ReduceRun(src, heads[j], j + 1 < m ? heads[j + 1] : n);
+      }
+    });
+  });
+  indices_ = si::OnDevice(new_indices, device);
+  values_ = si::OnDevice(new_values, device);
+  order_ = order;
+}
+
+}  // namespace tensorkit

@@ -1,0 +1,213 @@
+// SparseTensor <-> dense: ToDense and FromDense against naive loops.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "sparse/sparse_test_util.h"
+#include "tensorkit/sparse/sparse_tensor.h"
+
+namespace tensorkit {
+namespace {
+
+using testing::ExpectError;
+using testing::Linear;
+using testing::MakeSparse;
+using testing::NaiveDense;
+using testing::Product;
+using testing::RandomRows;
+using testing::RandomUniqueRows;
+using testing::RandomValues;
+using testing::Rows;
+
+TEST(SparseToDense, RandomWithRepeatsLastWins) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 10; ++trial) {
+    const std::vector<int64_t> shape = {3 + trial % 4, 5, 2 + trial % 3};
+    const int64_t n = 1 + static_cast<int64_t>(rng() % 120);  // repeats are likely
+    SparseTensor st = MakeSparse<double>(RandomRows(rng, n, shape), RandomValues(rng, n), shape);
+    EXPECT_EQ(st.ToDense().ToVector<double>(), NaiveDense<double>(st));
+  }
+}
+
+TEST(SparseToDense, ManyRepeatsAcrossChunksIsDeterministic) {
+  // Enough entries for several scatter buckets and chunks; few cells, so many repeats.
+  std::mt19937_64 rng(12);
+  const std::vector<int64_t> shape = {64, 64};
+  const int64_t n = 200000;
+  SparseTensor st = MakeSparse<double>(RandomRows(rng, n, shape), RandomValues(rng, n), shape);
+  const std::vector<double> want = NaiveDense<double>(st);
+  for (int threads : {1, 2, 4}) {
+    SetNumThreads(threads);
+    EXPECT_EQ(st.ToDense().ToVector<double>(), want) << threads << " threads";
+  }
+  // Sorted with repeats: the sorted path widens chunks over runs of equal indices.
+  st.Reorder({0, 1});
+  const std::vector<double> sorted_want = NaiveDense<double>(st);
+  for (int threads : {1, 2, 4}) {
+    SetNumThreads(threads);
+    EXPECT_EQ(st.ToDense().ToVector<double>(), sorted_want) << threads << " threads";
+  }
+  SetNumThreads(2);
+}
+
+TEST(SparseToDense, WrongClaimedOrderStillLastWins) {
+  // Claims order {0, 1} but is not sorted: repeats are not neighbours.
+  SparseTensor st = MakeSparse<int32_t>({0, 0, 1, 1, 0, 0}, {1, 2, 3}, {2, 2}, {0, 1});
+  EXPECT_EQ(st.ToDense().ToVector<int32_t>(), (std::vector<int32_t>{3, 0, 0, 2}));
+}
+
+TEST(SparseToDense, StridedTargetAndNoInitialize) {
+  SparseTensor st = MakeSparse<float>({0, 1, 2, 0}, {5, 7}, {3, 2});
+  // A [3, 2] view with strides [1, 3] (a transposed [2, 3] buffer) full of 9s.
+  Tensor base = Tensor::FromVector<float>({9, 9, 9, 9, 9, 9}, {2, 3});
+  Tensor view = base.WithPattern(MakePattern({3, 2}, {1, 3}));
+  st.ToDense(&view, /*initialize=*/false);
+  EXPECT_EQ(view.ToVector<float>(), (std::vector<float>{9, 5, 9, 9, 7, 9}));
+  st.ToDense(&view, /*initialize=*/true);
+  EXPECT_EQ(view.ToVector<float>(), (std::vector<float>{0, 5, 0, 0, 7, 0}));
+  EXPECT_EQ(base.ToVector<float>(), (std::vector<float>{0, 0, 7, 5, 0, 0}));
+}
+
+TEST(SparseToDense, StringsFillAbsentWithEmpty) {
+  SparseTensor st = MakeSparse<std::string>({1, 0, 0, 2}, {"b", "a"}, {2, 3});
+  Tensor dense = Tensor::FromVector<std::string>({"x", "x", "x", "x", "x", "x"}, {2, 3});
+  st.ToDense(&dense, true);
+  EXPECT_EQ(dense.ToVector<std::string>(), (std::vector<std::string>{"", "", "a", "b", "", ""}));
+}
+
+TEST(SparseToDense, EveryNumericDType) {
+  const std::vector<int64_t> rows = {0, 1, 1, 0};
+  for (DType d :
+       {DType::kBool, DType::kInt8, DType::kUInt8, DType::kInt16, DType::kInt32, DType::kInt64,
+        DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64}) {
+    Dispatch<kNumericDTypes>(d, "test", [&]<typename T>() {
+      SparseTensor st = MakeSparse<T>(rows, {T(1), T(1)}, {2, 2});
+      const std::vector<T> got = st.ToDense().ToVector<T>();
+      ASSERT_EQ(got.size(), 4u);
+      EXPECT_EQ(static_cast<double>(got[1]), 1.0) << DTypeName(d);
+      EXPECT_EQ(static_cast<double>(got[0]), 0.0) << DTypeName(d);
+      SparseTensor back = SparseTensor::FromDense(st.ToDense());
+      EXPECT_EQ(Rows(back), (std::vector<int64_t>{0, 1, 1, 0})) << DTypeName(d);
+    });
+  }
+}
+
+TEST(SparseToDense, EmptyAndRankZero) {
+  SparseTensor empty = MakeSparse<float>({}, {}, {2, 3});
+  EXPECT_EQ(empty.ToDense().ToVector<float>(), std::vector<float>(6, 0.0f));
+  SparseTensor zero_dim = MakeSparse<float>({}, {}, {0, 3});
+  EXPECT_EQ(zero_dim.ToDense().NumElements(), 0);
+  SparseTensor scalar = MakeSparse<float>({}, {2.5f}, {});
+  Tensor s = scalar.ToDense();
+  EXPECT_EQ(s.NumAxes(), 0);
+  EXPECT_EQ(s.ToVector<float>(), std::vector<float>{2.5f});
+}
+
+TEST(SparseToDense, Misuse) {
+  SparseTensor st = MakeSparse<float>({0, 1, 1, 3}, {1, 2}, {2, 3});
+  ExpectError([&] { st.ToDense(); }, {"ToDense", "entry 1 at [1 3]", "axis 1: 3 >= 3"});
+  SparseTensor ok = MakeSparse<float>({0, 1}, {1}, {2, 3});
+  Tensor wrong_dims = Tensor::Zeros({3, 2}, DType::kFloat32);
+  ExpectError([&] { ok.ToDense(&wrong_dims); }, {"ToDense", "[3 2]", "[2 3]"});
+  Tensor wrong_dtype = Tensor::Zeros({2, 3}, DType::kFloat64);
+  ExpectError([&] { ok.ToDense(&wrong_dtype); }, {"ToDense", "float64", "float32"});
+  ExpectError([&] { ok.ToDense(nullptr); }, {"ToDense", "null"});
+  Tensor untouched = Tensor::FromVector<float>({4, 4, 4, 4, 4, 4}, {2, 3});
+  EXPECT_THROW(st.ToDense(&untouched), Error);
+  EXPECT_EQ(untouched.ToVector<float>(), std::vector<float>(6, 4.0f));  // nothing written
+}
+
+TEST(SparseFromDense, RoundTripKeepsCOrder) {
+  std::mt19937_64 rng(13);
+  const std::vector<int64_t> shape = {4, 5, 6};
+  const int64_t total = Product(shape);
+  std::vector<float> data(total, 0.0f);
+  for (int64_t i = 0; i < total; ++i) {
+    if (rng() % 3 == 0) data[i] = static_cast<float>(rng() % 7) + 1.0f;
+  }
+  Tensor dense = Tensor::FromVector(data, shape);
+  SparseTensor st = SparseTensor::FromDense(dense);
+  EXPECT_EQ(st.order(), (std::vector<int>{0, 1, 2}));
+  EXPECT_TRUE(st.IndicesValid());
+  EXPECT_EQ(st.nnz(), std::count_if(data.begin(), data.end(), [](float v) { return v != 0; }));
+  EXPECT_EQ(st.ToDense().ToVector<float>(), data);
+}
+
+TEST(SparseFromDense, StridedViewAndZeroRules) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // [2, 3] buffer read transposed as [3, 2].
+  Tensor base = Tensor::FromVector<float>({0.0f, -0.0f, 1.0f, nan, 0.0f, 2.0f}, {2, 3});
+  Tensor view = base.WithPattern(MakePattern({3, 2}, {1, 3}));
+  SparseTensor st = SparseTensor::FromDense(view);
+  // view = [[0, nan], [-0, 0], [1, 2]]: -0 is zero, NaN is not.
+  EXPECT_EQ(Rows(st), (std::vector<int64_t>{0, 1, 2, 0, 2, 1}));
+  const std::vector<float> v = st.values().ToVector<float>();
+  EXPECT_TRUE(std::isnan(v[0]));
+  EXPECT_EQ(v[1], 1.0f);
+  EXPECT_EQ(v[2], 2.0f);
+  SparseTensor strings =
+      SparseTensor::FromDense(Tensor::FromVector<std::string>({"", "a", "", "b"}, {4}));
+  EXPECT_EQ(Rows(strings), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(strings.values().ToVector<std::string>(), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(SparseFromDense, LargeIsDeterministicAndEmptyCases) {
+  std::mt19937_64 rng(14);
+  const std::vector<int64_t> shape = {300, 700};
+  std::vector<int32_t> data(Product(shape), 0);
+  for (auto& x : data) x = rng() % 5 == 0 ? static_cast<int32_t>(rng() % 100) : 0;
+  Tensor dense = Tensor::FromVector(data, shape);
+  SetNumThreads(1);
+  SparseTensor one = SparseTensor::FromDense(dense);
+  SetNumThreads(3);
+  SparseTensor three = SparseTensor::FromDense(dense);
+  SetNumThreads(2);
+  EXPECT_EQ(Rows(one), Rows(three));
+  EXPECT_EQ(one.values().ToVector<int32_t>(), three.values().ToVector<int32_t>());
+  EXPECT_EQ(one.ToDense().ToVector<int32_t>(), data);
+  EXPECT_EQ(SparseTensor::FromDense(Tensor::Zeros({3, 4}, DType::kFloat32)).nnz(), 0);
+  EXPECT_EQ(SparseTensor::FromDense(Tensor::Zeros({0, 4}, DType::kFloat32)).nnz(), 0);
+  SparseTensor scalar = SparseTensor::FromDense(Tensor::FromScalar(4.0));
+  EXPECT_EQ(scalar.rank(), 0);
+  EXPECT_EQ(scalar.nnz(), 1);
+  EXPECT_THROW(SparseTensor::FromDense(Tensor()), Error);
+}
+
+}  // namespace
+}  // namespace tensorkit
+
+namespace tensorkit {
+namespace {
+
+using testing::MakeSparse;
+using testing::Rows;
+
+TEST(SparseGpu, OperationsOnDeviceTensorsMatchTheHost) {
+  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device visible";
+  const Device gpu = Device::Cuda(0);
+  const std::vector<int64_t> rows = {2, 1, 0, 3, 2, 1, 0, 0};
+  SparseTensor host = MakeSparse<float>(rows, {1, 2, 3, 4}, {3, 4});
+  SparseTensor dev = SparseTensor::Create(host.indices().To(gpu), host.values().To(gpu), {3, 4});
+  EXPECT_FALSE(dev.IndicesValid());  // entry 2 repeats entry 0
+  dev.Reorder({1, 0});
+  host.Reorder({1, 0});
+  EXPECT_EQ(dev.indices().device(), gpu);
+  EXPECT_EQ(Rows(dev), Rows(host));
+  Tensor dense = Tensor::Zeros({3, 4}, DType::kFloat32, gpu);
+  dev.ToDense(&dense);
+  EXPECT_EQ(dense.ToVector<float>(), host.ToDense().ToVector<float>());
+  SparseTensor back = SparseTensor::FromDense(dense);
+  EXPECT_EQ(back.values().device(), gpu);
+  EXPECT_EQ(Rows(back), Rows(SparseTensor::FromDense(host.ToDense())));
+  SparseTensor conc = SparseTensor::Concat({dev, dev}, 0);
+  EXPECT_EQ(conc.indices().device(), gpu);
+  EXPECT_EQ(conc.nnz(), 8);
+  dev.Coalesce();
+  EXPECT_EQ(dev.values().device(), gpu);
+  EXPECT_TRUE(dev.IndicesValid());
+}
+
+}  // namespace
+}  // namespace tensorkit
