@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "tensorkit/dense/engine.h"
+
 namespace tensorkit {
 namespace {
 
@@ -90,6 +92,8 @@ void GatherToHost(const Tensor& src, void* dst) {
         std::memcpy(out, base + p.offset, static_cast<size_t>(p.NumElements()) * sizeof(T));
         return;
       }
+      engine::GatherStrided(p, src.dtype(), base, out);  // parallel, tiled for transposes
+      return;
     }
     ForEachCOrder(p, [&](int64_t i, int64_t m) { out[i] = base[m]; });
   });

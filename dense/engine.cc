@@ -1,0 +1,415 @@
+#include "tensorkit/dense/engine.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+#include <utility>
+
+#include "tensorkit/common/error.h"
+#include "tensorkit/common/parallel.h"
+
+namespace tensorkit {
+namespace engine {
+namespace {
+
+int64_t AbsI(int64_t v) { return v < 0 ? -v : v; }
+
+// One axis of a nest under construction.
+struct Axis {
+  int64_t dim = 1;
+  std::array<int64_t, kMaxOperands> strides{};
+};
+
+// Whether axis b should be inside (closer to the inner loop than) axis a: the first operand
+// whose strides on both axes are nonzero and differ decides (see Note [kernel engine]).
+bool ShouldBeInner(const Axis& a, const Axis& b, int num_operands) {
+  for (int o = 0; o < num_operands; ++o) {
+    const int64_t sa = AbsI(a.strides[o]), sb = AbsI(b.strides[o]);
+    if (sa == 0 || sb == 0 || sa == sb) continue;
+    return sb < sa;
+  }
+  return false;
+}
+
+// Walks a list of axes like an odometer, tracking every operand's element offset.
+struct Odometer {
+  int num_axes = 0;
+  int num_operands = 0;
+  std::array<int64_t, kMaxAxes> dims{};
+  std::array<std::array<int64_t, kMaxAxes>, kMaxOperands> strides{};
+  std::array<int64_t, kMaxAxes> idx{};
+  std::array<int64_t, kMaxOperands> off{};
+
+  void Add(const LoopNest& nest, int axis) {
+    dims[num_axes] = nest.dims[axis];
+    for (int o = 0; o < num_operands; ++o) strides[o][num_axes] = nest.strides[o][axis];
+    ++num_axes;
+  }
+  int64_t Count() const {
+    int64_t n = 1;
+    for (int a = 0; a < num_axes; ++a) n *= dims[a];
+    return n;
+  }
+  // Positions the odometer at C-order position `linear` (axis 0 fastest).
+  void Set(int64_t linear) {
+    off.fill(0);
+    for (int a = 0; a < num_axes; ++a) {
+      idx[a] = linear % dims[a];
+      linear /= dims[a];
+      for (int o = 0; o < num_operands; ++o) off[o] += idx[a] * strides[o][a];
+    }
+  }
+  void Next() {
+    for (int a = 0; a < num_axes; ++a) {
+      if (++idx[a] < dims[a]) {
+        for (int o = 0; o < num_operands; ++o) off[o] += strides[o][a];
+        return;
+      }
+      for (int o = 0; o < num_operands; ++o) off[o] -= strides[o][a] * (dims[a] - 1);
+      idx[a] = 0;
+    }
+  }
+};
+
+// Pointers of every operand at the element offsets `off` (plus `inner` steps of axis 0).
+struct Bases {
+  std::array<char*, kMaxOperands> base{};
+  std::array<int64_t, kMaxOperands> esize{};
+  int num_operands = 0;
+
+  void At(const std::array<int64_t, kMaxOperands>& off, const std::array<int64_t, kMaxOperands>& s0,
+          int64_t inner, char** out) const {
+    for (int o = 0; o < num_operands; ++o) out[o] = base[o] + (off[o] + inner * s0[o]) * esize[o];
+  }
+};
+
+// The input operand and outer axis that make a transpose-like copy worth tiling, or {-1, -1}:
+// the output walks axis 0 densely while some input jumps far on axis 0 but is dense on axis t.
+std::pair<int, int> FindTileAxes(const LoopNest& nest) {
+  if (nest.num_axes < 2 || nest.dims[0] < 16 || AbsI(nest.strides[0][0]) > 4) return {-1, -1};
+  for (int k = 1; k < nest.num_operands; ++k) {
+    const int64_t s0 = AbsI(nest.strides[k][0]);
+    if (s0 < 16) continue;
+    int best = -1;
+    for (int t = 1; t < nest.num_axes; ++t) {
+      const int64_t st = AbsI(nest.strides[k][t]);
+      if (st != 0 && st < s0 && nest.dims[t] >= 8 &&
+          (best < 0 || st < AbsI(nest.strides[k][best]))) {
+        best = t;
+      }
+    }
+    if (best >= 0 && AbsI(nest.strides[k][best]) <= 4) return {k, best};
+  }
+  return {-1, -1};
+}
+
+// Copies one block of up to kB x kB elements: rows i (axis 0) and columns j (axis t) of the
+// input read along j (its dense axis) into a local buffer, then written along i (the output's
+// dense axis). Every cache line is touched once per block, so power-of-two strides, which map
+// all rows to one cache set, cost nothing.
+template <typename U, int kB>
+void BlockTranspose(U* out, int64_t so0, int64_t sot, const U* in, int64_t si0, int64_t sit,
+                    int64_t ni, int64_t nj) {
+  U buf[kB][kB];
+  if (ni == kB && nj == kB && sit == 1 && so0 == 1) {
+    for (int i = 0; i < kB; ++i) {
+      for (int j = 0; j < kB; ++j) buf[j][i] = in[i * si0 + j];
+    }
+    for (int j = 0; j < kB; ++j) {
+      for (int i = 0; i < kB; ++i) out[j * sot + i] = buf[j][i];
+    }
+    return;
+  }
+  for (int64_t i = 0; i < ni; ++i) {
+    for (int64_t j = 0; j < nj; ++j) buf[j][i] = in[i * si0 + j * sit];
+  }
+  for (int64_t j = 0; j < nj; ++j) {
+    for (int64_t i = 0; i < ni; ++i) out[i * so0 + j * sot] = buf[j][i];
+  }
+}
+
+// Strips of kB rows of axis 0 by the whole of axis t, other axes around them: a plain
+// element copy between a dense-on-0 output and a dense-on-t input.
+template <typename U>
+void RunBlockCopy(const LoopNest& nest, const Bases& bases, int t) {
+  constexpr int kB = 64 / static_cast<int>(sizeof(U)) < 8 ? 8 : 64 / static_cast<int>(sizeof(U));
+  const int64_t n0 = nest.dims[0], nt = nest.dims[t];
+  const int64_t strips = (n0 + kB - 1) / kB;
+  const int64_t chunk = 32 * kB;  // columns of axis t per task item
+  const int64_t chunks = (nt + chunk - 1) / chunk;
+  Odometer others;
+  others.num_operands = 2;
+  for (int a = 1; a < nest.num_axes; ++a) {
+    if (a != t) others.Add(nest, a);
+  }
+  const int64_t so0 = nest.strides[0][0], sot = nest.strides[0][t];
+  const int64_t si0 = nest.strides[1][0], sit = nest.strides[1][t];
+  const int64_t per = strips * chunks;
+  ParallelFor(
+      0, others.Count() * per, GrainFor(kB * chunk * 2 * sizeof(U)), [&](int64_t b, int64_t e) {
+        Odometer od = others;
+        od.Set(b / per);
+        int64_t item = b % per;
+        for (int64_t it = b; it < e; ++it) {
+          const int64_t i0 = (item % strips) * kB, j0 = (item / strips) * chunk;
+          const int64_t ni = std::min<int64_t>(kB, n0 - i0), jend = std::min(nt, j0 + chunk);
+          U* out = reinterpret_cast<U*>(bases.base[0]) + od.off[0] + i0 * so0;
+          const U* in = reinterpret_cast<const U*>(bases.base[1]) + od.off[1] + i0 * si0;
+          for (int64_t j = j0; j < jend; j += kB) {
+            BlockTranspose<U, kB>(out + j * sot, so0, sot, in + j * sit, si0, sit, ni,
+                                  std::min<int64_t>(kB, jend - j));
+          }
+          if (++item == per) {
+            item = 0;
+            od.Next();
+          }
+        }
+      });
+}
+
+// Tiles of axes 0 and t (see FindTileAxes); every other axis is enumerated around them. Only
+// used without summation, so the split does not matter for the result.
+void RunTiled(const LoopNest& nest, const Bases& bases, const Kernel& kernel, int k, int t) {
+  const int no = nest.num_operands;
+  const int64_t t0 = 64;
+  const int64_t tt = std::max<int64_t>(8, 64 / std::max<int64_t>(1, kernel.elem_sizes[k]));
+  const int64_t n0 = nest.dims[0], nt = nest.dims[t];
+  const int64_t tiles0 = (n0 + t0 - 1) / t0, tilest = (nt + tt - 1) / tt;
+  Odometer others;
+  others.num_operands = no;
+  for (int a = 1; a < nest.num_axes; ++a) {
+    if (a != t) others.Add(nest, a);
+  }
+  std::array<int64_t, kMaxOperands> s0{}, st{};
+  int64_t bpe = 0;
+  for (int o = 0; o < no; ++o) {
+    s0[o] = nest.strides[o][0];
+    st[o] = nest.strides[o][t];
+    bpe += kernel.elem_sizes[o];
+  }
+  const int64_t tiles = tiles0 * tilest;
+  ParallelFor(0, others.Count() * tiles, GrainFor(t0 * tt * bpe), [&](int64_t b, int64_t e) {
+    Odometer od = others;
+    od.Set(b / tiles);
+    int64_t tile = b % tiles;
+    char* ptrs[kMaxOperands];
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t i0 = (tile % tiles0) * t0, j0 = (tile / tiles0) * tt;
+      const int64_t len = std::min(t0, n0 - i0), jend = std::min(nt, j0 + tt);
+      for (int64_t j = j0; j < jend; ++j) {
+        std::array<int64_t, kMaxOperands> off = od.off;
+        for (int o = 0; o < no; ++o) off[o] += j * st[o];
+        bases.At(off, s0, i0, ptrs);
+        kernel.loop(ptrs, s0.data(), len, kernel.ctx);
+      }
+      if (++tile == tiles) {
+        tile = 0;
+        od.Next();
+      }
+    }
+  });
+}
+
+}  // namespace
+
+bool LoopNest::Sums() const {
+  for (int a = 0; a < num_axes; ++a) {
+    if (dims[a] > 1 && strides[0][a] == 0) return true;
+  }
+  return false;
+}
+
+int64_t LoopNest::NumTuples() const {
+  if (empty) return 0;
+  int64_t n = 1;
+  for (int a = 0; a < num_axes; ++a) n *= dims[a];
+  return n;
+}
+
+std::string LoopNest::ToString() const {
+  std::ostringstream os;
+  os << "nest dims=[";
+  for (int a = 0; a < num_axes; ++a) os << (a ? " " : "") << dims[a];
+  os << "]";
+  for (int o = 0; o < num_operands; ++o) {
+    os << " op" << o << "(offset=" << offsets[o] << " strides=[";
+    for (int a = 0; a < num_axes; ++a) os << (a ? " " : "") << strides[o][a];
+    os << "])";
+  }
+  if (empty) os << " empty";
+  return os.str();
+}
+
+LoopNest MakeLoopNest(const Pattern* const* patterns, int n) {
+  TK_INTERNAL_CHECK(n >= 1 && n <= kMaxOperands);
+  LoopNest nest;
+  nest.num_operands = n;
+  for (int o = 0; o < n; ++o) nest.offsets[o] = patterns[o]->offset;
+  std::array<Axis, kMaxAxes> axes;
+  int na = 0;
+  for (int r = 0; r < kMaxAxes; ++r) {
+    Axis ax;
+    for (int o = 0; o < n; ++o) {
+      if (patterns[o]->dims[r] != 1) ax.dim = patterns[o]->dims[r];
+      ax.strides[o] = patterns[o]->strides[r];
+    }
+    if (ax.dim == 0) nest.empty = true;
+    if (ax.dim == 1) continue;
+    for (int o = 0; o < n; ++o) {
+      if (patterns[o]->dims[r] == 1) ax.strides[o] = 0;
+    }
+    axes[na++] = ax;
+  }
+  if (nest.empty) return nest;
+  // Flip axes on which the leading nonzero stride is negative, so fast paths see +1.
+  for (int a = 0; a < na; ++a) {
+    int lead = 0;
+    while (lead < n && axes[a].strides[lead] == 0) ++lead;
+    if (lead == n || axes[a].strides[lead] > 0) continue;
+    for (int o = 0; o < n; ++o) {
+      nest.offsets[o] += axes[a].strides[o] * (axes[a].dim - 1);
+      axes[a].strides[o] = -axes[a].strides[o];
+    }
+  }
+  // Order innermost first (insertion sort: the comparison is not a strict weak order).
+  for (int i = 1; i < na; ++i) {
+    for (int j = i; j > 0 && ShouldBeInner(axes[j - 1], axes[j], n); --j) {
+      std::swap(axes[j - 1], axes[j]);
+    }
+  }
+  // Merge an axis into the one inside it when every operand steps contiguously across both.
+  int merged = 0;
+  for (int a = 0; a < na; ++a) {
+    if (merged > 0) {
+      Axis& in = axes[merged - 1];
+      bool ok = true;
+      for (int o = 0; o < n && ok; ++o) ok = axes[a].strides[o] == in.strides[o] * in.dim;
+      if (ok) {
+        in.dim *= axes[a].dim;
+        continue;
+      }
+    }
+    axes[merged++] = axes[a];
+  }
+  nest.num_axes = merged;
+  for (int a = 0; a < merged; ++a) {
+    nest.dims[a] = axes[a].dim;
+    for (int o = 0; o < n; ++o) nest.strides[o][a] = axes[a].strides[o];
+  }
+  return nest;
+}
+
+void RunCpu(const LoopNest& in_nest, char* const* base_ptrs, const Kernel& kernel) {
+  if (in_nest.empty) return;
+  LoopNest nest = in_nest;
+  const int no = nest.num_operands;
+  if (nest.num_axes == 0) {  // one element tuple: an axis of dim 1
+    nest.num_axes = 1;
+    nest.dims[0] = 1;
+    for (int o = 0; o < no; ++o) nest.strides[o][0] = 1;
+  }
+  Bases bases;
+  bases.num_operands = no;
+  std::array<int64_t, kMaxOperands> s0{};
+  int64_t bpe = 0;
+  for (int o = 0; o < no; ++o) {
+    bases.base[o] = base_ptrs[o] + nest.offsets[o] * kernel.elem_sizes[o];
+    bases.esize[o] = kernel.elem_sizes[o];
+    s0[o] = nest.strides[o][0];
+    bpe += kernel.elem_sizes[o];
+  }
+  const bool sums = nest.Sums();
+  if (!sums && kernel.allow_tiles) {
+    auto [k, t] = FindTileAxes(nest);
+    if (k == 1 && no == 2 && kernel.copy_elem_size > 0) {
+      switch (kernel.copy_elem_size) {
+        case 1:
+          return RunBlockCopy<uint8_t>(nest, bases, t);
+        case 2:
+          return RunBlockCopy<uint16_t>(nest, bases, t);
+        case 4:
+          return RunBlockCopy<uint32_t>(nest, bases, t);
+        case 8:
+          return RunBlockCopy<uint64_t>(nest, bases, t);
+      }
+    }
+    if (k >= 0) {
+      RunTiled(nest, bases, kernel, k, t);
+      return;
+    }
+  }
+  // Outer axes: those the output steps along may be split across tasks, summed ones may not.
+  Odometer par, ser;
+  par.num_operands = ser.num_operands = no;
+  for (int a = 1; a < nest.num_axes; ++a) {
+    if (nest.strides[0][a] != 0) {
+      par.Add(nest, a);
+    } else {
+      ser.Add(nest, a);
+    }
+  }
+  const int64_t n0 = nest.dims[0];
+  const int64_t par_count = par.Count(), ser_count = ser.Count();
+  const bool inner_summed = nest.strides[0][0] == 0 && n0 > 1;
+  // Too few outer positions for the threads: cut the inner axis into fixed chunks as well.
+  int64_t chunk = n0;
+  const int threads = GetNumThreads();
+  const int64_t want = 8 * static_cast<int64_t>(threads);
+  if (!inner_summed && threads > 1 && par_count < want &&
+      par_count * ser_count * n0 * bpe > 2 * kParallelMinBytes) {
+    // With summed outer axes a chunk is walked once per outer position: keep its rows at
+    // least a page long (1024 elements) so the hardware prefetcher keeps streaming, and make
+    // only one chunk per thread. Otherwise each chunk moves at least kParallelMinBytes.
+    const int64_t per =
+        ser_count > 1 ? (threads + par_count - 1) / par_count : (want + par_count - 1) / par_count;
+    const int64_t least = ser_count > 1 ? 1024 : std::max<int64_t>(64, kParallelMinBytes / bpe);
+    chunk = std::max<int64_t>((n0 + per - 1) / per, least);
+    chunk = (chunk + 63) / 64 * 64;
+  }
+  const int64_t nchunks = (n0 + chunk - 1) / chunk;
+  ParallelFor(0, par_count * nchunks, GrainFor(ser_count * chunk * bpe), [&](int64_t b, int64_t e) {
+    Odometer po = par, so = ser;
+    po.Set(b / nchunks);
+    int64_t c = b % nchunks;
+    char* ptrs[kMaxOperands];
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t start = c * chunk, len = std::min(chunk, n0 - start);
+      if (ser_count == 1) {
+        bases.At(po.off, s0, start, ptrs);
+        kernel.loop(ptrs, s0.data(), len, kernel.ctx);
+      } else {
+        so.Set(0);
+        for (int64_t j = 0; j < ser_count; ++j) {
+          std::array<int64_t, kMaxOperands> off = po.off;
+          for (int o = 0; o < no; ++o) off[o] += so.off[o];
+          bases.At(off, s0, start, ptrs);
+          kernel.loop(ptrs, s0.data(), len, kernel.ctx);
+          so.Next();
+        }
+      }
+      if (++c == nchunks) {
+        c = 0;
+        po.Next();
+      }
+    }
+  });
+}
+
+void GatherStrided(const Pattern& p, DType dtype, const void* src_base, void* dst) {
+  TK_INTERNAL_CHECK(dtype != DType::kString);
+  Pattern out = DefaultPattern(p.Dims(), "GatherToHost");
+  const Pattern* pats[2] = {&out, &p};
+  LoopNest nest = MakeLoopNest(pats, 2);
+  Dispatch<kNumericDTypes>(dtype, "GatherToHost", [&]<typename T>() {
+    Kernel k;
+    k.loop = &ConvertLoop<T, T>;
+    k.elem_sizes = {static_cast<int64_t>(sizeof(T)), static_cast<int64_t>(sizeof(T)), 0};
+    k.copy_elem_size = static_cast<int>(sizeof(T));
+    char* bases[2] = {static_cast<char*>(dst),
+                      const_cast<char*>(static_cast<const char*>(src_base))};
+    RunCpu(nest, bases, k);
+  });
+}
+
+}  // namespace engine
+}  // namespace tensorkit

@@ -1,0 +1,353 @@
+// tensorkit/dense/engine.h: the one kernel engine behind every dense copy, elementwise,
+// reduction and product operation.
+//
+// Glossary
+//   operand       one Pattern of a pattern-tuple; operand 0 is always the output, operands 1 and
+//                 2 the inputs. A tuple has 1 to 3 operands.
+//   broadcast dim the dim of an axis over the whole tuple: the dim that is not 1 (after padding
+//                 every pattern with dim-1 axes on the left).
+//   summed axis   an axis where the output has dim 1 and the broadcast dim is n != 1: the output
+//                 element receives the sum over that axis (the seed's rule).
+//   LoopNest      the reduced pattern-tuple: broadcast dims plus per-operand strides (0 where an
+//                 operand is broadcast or summed into), trivial axes dropped, mergeable axes
+//                 merged, ordered innermost first. Pure index arithmetic, so device-neutral.
+//   inner loop    a typed function that walks n elements along the innermost axis of a nest;
+//                 the CPU driver calls it for every position of the outer axes.
+//   Mode          how the inner loop writes the output: assign f, assign alpha*f, or
+//                 alpha*f + beta*out. Summation always uses the last with beta == 1 after a
+//                 separate pass that applied beta to the output.
+//
+// Note [kernel engine]
+// ~~~~~~~~~~~~~~~~~~~~
+// Every dense operation, from Copy to AddProduct, goes through the same pipeline:
+//  1. Broadcast check (ops.cc): every operand dim equals the broadcast dim or is 1. An input
+//     with dim 1 is broadcast; an output with dim 1 is summed into.
+//  2. MakeLoopNest: per axis, the broadcast dim and each operand's stride (patterns already
+//     carry stride 0 on dim-1 axes, which is exactly "broadcast" for inputs and "sum" for the
+//     output). Axes of broadcast dim 1 are dropped; an axis whose output stride is negative is
+//     flipped for all operands (moving their offsets) so contiguous fast paths see stride +1;
+//     axes are ordered innermost first by the output's |stride| (ties and summed axes decided by
+//     the inputs' strides, as PyTorch's TensorIterator does); neighbouring axes that are
+//     contiguous for every operand are merged. A fully contiguous tensor becomes one axis.
+//  3. RunCpu: the innermost axis is the inner loop; typed loops (below) test at run time for
+//     unit strides and stride-0 operands and then run simple loops over raw pointers that the
+//     compiler vectorises. Outer axes are split across oneTBB tasks (common/parallel.h) so each
+//     task gets at least kParallelMinBytes of traffic; when the outer axes are too few, the
+//     inner axis is cut into fixed chunks too. Only axes where the output has a nonzero stride
+//     are ever split, so every output element is written by exactly one task in a fixed order:
+//     results, sums included, are bit-identical at any thread count. Sums along the inner axis
+//     use a fixed number of lanes combined in a fixed tree (vectorisable and deterministic).
+//  4. Transpose-like tuples, where the output's inner axis is a large stride for an input that
+//     is dense along another axis, run in tiles over those two axes. A plain element copy
+//     (Copy without conversion, GatherToHost) goes through a small buffer block by block, so
+//     every cache line is read and written whole exactly once; power-of-two strides, which map
+//     all rows of a tile to one cache set, then cost nothing.
+// AddProduct first inspects the nest for a (batched) GEMM/GEMV and calls the gemm wrapper;
+// everything else, including integer products, runs through the same driver.
+#ifndef TENSORKIT_DENSE_ENGINE_H_
+#define TENSORKIT_DENSE_ENGINE_H_
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "tensorkit/common/dtype.h"
+#include "tensorkit/dense/pattern.h"
+
+namespace tensorkit {
+namespace engine {
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+// ---------------------------------------------------------------------------------------------
+
+inline constexpr int kMaxOperands = 3;
+
+// The reduced pattern-tuple (see Note [kernel engine]); axis 0 is the innermost.
+struct LoopNest {
+  int num_operands = 0;
+  int num_axes = 0;    // 0 for a tuple of one element
+  bool empty = false;  // some broadcast dim is 0: no element tuples at all
+  std::array<int64_t, kMaxAxes> dims{};
+  std::array<std::array<int64_t, kMaxAxes>, kMaxOperands> strides{};  // [operand][axis]
+  std::array<int64_t, kMaxOperands> offsets{};  // element offset of index tuple (0, ..., 0)
+
+  // True when the output is summed into along some axis.
+  bool Sums() const;
+  int64_t NumTuples() const;
+  std::string ToString() const;
+};
+
+// Builds the nest of `n` patterns (output first). The patterns must be broadcastable (checked
+// by the caller, which knows the operation's name for the message).
+LoopNest MakeLoopNest(const Pattern* const* patterns, int n);
+
+// Processes `n` element tuples along the innermost axis: ptrs[k] points at operand k's first
+// element, strides[k] is its step in elements; ctx is the kernel's parameters.
+using InnerLoop = void (*)(char* const* ptrs, const int64_t* strides, int64_t n, const void* ctx);
+
+struct Kernel {
+  InnerLoop loop = nullptr;
+  const void* ctx = nullptr;
+  std::array<int64_t, kMaxOperands> elem_sizes{};  // bytes per element of each operand
+  bool allow_tiles = true;                         // false when the loop must see whole inner rows
+  // > 0 when the loop is a plain copy of elements of this many bytes (1, 2, 4 or 8) between
+  // two operands: transposes then run as register-sized block transposes.
+  int copy_elem_size = 0;
+};
+
+// Runs `kernel` over every tuple of `nest`; bases[k] is operand k's memory-index 0 (its
+// storage's data pointer) on the CPU.
+void RunCpu(const LoopNest& nest, char* const* bases, const Kernel& kernel);
+
+// Copies the elements of `p` (over `src_base`, the storage's data) into the C-order buffer
+// `dst` of the same dtype; used by GatherToHost. Not for kString.
+void GatherStrided(const Pattern& p, DType dtype, const void* src_base, void* dst);
+
+// How an inner loop writes its output (see glossary).
+enum class Mode { kAssign, kScale, kAxpby };
+
+// Parameters of the typed loops: alpha and beta in the compute type.
+template <typename C>
+struct Coeffs {
+  C alpha{1};
+  C beta{0};
+};
+
+// Element conversion with defined results everywhere: float to integer saturates (NaN -> 0),
+// anything to bool is "!= 0", 16-bit floats go through float.
+template <typename D, typename S>
+D Convert(S x);
+
+// Wrap-around integer arithmetic (no signed-overflow UB); plain arithmetic for floats.
+template <typename C>
+C AddW(C a, C b);
+template <typename C>
+C SubW(C a, C b);
+template <typename C>
+C MulW(C a, C b);
+
+// Typed inner loops; T is the element type of every operand, F a functor with
+// `template <typename C> static C Apply(C...)` on the compute type C = ComputeType<T>.
+template <typename T, typename F, Mode M>
+void UnaryLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx);
+template <typename T, typename F, Mode M>
+void BinaryLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx);
+// out = scalar (ctx points at a T); for Set and SetZero.
+template <typename T>
+void FillLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx);
+// out = Convert<D>(in) between element types (no summation: callers convert first).
+template <typename D, typename S>
+void ConvertLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx);
+
+// The identity functor (Copy, AddTo, Scale).
+struct Identity {
+  template <typename C>
+  static C Apply(C x) {
+    return x;
+  }
+};
+
+// Lanes of the fixed-shape summation along the inner axis.
+inline constexpr int kSumLanes = 16;
+
+// ---------------------------------------------------------------------------------------------
+// Definitions
+// ---------------------------------------------------------------------------------------------
+
+namespace detail {
+
+template <typename T>
+inline constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// Float (or double) to integer I with saturation; NaN gives 0.
+template <typename I>
+I SaturatingCast(double x) {
+  if (x != x) return 0;
+  constexpr double kLo = static_cast<double>(std::numeric_limits<I>::min());
+  // The first value above the range: 2^(bits-1) for signed, 2^bits for unsigned I.
+  constexpr double kHi = 2.0 * static_cast<double>(std::numeric_limits<I>::max() / 2 + 1);
+  if (x >= kHi) return std::numeric_limits<I>::max();
+  if (!(x >= kLo)) return std::numeric_limits<I>::min();
+  return static_cast<I>(x);
+}
+
+// Loads element type T as compute type C.
+template <typename C, typename T>
+C Load(const T& v) {
+  if constexpr (kIsHalf<T>) {
+    return static_cast<C>(static_cast<float>(v));
+  } else {
+    return static_cast<C>(v);
+  }
+}
+
+// Stores compute type C as element type T.
+template <typename T, typename C>
+T Store(C v) {
+  if constexpr (kIsHalf<T>) {
+    return T(static_cast<float>(v));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+// out = alpha*f + beta*out by mode.
+template <Mode M, typename T, typename C>
+void Put(T* out, C f, const Coeffs<C>& k) {
+  if constexpr (M == Mode::kAssign) {
+    *out = Store<T>(f);
+  } else if constexpr (M == Mode::kScale) {
+    *out = Store<T>(MulW(k.alpha, f));
+  } else {
+    *out = Store<T>(AddW(MulW(k.alpha, f), MulW(k.beta, Load<C>(*out))));
+  }
+}
+
+// Sum of g(i) for i in [0, n) in kSumLanes fixed lanes, combined in a fixed tree.
+template <typename C, typename G>
+C LaneSum(int64_t n, const G& g) {
+  C lanes[kSumLanes] = {};
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    for (int l = 0; l < kSumLanes; ++l) lanes[l] = AddW(lanes[l], g(i + l));
+  }
+  for (int l = 0; i < n; ++i, ++l) lanes[l] = AddW(lanes[l], g(i));
+  for (int w = kSumLanes / 2; w > 0; w /= 2) {
+    for (int l = 0; l < w; ++l) lanes[l] = AddW(lanes[l], lanes[l + w]);
+  }
+  return lanes[0];
+}
+
+}  // namespace detail
+
+template <typename D, typename S>
+D Convert(S x) {
+  if constexpr (std::is_same_v<D, S>) {
+    return x;
+  } else if constexpr (std::is_same_v<D, bool>) {
+    if constexpr (detail::kIsHalf<S>) {
+      return static_cast<float>(x) != 0.0f;
+    } else {
+      return x != S{0};
+    }
+  } else if constexpr (std::is_integral_v<D> &&
+                       (std::is_floating_point_v<S> || detail::kIsHalf<S>)) {
+    return detail::SaturatingCast<D>(detail::Load<double>(x));
+  } else if constexpr (detail::kIsHalf<D>) {
+    return D(detail::Load<float>(x));
+  } else {
+    return detail::Load<D>(x);
+  }
+}
+
+template <typename C>
+C AddW(C a, C b) {
+  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>) {
+    using U = std::make_unsigned_t<C>;
+    return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return static_cast<C>(a + b);
+  }
+}
+
+template <typename C>
+C SubW(C a, C b) {
+  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>) {
+    using U = std::make_unsigned_t<C>;
+    return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
+  } else {
+    return static_cast<C>(a - b);
+  }
+}
+
+template <typename C>
+C MulW(C a, C b) {
+  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>) {
+    using U = std::make_unsigned_t<C>;
+    return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return static_cast<C>(a * b);
+  }
+}
+
+template <typename T, typename F, Mode M>
+void UnaryLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx) {
+  using C = ComputeType<T>;
+  const Coeffs<C>& k = *static_cast<const Coeffs<C>*>(ctx);
+  T* o = reinterpret_cast<T*>(p[0]);
+  const T* a = reinterpret_cast<const T*>(p[1]);
+  const int64_t so = s[0], sa = s[1];
+  if (so == 0) {  // summed into one output element
+    C acc = detail::LaneSum<C>(n, [&](int64_t i) { return F::Apply(detail::Load<C>(a[i * sa])); });
+    detail::Put<M>(o, acc, k);
+  } else if (so == 1 && sa == 1) {
+    for (int64_t i = 0; i < n; ++i) detail::Put<M>(o + i, F::Apply(detail::Load<C>(a[i])), k);
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      detail::Put<M>(o + i * so, F::Apply(detail::Load<C>(a[i * sa])), k);
+    }
+  }
+}
+
+template <typename T, typename F, Mode M>
+void BinaryLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx) {
+  using C = ComputeType<T>;
+  const Coeffs<C>& k = *static_cast<const Coeffs<C>*>(ctx);
+  T* o = reinterpret_cast<T*>(p[0]);
+  const T* a = reinterpret_cast<const T*>(p[1]);
+  const T* b = reinterpret_cast<const T*>(p[2]);
+  const int64_t so = s[0], sa = s[1], sb = s[2];
+  auto f = [&](int64_t ia, int64_t ib) {
+    return F::Apply(detail::Load<C>(a[ia]), detail::Load<C>(b[ib]));
+  };
+  if (so == 0) {
+    if (sa == 1 && sb == 1) {
+      detail::Put<M>(o, detail::LaneSum<C>(n, [&](int64_t i) { return f(i, i); }), k);
+    } else {
+      detail::Put<M>(o, detail::LaneSum<C>(n, [&](int64_t i) { return f(i * sa, i * sb); }), k);
+    }
+  } else if (so == 1 && sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i) detail::Put<M>(o + i, f(i, i), k);
+  } else if (so == 1 && sa == 1 && sb == 0) {
+    const C bv = detail::Load<C>(*b);
+    for (int64_t i = 0; i < n; ++i) detail::Put<M>(o + i, F::Apply(detail::Load<C>(a[i]), bv), k);
+  } else if (so == 1 && sa == 0 && sb == 1) {
+    const C av = detail::Load<C>(*a);
+    for (int64_t i = 0; i < n; ++i) detail::Put<M>(o + i, F::Apply(av, detail::Load<C>(b[i])), k);
+  } else {
+    for (int64_t i = 0; i < n; ++i) detail::Put<M>(o + i * so, f(i * sa, i * sb), k);
+  }
+}
+
+template <typename T>
+void FillLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx) {
+  const T v = *static_cast<const T*>(ctx);
+  T* o = reinterpret_cast<T*>(p[0]);
+  const int64_t so = s[0];
+  if (so == 1) {
+    for (int64_t i = 0; i < n; ++i) o[i] = v;
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i * so] = v;
+  }
+}
+
+template <typename D, typename S>
+void ConvertLoop(char* const* p, const int64_t* s, int64_t n, const void*) {
+  D* o = reinterpret_cast<D*>(p[0]);
+  const S* a = reinterpret_cast<const S*>(p[1]);
+  const int64_t so = s[0], sa = s[1];
+  if (so == 1 && sa == 1) {
+    for (int64_t i = 0; i < n; ++i) o[i] = Convert<D>(a[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i * so] = Convert<D>(a[i * sa]);
+  }
+}
+
+}  // namespace engine
+}  // namespace tensorkit
+
+#endif  // TENSORKIT_DENSE_ENGINE_H_

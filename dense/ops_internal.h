@@ -1,0 +1,67 @@
+// tensorkit/dense/ops_internal.h: what ops*.cc share (not a public header): the element
+// functions and the choice of typed inner loop per (function, dtype, mode).
+//
+// Glossary
+//   compute set  the dtypes compute ops accept: int32, int64, float16, bfloat16, float32,
+//                float64 (the 16-bit floats compute in float32).
+//   CoeffsBuf    alpha and beta converted to the compute type of a dtype, type-erased so that
+//                a runtime-chosen inner loop can read them as engine::Coeffs<C>.
+#ifndef TENSORKIT_DENSE_OPS_INTERNAL_H_
+#define TENSORKIT_DENSE_OPS_INTERNAL_H_
+
+#include <cstdint>
+
+#include "tensorkit/common/dtype.h"
+#include "tensorkit/common/scalar.h"
+#include "tensorkit/dense/engine.h"
+
+namespace tensorkit::ops_internal {
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+// ---------------------------------------------------------------------------------------------
+
+inline constexpr DTypeSet kComputeDTypes = Bit(DType::kInt32) | Bit(DType::kInt64) |
+                                           Bit(DType::kFloat16) | Bit(DType::kBFloat16) |
+                                           Bit(DType::kFloat32) | Bit(DType::kFloat64);
+
+enum class UnaryFn { kIdentity, kExp, kLog, kRelu, kSigmoid, kTanh, kAbs, kSqrt, kNeg };
+enum class BinaryFn { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
+
+struct CoeffsBuf {
+  alignas(16) unsigned char bytes[32] = {};
+  bool alpha_is_one = true;
+  bool beta_is_zero = true;
+  bool beta_is_one = false;
+};
+
+// alpha and beta in the compute type of `dtype` (a compute-set dtype).
+CoeffsBuf MakeCoeffs(DType dtype, Scalar alpha, Scalar beta, const char* op);
+// A Scalar as element type T: floats convert to integers saturating (NaN -> 0).
+template <typename T>
+T ScalarAs(Scalar v);
+
+// The typed inner loop; throws Error(kUnsupported) naming `op` for a dtype outside the set.
+// Modes other than kAssign and kAxpby exist only for kIdentity and kMul.
+engine::InnerLoop UnaryKernel(UnaryFn fn, DType dtype, engine::Mode mode, const char* op);
+engine::InnerLoop BinaryKernel(BinaryFn fn, DType dtype, engine::Mode mode, const char* op);
+// out = Convert(in) for any two numeric dtypes, or string to string.
+engine::InnerLoop ConvertKernel(DType dst, DType src, const char* op);
+// out = value; ctx points at one element of `dtype`.
+engine::InnerLoop FillKernel(DType dtype, const char* op);
+
+// ---------------------------------------------------------------------------------------------
+// Definitions
+// ---------------------------------------------------------------------------------------------
+
+template <typename T>
+T ScalarAs(Scalar v) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!v.is_integer()) return engine::detail::SaturatingCast<T>(v.ToDouble());
+  }
+  return v.To<T>();
+}
+
+}  // namespace tensorkit::ops_internal
+
+#endif  // TENSORKIT_DENSE_OPS_INTERNAL_H_
