@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "tensorkit/io/formats.h"
+
 namespace tensorkit::io {
 
 Format FormatFromPath(const std::string& path) {
@@ -24,12 +26,97 @@ Format FormatFromPath(const std::string& path) {
 
 const char* FormatName(Format format) {
   switch (format) {
-    case Format::kNpy: return "npy";
-    case Format::kNpz: return "npz";
-    case Format::kMtx: return "mtx";
-    case Format::kTns: return "tns";
+    case Format::kNpy:
+      return "npy";
+    case Format::kNpz:
+      return "npz";
+    case Format::kMtx:
+      return "mtx";
+    case Format::kTns:
+      return "tns";
   }
   return "unknown";
+}
+
+bool FormatHoldsDense(Format format) { return format != Format::kTns; }
+bool FormatHoldsSparse(Format format) { return format != Format::kNpy; }
+
+TensorData Read(const std::string& path) { return Read(path, ReadOptions{}); }
+
+TensorData Read(const std::string& path, const ReadOptions& options) {
+  const Format format = FormatFromPath(path);
+  if (format == Format::kNpy) {  // binary: read straight into the tensor's storage
+    TensorData out;
+    out.dense = ReadNpyFile(path);
+    return out;
+  }
+  MappedFile file(path);
+  Bytes bytes = file.bytes();
+  return ReadFromMemory(bytes.data, bytes.size, format, path, options);
+}
+
+TensorData ReadFromMemory(const void* data, size_t size, Format format, const std::string& name,
+                          const ReadOptions& options) {
+  Bytes bytes{static_cast<const uint8_t*>(data), size, name};
+  switch (format) {
+    case Format::kNpy: {
+      TensorData out;
+      out.dense = ReadNpyBytes(bytes);
+      return out;
+    }
+    case Format::kNpz:
+      return ReadNpzBytes(bytes, options);
+    case Format::kMtx:
+      return ReadMtxBytes(bytes, options);
+    case Format::kTns:
+      return ReadTnsBytes(bytes, options);
+  }
+  Throw(ErrorCode::kInvalidArgument, "io: unknown format for '", name, "'");
+}
+
+std::vector<std::pair<std::string, Tensor>> ReadNpzMembers(const std::string& path) {
+  MappedFile file(path);
+  return ReadNpzMembersBytes(file.bytes());
+}
+
+void Write(const std::string& path, const TensorData& data) { Write(path, data, WriteOptions{}); }
+
+void Write(const std::string& path, const Tensor& dense) {
+  TensorData d;
+  d.dense = dense;
+  Write(path, d, WriteOptions{});
+}
+
+void Write(const std::string& path, const SparseTensor& sparse) {
+  TensorData d;
+  d.sparse = sparse;
+  Write(path, d, WriteOptions{});
+}
+
+void Write(const std::string& path, const TensorData& data, const WriteOptions& options) {
+  const Format format = FormatFromPath(path);
+  if (data.is_sparse()) {
+    TK_CHECK(data.sparse.values().defined(), kInvalidArgument, "io::Write: '", path,
+             "': the TensorData holds neither a dense nor a sparse tensor");
+  }
+  switch (format) {
+    case Format::kNpy:
+      TK_CHECK(!data.is_sparse(), kInvalidArgument, "io::Write: .npy holds dense arrays; call ",
+               "ToDense() before writing a sparse tensor to '", path, "'");
+      WriteNpy(path, data.dense);
+      return;
+    case Format::kNpz:
+      WriteNpz(path, data, options);
+      return;
+    case Format::kMtx:
+      WriteMtx(path, data);
+      return;
+    case Format::kTns:
+      TK_CHECK(data.is_sparse(), kInvalidArgument, "io::Write: .tns holds sparse tensors; call ",
+               "SparseTensor::FromDense before writing a dense tensor to '", path, "'");
+      WriteTns(path, data.sparse);
+      return;
+  }
 }
 
 }  // namespace tensorkit::io

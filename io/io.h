@@ -3,12 +3,21 @@
 // Glossary
 //   Format      chosen from the file extension: .npy, .npz, .mtx, .tns.
 //   TensorData  what a file holds: a dense Tensor or a SparseTensor (exactly one is defined).
-//   atomic write  writers write "<path>.tmp.<pid>" and rename it over `path` on success, so a
-//                 failure never leaves a half-written output.
+//   dtypes      .npy/.npz keep the dtype (bool, int8..int64, uint8, float16/32/64); .mtx and .tns
+//               read as float64 (integer .mtx as int64, pattern .mtx as float64 ones).
+//   atomic write  writers write a hidden temporary file beside `path` (".<name>.tmp.<pid>.<n>")
+//                 and rename it over `path` only when complete, so a failure never leaves a
+//                 half-written output nor changes an existing one.
+//   errors      Error(kIo) for what the OS refuses (open, read, write, rename), Error(kCorrupt)
+//               for bad content (naming the file and the byte or line), Error(kUnsupported) for
+//               valid files tensorkit does not read (complex values, structured dtypes, ...).
 #ifndef TENSORKIT_IO_IO_H_
 #define TENSORKIT_IO_IO_H_
 
+#include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/sparse/sparse_tensor.h"
@@ -16,6 +25,20 @@
 namespace tensorkit::io {
 
 enum class Format { kNpy, kNpz, kMtx, kTns };
+
+struct ReadOptions {
+  // .mtx symmetric/skew-symmetric: also return the mirrored entries (the full matrix); when
+  // false, only the entries the file stores.
+  bool expand_symmetry = true;
+  // .tns: the shape; empty means the largest index on each axis.
+  std::vector<int64_t> shape;
+  // .npz: the member to read ("a" or "a.npy"); empty means the first (or scipy.sparse matrix).
+  std::string member;
+};
+
+struct WriteOptions {
+  bool compress = false;  // .npz: deflate the members (np.savez_compressed) instead of storing
+};
 
 struct TensorData {
   Tensor dense;         // defined when the file holds a dense array
@@ -29,10 +52,22 @@ const char* FormatName(Format format);
 
 // Reads any supported file. Errors name the file and the byte or line at fault.
 TensorData Read(const std::string& path);
+TensorData Read(const std::string& path, const ReadOptions& options);
+// Reads a file's bytes already in memory (fuzzers, tests); `name` appears in error messages.
+TensorData ReadFromMemory(const void* data, size_t size, Format format, const std::string& name,
+                          const ReadOptions& options = {});
+// Every array of a NumPy .npz, in archive order, named without ".npy".
+std::vector<std::pair<std::string, Tensor>> ReadNpzMembers(const std::string& path);
+
 // Writes `data` to `path` in the format of its extension (atomically).
 void Write(const std::string& path, const TensorData& data);
 void Write(const std::string& path, const Tensor& dense);
 void Write(const std::string& path, const SparseTensor& sparse);
+void Write(const std::string& path, const TensorData& data, const WriteOptions& options);
+// Whether the format holds dense arrays (.npy), sparse tensors (.mtx coordinate, .tns) or both
+// (.npz; .mtx writes a dense matrix as its array format).
+bool FormatHoldsDense(Format format);
+bool FormatHoldsSparse(Format format);
 
 }  // namespace tensorkit::io
 

@@ -1,0 +1,119 @@
+// File reading and writing: a 10M-entry Matrix Market file, a 256 MiB .npy, a FROSTT tensor.
+// The files are generated (by tensorkit's own writers) into $TENSORKIT_BENCH_DIR, default
+// /tmp/tensorkit_io_bench, on first use and reused after; bench/peers/io_peers.py times SciPy,
+// NumPy and a plain file copy on the very same files.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "tensorkit/io/file_util.h"
+#include "tensorkit/io/io.h"
+
+namespace tensorkit {
+namespace {
+
+std::string BenchDir() {
+  const char* d = std::getenv("TENSORKIT_BENCH_DIR");
+  std::string dir = d && *d ? d : "/tmp/tensorkit_io_bench";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// A random sparse tensor with `nnz` entries in `shape` (duplicates possible, order unknown).
+SparseTensor RandomSparse(int64_t nnz, const std::vector<int64_t>& shape) {
+  const int rank = static_cast<int>(shape.size());
+  Tensor idx = Tensor::Empty({nnz, rank}, DType::kInt64);
+  Tensor val = Tensor::Empty({nnz}, DType::kFloat64);
+  std::mt19937_64 rng(42);
+  int64_t* ip = idx.data<int64_t>();
+  double* vp = val.data<double>();
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  for (int64_t i = 0; i < nnz; ++i) {
+    for (int a = 0; a < rank; ++a) ip[i * rank + a] = static_cast<int64_t>(rng() % shape[a]);
+    vp[i] = uni(rng);
+  }
+  return SparseTensor::Create(idx, val, shape);
+}
+
+// The path of a bench file, written by `make` when it does not exist yet.
+template <typename Make>
+std::string Ensure(const std::string& name, const Make& make) {
+  const std::string path = BenchDir() + "/" + name;
+  if (!io::FileExists(path)) make(path);
+  return path;
+}
+
+std::string MtxFile() {
+  return Ensure("mtx_10M.mtx", [](const std::string& p) {
+    io::Write(p, RandomSparse(10'000'000, {1'000'000, 1'000'000}));
+  });
+}
+
+std::string TnsFile() {
+  return Ensure("tns_5M.tns", [](const std::string& p) {
+    io::Write(p, RandomSparse(5'000'000, {2000, 3000, 4000}));
+  });
+}
+
+std::string NpyFile() {
+  return Ensure("npy_256MiB.npy", [](const std::string& p) {
+    Tensor t = Tensor::Empty({8192, 8192}, DType::kFloat32);
+    float* d = t.data<float>();
+    for (int64_t i = 0; i < t.NumElements(); ++i) d[i] = static_cast<float>(i % 1000) * 0.5f;
+    io::Write(p, t);
+  });
+}
+
+void BM_ReadMtx10M(benchmark::State& state) {
+  const std::string path = MtxFile();
+  for (auto _ : state) {
+    io::TensorData d = io::Read(path);
+    benchmark::DoNotOptimize(d.sparse.nnz());
+  }
+  state.SetBytesProcessed(state.iterations() * std::filesystem::file_size(path));
+}
+BENCHMARK(BM_ReadMtx10M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_WriteMtx10M(benchmark::State& state) {
+  io::TensorData d = io::Read(MtxFile());
+  const std::string out = BenchDir() + "/mtx_10M_out.mtx";
+  for (auto _ : state) io::Write(out, d);
+  std::filesystem::remove(out);
+}
+BENCHMARK(BM_WriteMtx10M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_ReadTns5M(benchmark::State& state) {
+  const std::string path = TnsFile();
+  for (auto _ : state) {
+    io::TensorData d = io::Read(path);
+    benchmark::DoNotOptimize(d.sparse.nnz());
+  }
+}
+BENCHMARK(BM_ReadTns5M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_ReadNpy256MiB(benchmark::State& state) {
+  const std::string path = NpyFile();
+  for (auto _ : state) {
+    io::TensorData d = io::Read(path);
+    benchmark::DoNotOptimize(d.dense.raw_data());
+  }
+  state.SetBytesProcessed(state.iterations() * std::filesystem::file_size(path));
+}
+BENCHMARK(BM_ReadNpy256MiB)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_WriteNpy256MiB(benchmark::State& state) {
+  Tensor t = io::Read(NpyFile()).dense;
+  const std::string out = BenchDir() + "/npy_256MiB_out.npy";
+  for (auto _ : state) io::Write(out, t);
+  state.SetBytesProcessed(state.iterations() * t.NumElements() * 4);
+  std::filesystem::remove(out);
+}
+BENCHMARK(BM_WriteNpy256MiB)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace tensorkit
+
+BENCHMARK_MAIN();

@@ -1,0 +1,335 @@
+// Matrix Market (.mtx): a "%%MatrixMarket matrix <format> <field> <symmetry>" banner, comment
+// lines starting with '%', a size line, then 1-based entries, one a line. Coordinate files list
+// "i j [value]"; array files list values column by column (only the lower triangle when
+// symmetric, the strictly lower one when skew-symmetric).
+#include <algorithm>
+#include <cctype>
+
+#include "tensorkit/io/formats.h"
+#include "tensorkit/io/text.h"
+
+namespace tensorkit::io {
+namespace {
+
+enum class Field { kReal, kInteger, kPattern };
+enum class Symmetry { kGeneral, kSymmetric, kSkew };
+
+struct MtxHeader {
+  bool coordinate = true;
+  Field field = Field::kReal;
+  Symmetry symmetry = Symmetry::kGeneral;
+  int64_t rows = 0, cols = 0, nnz = 0;
+  int64_t body = 0;       // byte offset of the first entry line
+  int64_t body_line = 0;  // its line number
+  int64_t size_line = 0;  // line number of the size line
+};
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// Splits a line into whitespace-separated words.
+std::vector<std::string> Words(const char* b, const char* e) {
+  std::vector<std::string> out;
+  while (b < e) {
+    while (b < e && std::isspace(static_cast<unsigned char>(*b))) ++b;
+    const char* s = b;
+    while (b < e && !std::isspace(static_cast<unsigned char>(*b))) ++b;
+    if (s < b) out.emplace_back(s, b);
+  }
+  return out;
+}
+
+// Reads the banner, comments and size line.
+MtxHeader ParseHeader(const Bytes& bytes) {
+  const char* base = reinterpret_cast<const char*>(bytes.data);
+  const char* end = base + bytes.size;
+  const char* p = base;
+  int64_t line = 1;
+  auto next_line = [&](const char** b, const char** e) {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
+    *b = p;
+    *e = nl ? nl : end;
+    p = nl ? nl + 1 : end;
+  };
+  auto fail = [&](ErrorCode code, const std::string& what) {
+    Throw(code, "mtx: '", bytes.name, "' line ", line, ": ", what);
+  };
+  const char *b, *e;
+  if (bytes.size == 0) fail(ErrorCode::kCorrupt, "the file is empty (no %%MatrixMarket banner)");
+  next_line(&b, &e);
+  std::vector<std::string> w = Words(b, e);
+  if (w.empty() || Lower(w[0]) != "%%matrixmarket") {
+    fail(ErrorCode::kCorrupt,
+         "expected the banner '%%MatrixMarket matrix coordinate real general'");
+  }
+  if (w.size() != 5) fail(ErrorCode::kCorrupt, "the banner needs 4 words after %%MatrixMarket");
+  MtxHeader h;
+  if (Lower(w[1]) != "matrix")
+    fail(ErrorCode::kUnsupported, "object '" + w[1] + "' is not 'matrix'");
+  const std::string format = Lower(w[2]), field = Lower(w[3]), sym = Lower(w[4]);
+  if (format == "coordinate")
+    h.coordinate = true;
+  else if (format == "array")
+    h.coordinate = false;
+  else
+    fail(ErrorCode::kCorrupt, "format '" + w[2] + "' is neither coordinate nor array");
+  if (field == "real" || field == "double")
+    h.field = Field::kReal;
+  else if (field == "integer")
+    h.field = Field::kInteger;
+  else if (field == "pattern")
+    h.field = Field::kPattern;
+  else
+    fail(ErrorCode::kUnsupported, "field '" + w[3] + "' is not supported (real, integer, pattern)");
+  if (sym == "general")
+    h.symmetry = Symmetry::kGeneral;
+  else if (sym == "symmetric")
+    h.symmetry = Symmetry::kSymmetric;
+  else if (sym == "skew-symmetric")
+    h.symmetry = Symmetry::kSkew;
+  else
+    fail(ErrorCode::kUnsupported,
+         "symmetry '" + w[4] + "' is not supported (general, symmetric, skew-symmetric)");
+  if (!h.coordinate && h.field == Field::kPattern)
+    fail(ErrorCode::kCorrupt, "an array file cannot be 'pattern'");
+  for (;;) {
+    ++line;
+    if (p >= end) fail(ErrorCode::kCorrupt, "the file ends before the size line");
+    next_line(&b, &e);
+    w = Words(b, e);
+    if (w.empty() || w[0][0] == '%') continue;
+    break;
+  }
+  LineTokens t(b, e);
+  try {
+    h.rows = t.Next<int64_t>("row count");
+    h.cols = t.Next<int64_t>("column count");
+    if (h.coordinate) h.nnz = t.Next<int64_t>("entry count");
+    t.ExpectEnd();
+  } catch (const Error& err) {
+    fail(ErrorCode::kCorrupt, std::string("bad size line: ") + err.what());
+  }
+  if (h.rows < 0 || h.cols < 0 || h.nnz < 0) fail(ErrorCode::kCorrupt, "negative size");
+  int64_t cells = 0;
+  if (__builtin_mul_overflow(h.rows, h.cols, &cells)) {
+    fail(ErrorCode::kCorrupt, "the matrix size overflows int64");
+  }
+  if (h.nnz > cells) fail(ErrorCode::kCorrupt, "more entries than the matrix has cells");
+  if (h.symmetry != Symmetry::kGeneral && h.rows != h.cols) {
+    fail(ErrorCode::kCorrupt, "a symmetric or skew-symmetric matrix must be square");
+  }
+  h.size_line = line;
+  h.body = p - base;
+  h.body_line = line + 1;
+  return h;
+}
+
+// The entry count the size line implies for an array file.
+int64_t ArrayEntries(const MtxHeader& h) {
+  const int64_t n = h.rows;
+  switch (h.symmetry) {
+    case Symmetry::kGeneral:
+      return h.rows * h.cols;
+    // Halve the even factor first so that nothing exceeds rows * cols, which fits in int64.
+    case Symmetry::kSymmetric:
+      return n % 2 == 0 ? n / 2 * (n + 1) : (n + 1) / 2 * n;
+    case Symmetry::kSkew:
+      return n == 0 ? 0 : (n % 2 == 0 ? n / 2 * (n - 1) : (n - 1) / 2 * n);
+  }
+  return 0;
+}
+
+// -v without signed overflow (the negation of INT64_MIN wraps, as in two's complement).
+template <typename T>
+T Negate(T v) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(uint64_t{0} - static_cast<uint64_t>(v));
+  } else {
+    return -v;
+  }
+}
+
+DType ValueDType(Field f) { return f == Field::kInteger ? DType::kInt64 : DType::kFloat64; }
+
+// Appends the mirror of every off-diagonal entry (negated when skew), in entry order.
+SparseTensor Expand(const SparseTensor& st, bool skew) {
+  const int64_t nnz = st.nnz();
+  const int64_t* idx = st.indices().data<int64_t>();
+  constexpr int64_t kChunk = 1 << 16;
+  const int64_t num = NumChunks(nnz, kChunk);
+  std::vector<int64_t> counts(num + 1, 0);
+  ParallelChunks(nnz, kChunk, [&](int64_t c, int64_t b, int64_t e) {
+    int64_t k = 0;
+    for (int64_t i = b; i < e; ++i) k += idx[2 * i] != idx[2 * i + 1];
+    counts[c + 1] = k;
+  });
+  for (int64_t c = 0; c < num; ++c) counts[c + 1] += counts[c];
+  const int64_t total = nnz + counts[num];
+  Tensor out_idx = Tensor::Empty({total, 2}, DType::kInt64);
+  Tensor out_val = Tensor::Empty({total}, st.dtype());
+  int64_t* oi = out_idx.data<int64_t>();
+  Dispatch<Bit(DType::kInt64) | Bit(DType::kFloat64)>(st.dtype(), "mtx", [&]<typename T>() {
+    const T* v = st.values().data<T>();
+    T* ov = out_val.data<T>();
+    ParallelChunks(nnz, kChunk, [&](int64_t c, int64_t b, int64_t e) {
+      std::copy(idx + 2 * b, idx + 2 * e, oi + 2 * b);
+      std::copy(v + b, v + e, ov + b);
+      int64_t o = nnz + counts[c];
+      for (int64_t i = b; i < e; ++i) {
+        if (idx[2 * i] == idx[2 * i + 1]) continue;
+        oi[2 * o] = idx[2 * i + 1];
+        oi[2 * o + 1] = idx[2 * i];
+        ov[o] = skew ? Negate(v[i]) : v[i];
+        ++o;
+      }
+    });
+  });
+  return SparseTensor::Create(out_idx, out_val, st.shape());
+}
+
+SparseTensor ReadCoordinate(const Bytes& bytes, const MtxHeader& h, const ReadOptions& options) {
+  std::vector<TextChunk> chunks = ChunkLines(bytes, h.body, h.body_line, '%');
+  const int64_t found = TotalEntries(chunks);
+  TK_CHECK(found == h.nnz, kCorrupt, "mtx: '", bytes.name, "' line ", h.size_line,
+           ": the size line declares ", h.nnz, " entries but the file has ", found, " entry lines");
+  Tensor indices = Tensor::Empty({h.nnz, 2}, DType::kInt64);
+  Tensor values = Tensor::Empty({h.nnz}, ValueDType(h.field));
+  int64_t* idx = indices.data<int64_t>();
+  const bool skew = h.symmetry == Symmetry::kSkew;
+  Dispatch<Bit(DType::kInt64) | Bit(DType::kFloat64)>(values.dtype(), "mtx", [&]<typename T>() {
+    T* val = values.data<T>();
+    ParseDataLines(
+        bytes, chunks, '%', "mtx", [&](const char* b, const char* e, int64_t k, int64_t, int64_t) {
+          LineTokens t(b, e);
+          const int64_t i = t.Next<int64_t>("row index");
+          const int64_t j = t.Next<int64_t>("column index");
+          TK_CHECK(i >= 1 && i <= h.rows, kCorrupt, "row index ", i, " is out of range [1, ",
+                   h.rows, "] (Matrix Market indices are 1-based)");
+          TK_CHECK(j >= 1 && j <= h.cols, kCorrupt, "column index ", j, " is out of range [1, ",
+                   h.cols, "] (Matrix Market indices are 1-based)");
+          TK_CHECK(!skew || i != j, kCorrupt, "a skew-symmetric matrix has no diagonal entry (", i,
+                   ", ", j, ")");
+          idx[2 * k] = i - 1;
+          idx[2 * k + 1] = j - 1;
+          val[k] = h.field == Field::kPattern ? T{1} : t.Next<T>("value");
+          t.ExpectEnd();
+        });
+  });
+  SparseTensor st = SparseTensor::Create(indices, values, {h.rows, h.cols});
+  if (h.symmetry != Symmetry::kGeneral && options.expand_symmetry) return Expand(st, skew);
+  return st;
+}
+
+Tensor ReadArray(const Bytes& bytes, const MtxHeader& h, const ReadOptions& options) {
+  std::vector<TextChunk> chunks = ChunkLines(bytes, h.body, h.body_line, '%');
+  const int64_t expected = ArrayEntries(h), found = TotalEntries(chunks);
+  TK_CHECK(found == expected, kCorrupt, "mtx: '", bytes.name, "' line ", h.size_line, ": a ",
+           h.rows, " x ", h.cols, " array file needs ", expected, " value lines but has ", found);
+  Tensor dense = Tensor::Zeros({h.rows, h.cols}, ValueDType(h.field));
+  Dispatch<Bit(DType::kInt64) | Bit(DType::kFloat64)>(dense.dtype(), "mtx", [&]<typename T>() {
+    std::vector<T> raw(static_cast<size_t>(expected));
+    ParseDataLines(bytes, chunks, '%', "mtx",
+                   [&](const char* b, const char* e, int64_t k, int64_t, int64_t) {
+                     LineTokens t(b, e);
+                     raw[k] = t.Next<T>("value");
+                     t.ExpectEnd();
+                   });
+    T* out = dense.data<T>();
+    const int64_t m = h.rows, n = h.cols;
+    if (h.symmetry == Symmetry::kGeneral) {
+      for (int64_t k = 0; k < expected; ++k) out[(k % m) * n + k / m] = raw[k];
+      return;
+    }
+    const bool skew = h.symmetry == Symmetry::kSkew;
+    int64_t k = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t i = skew ? j + 1 : j; i < m; ++i, ++k) {
+        out[i * n + j] = raw[k];
+        if (options.expand_symmetry && i != j) {
+          out[j * n + i] = skew ? Negate(raw[k]) : raw[k];
+        }
+      }
+    }
+  });
+  return dense;
+}
+
+// Writes one value in the field the header declares (integer or real).
+template <typename T>
+void AppendValue(T v, std::string* out) {
+  if constexpr (std::is_same_v<T, bool>) {
+    out->push_back(v ? '1' : '0');
+  } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    AppendNumber(static_cast<float>(v), out);
+  } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+    AppendNumber(static_cast<int>(v), out);
+  } else {
+    AppendNumber(v, out);
+  }
+}
+
+}  // namespace
+
+TensorData ReadMtxBytes(const Bytes& bytes, const ReadOptions& options) {
+  MtxHeader h = ParseHeader(bytes);
+  TensorData out;
+  if (h.coordinate) {
+    out.sparse = ReadCoordinate(bytes, h, options);
+  } else {
+    out.dense = ReadArray(bytes, h, options);
+  }
+  return out;
+}
+
+void WriteMtx(const std::string& path, const TensorData& data) {
+  const DType dtype = data.is_sparse() ? data.sparse.dtype() : data.dense.dtype();
+  TK_CHECK(dtype != DType::kString, kUnsupported, "mtx: cannot write string values to '", path,
+           "'");
+  const char* field = IsFloat(dtype) ? "real" : "integer";
+  if (data.is_sparse()) {
+    SparseTensor st = HostContiguous(data.sparse);
+    TK_CHECK(st.rank() == 2, kUnsupported,
+             "mtx: Matrix Market holds matrices; cannot write a rank-", st.rank(), " tensor to '",
+             path, "' (use .tns for any rank)");
+    AtomicFile file(path);
+    file.Write(std::string("%%MatrixMarket matrix coordinate ") + field + " general\n" +
+               std::to_string(st.shape()[0]) + " " + std::to_string(st.shape()[1]) + " " +
+               std::to_string(st.nnz()) + "\n");
+    const int64_t* idx = st.indices().data<int64_t>();
+    Dispatch<kNumericDTypes>(dtype, "mtx: write", [&]<typename T>() {
+      const T* v = st.values().data<T>();
+      WriteLinesParallel(&file, st.nnz(), [&](int64_t i, std::string* out) {
+        AppendNumber(idx[2 * i] + 1, out);
+        out->push_back(' ');
+        AppendNumber(idx[2 * i + 1] + 1, out);
+        out->push_back(' ');
+        AppendValue(v[i], out);
+        out->push_back('\n');
+      });
+    });
+    file.Commit();
+    return;
+  }
+  const Tensor& t = data.dense;
+  t.CheckDefined("mtx: write");
+  TK_CHECK(t.NumAxes() == 2, kUnsupported, "mtx: Matrix Market holds matrices; cannot write dims ",
+           ShapeString(t.Dims()), " to '", path, "'");
+  Tensor host = t.device().is_cpu() && t.IsContiguous() ? t : t.To(Device::Cpu());
+  const int64_t m = host.Dim(0), n = host.Dim(1);
+  AtomicFile file(path);
+  file.Write(std::string("%%MatrixMarket matrix array ") + field + " general\n" +
+             std::to_string(m) + " " + std::to_string(n) + "\n");
+  Dispatch<kNumericDTypes>(dtype, "mtx: write", [&]<typename T>() {
+    const T* v = host.data<T>();
+    WriteLinesParallel(&file, m * n, [&](int64_t k, std::string* out) {
+      AppendValue(v[(k % m) * n + k / m], out);  // column by column
+      out->push_back('\n');
+    });
+  });
+  file.Commit();
+}
+
+}  // namespace tensorkit::io

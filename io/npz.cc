@@ -1,0 +1,202 @@
+// .npz: a zip archive of .npy members. NumPy's savez/savez_compressed hold dense arrays;
+// scipy.sparse.save_npz holds one matrix as members format ('coo', 'csr' or 'csc'), shape, and
+// row/col or indices/indptr, plus data.
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "tensorkit/common/parallel.h"
+#include "tensorkit/io/formats.h"
+
+namespace tensorkit::io {
+namespace {
+
+std::string StripNpy(const std::string& name) {
+  return name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0
+             ? name.substr(0, name.size() - 4)
+             : name;
+}
+
+// An archive's members by name (without .npy), reading each on demand.
+class Archive {
+ public:
+  explicit Archive(const Bytes& zip) : zip_(zip), entries_(ListZip(zip)) {
+    for (size_t i = 0; i < entries_.size(); ++i) index_[StripNpy(entries_[i].name)] = i;
+  }
+  bool Has(const std::string& name) const { return index_.count(name) != 0; }
+  const std::vector<ZipEntry>& entries() const { return entries_; }
+  Tensor Array(const std::string& name) {
+    std::vector<uint8_t> buffer;
+    return ReadNpyBytes(ZipMemberBytes(zip_, Entry(name), &buffer));
+  }
+  std::string ByteString(const std::string& name) {
+    std::vector<uint8_t> buffer;
+    return ReadNpyByteString(ZipMemberBytes(zip_, Entry(name), &buffer));
+  }
+  const ZipEntry& Entry(const std::string& name) const {
+    auto it = index_.find(StripNpy(name));
+    if (it == index_.end()) {
+      std::string have;
+      for (const auto& e : entries_) have += (have.empty() ? "" : ", ") + e.name;
+      Throw(ErrorCode::kCorrupt, "npz: '", zip_.name, "' has no member '", name,
+            "' (members: ", have.empty() ? "none" : have, ")");
+    }
+    return entries_[it->second];
+  }
+  const std::string& name() const { return zip_.name; }
+
+ private:
+  const Bytes& zip_;
+  std::vector<ZipEntry> entries_;
+  std::map<std::string, size_t> index_;
+};
+
+// A 1-D integer member as int64 values (scipy writes int32 or int64).
+std::vector<int64_t> IntMember(Archive& ar, const std::string& name) {
+  Tensor t = ar.Array(name);
+  TK_CHECK(t.NumAxes() == 1 && IsInteger(t.dtype()), kCorrupt, "npz: '", ar.name(), "': member '",
+           name, "' should be a 1-D integer array, got ", DTypeName(t.dtype()), " dims ",
+           ShapeString(t.Dims()));
+  return Dispatch<kIntDTypes>(t.dtype(), "npz", [&]<typename T>() {
+    std::vector<T> v = t.ToVector<T>();
+    return std::vector<int64_t>(v.begin(), v.end());
+  });
+}
+
+// A scipy.sparse matrix (coo, csr or csc) as a SparseTensor in the file's entry order.
+SparseTensor ReadScipy(Archive& ar) {
+  const std::string format = ar.ByteString("format");
+  std::vector<int64_t> shape = IntMember(ar, "shape");
+  TK_CHECK(shape.size() == 2 && shape[0] >= 0 && shape[1] >= 0, kCorrupt, "npz: '", ar.name(),
+           "': scipy shape ", ShapeString(shape), " is not a 2-D shape");
+  Tensor data = ar.Array("data");
+  TK_CHECK(data.NumAxes() == 1, kCorrupt, "npz: '", ar.name(),
+           "': member 'data' should be 1-D, got dims ", ShapeString(data.Dims()));
+  data = data.IsContiguous() ? data : data.Clone();
+  const int64_t nnz = data.Dim(0);
+  Tensor indices = Tensor::Empty({nnz, 2}, DType::kInt64);
+  int64_t* idx = indices.data<int64_t>();
+  auto bad = [&](const char* what, int64_t at, int64_t v, int64_t limit) {
+    Throw(ErrorCode::kCorrupt, "npz: '", ar.name(), "': ", what, " ", v, " of entry ", at,
+          " is out of range [0, ", limit, ")");
+  };
+  if (format == "coo") {
+    std::vector<int64_t> row = IntMember(ar, "row"), col = IntMember(ar, "col");
+    TK_CHECK(static_cast<int64_t>(row.size()) == nnz && static_cast<int64_t>(col.size()) == nnz,
+             kCorrupt, "npz: '", ar.name(), "': coo members row (", row.size(), "), col (",
+             col.size(), ") and data (", nnz, ") differ in length");
+    for (int64_t i = 0; i < nnz; ++i) {
+      if (row[i] < 0 || row[i] >= shape[0]) bad("row", i, row[i], shape[0]);
+      if (col[i] < 0 || col[i] >= shape[1]) bad("col", i, col[i], shape[1]);
+      idx[2 * i] = row[i];
+      idx[2 * i + 1] = col[i];
+    }
+    return SparseTensor::Create(indices, data, shape);
+  }
+  TK_CHECK(format == "csr" || format == "csc", kUnsupported, "npz: '", ar.name(),
+           "': scipy format '", format, "' is not supported (coo, csr, csc are)");
+  const bool csr = format == "csr";
+  const int major = csr ? 0 : 1;  // the compressed axis
+  std::vector<int64_t> ptr = IntMember(ar, "indptr"), minor = IntMember(ar, "indices");
+  TK_CHECK(static_cast<int64_t>(ptr.size()) == shape[major] + 1 &&
+               static_cast<int64_t>(minor.size()) == nnz && ptr.front() == 0 && ptr.back() == nnz,
+           kCorrupt, "npz: '", ar.name(), "': ", format, " indptr (", ptr.size(),
+           " entries) and indices (", minor.size(), ") do not fit shape ", ShapeString(shape),
+           " with ", nnz, " values");
+  for (int64_t m = 0; m < shape[major]; ++m) {  // first, so that the loop below stays in bounds
+    TK_CHECK(ptr[m] <= ptr[m + 1], kCorrupt, "npz: '", ar.name(), "': indptr decreases at ", m,
+             " (", ptr[m], " then ", ptr[m + 1], ")");
+  }
+  for (int64_t m = 0; m < shape[major]; ++m) {
+    for (int64_t k = ptr[m]; k < ptr[m + 1]; ++k) {
+      if (minor[k] < 0 || minor[k] >= shape[1 - major]) {
+        bad("index", k, minor[k], shape[1 - major]);
+      }
+      idx[2 * k + major] = m;
+      idx[2 * k + 1 - major] = minor[k];
+    }
+  }
+  return SparseTensor::Create(indices, data, shape);
+}
+
+bool IsScipy(const Archive& ar) { return ar.Has("format") && ar.Has("shape") && ar.Has("data"); }
+
+// The npy bytes of `t` as header + data pieces, keeping `t` alive in *keep.
+std::vector<std::string_view> NpyPieces(const Tensor& t, std::string* header, Tensor* keep) {
+  bool fortran = false;
+  *keep = NpyLayout(t, &fortran);
+  *header = NpyHeaderFor(*keep, fortran);
+  const size_t bytes = static_cast<size_t>(keep->NumElements() * DTypeSize(keep->dtype()));
+  return {std::string_view(*header),
+          std::string_view(static_cast<const char*>(keep->raw_data()), bytes)};
+}
+
+}  // namespace
+
+TensorData ReadNpzBytes(const Bytes& bytes, const ReadOptions& options) {
+  Archive ar(bytes);
+  TensorData out;
+  if (!options.member.empty()) {
+    out.dense = ar.Array(options.member);
+  } else if (IsScipy(ar)) {
+    out.sparse = ReadScipy(ar);
+  } else {
+    TK_CHECK(!ar.entries().empty(), kCorrupt, "npz: '", bytes.name, "' holds no arrays");
+    out.dense = ar.Array(ar.entries().front().name);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> ReadNpzMembersBytes(const Bytes& bytes) {
+  Archive ar(bytes);
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const ZipEntry& e : ar.entries()) out.emplace_back(StripNpy(e.name), ar.Array(e.name));
+  return out;
+}
+
+void WriteNpz(const std::string& path, const TensorData& data, const WriteOptions& options) {
+  AtomicFile file(path);
+  ZipWriter zip(&file);
+  std::string header;
+  Tensor keep;
+  if (!data.is_sparse()) {
+    zip.Add("arr_0.npy", NpyPieces(data.dense, &header, &keep), options.compress);
+  } else {
+    SparseTensor st = HostContiguous(data.sparse);
+    TK_CHECK(st.rank() == 2, kUnsupported, "npz: scipy.sparse holds matrices only; cannot write a ",
+             "rank-", st.rank(), " sparse tensor to '", path, "' (use .tns for any rank)");
+    TK_CHECK(st.dtype() != DType::kString && st.dtype() != DType::kBFloat16, kUnsupported,
+             "npz: cannot write ", DTypeName(st.dtype()), " values to '", path, "'");
+    const int64_t nnz = st.nnz();
+    std::vector<Tensor> rc = {Tensor::Empty({nnz}, DType::kInt64),
+                              Tensor::Empty({nnz}, DType::kInt64)};
+    const int64_t* idx = st.indices().data<int64_t>();
+    for (int64_t i = 0; i < nnz; ++i) {
+      rc[0].data<int64_t>()[i] = idx[2 * i];
+      rc[1].data<int64_t>()[i] = idx[2 * i + 1];
+    }
+    const std::string fmt = "coo";
+    std::string fmt_header = NpyByteStringHeader(fmt.size());
+    zip.Add("format.npy", {fmt_header, fmt}, options.compress);
+    Tensor shape = Tensor::FromVector<int64_t>(st.shape());
+    std::string h1, h2, h3, h4;
+    Tensor k1, k2, k3, k4;
+    zip.Add("shape.npy", NpyPieces(shape, &h1, &k1), options.compress);
+    zip.Add("row.npy", NpyPieces(rc[0], &h2, &k2), options.compress);
+    zip.Add("col.npy", NpyPieces(rc[1], &h3, &k3), options.compress);
+    zip.Add("data.npy", NpyPieces(st.values(), &h4, &k4), options.compress);
+  }
+  zip.Finish();
+  file.Commit();
+}
+
+SparseTensor HostContiguous(const SparseTensor& st) {
+  Tensor idx = st.indices(), val = st.values();
+  if (!idx.device().is_cpu()) idx = idx.To(Device::Cpu());
+  if (!val.device().is_cpu()) val = val.To(Device::Cpu());
+  if (!idx.IsContiguous()) idx = idx.Clone();
+  if (!val.IsContiguous()) val = val.Clone();
+  return SparseTensor::Create(idx, val, st.shape(), st.order());
+}
+
+}  // namespace tensorkit::io

@@ -1,0 +1,128 @@
+// FROSTT (.tns): one nonzero a line, "i1 i2 ... iN value", 1-based, whitespace separated; lines
+// starting with '#' are comments. The rank is the number of fields of the first entry minus one;
+// the shape is the largest index on each axis unless the caller gives it.
+#include <algorithm>
+
+#include "tensorkit/io/formats.h"
+#include "tensorkit/io/text.h"
+
+namespace tensorkit::io {
+namespace {
+
+// Number of whitespace-separated fields on the first data line, and its line number.
+std::pair<int, int64_t> FirstLineFields(const Bytes& bytes) {
+  const char* p = reinterpret_cast<const char*>(bytes.data);
+  const char* end = p + bytes.size;
+  int64_t line = 1;
+  while (p < end) {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
+    const char* le = nl ? nl : end;
+    const char* q = p;
+    while (q < le && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
+    if (q < le && *q != '#') {
+      int fields = 0;
+      while (q < le) {
+        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
+        if (q == le) break;
+        ++fields;
+        while (q < le && *q != ' ' && *q != '\t' && *q != '\r') ++q;
+      }
+      return {fields, line};
+    }
+    ++line;
+    p = le + 1;
+  }
+  return {0, line};
+}
+
+}  // namespace
+
+TensorData ReadTnsBytes(const Bytes& bytes, const ReadOptions& options) {
+  auto [fields, first] = FirstLineFields(bytes);
+  std::vector<TextChunk> chunks = ChunkLines(bytes, 0, 1, '#');
+  const int64_t nnz = TotalEntries(chunks);
+  int rank = fields - 1;
+  if (nnz == 0) {
+    TK_CHECK(!options.shape.empty(), kCorrupt, "tns: '", bytes.name,
+             "' has no entries, so its rank is unknown; pass the shape");
+    rank = static_cast<int>(options.shape.size());
+  }
+  TK_CHECK(rank >= 1, kCorrupt, "tns: '", bytes.name, "' line ", first,
+           ": an entry needs at least one index and a value, found ", fields, " field(s)");
+  TK_CHECK(options.shape.empty() || static_cast<int>(options.shape.size()) == rank,
+           kInvalidArgument, "tns: '", bytes.name, "' has rank ", rank, " (line ", first,
+           ") but the given shape ", ShapeString(options.shape), " has ", options.shape.size(),
+           " axes");
+  TK_CHECK(rank <= 4096, kUnsupported, "tns: '", bytes.name, "' line ", first, ": rank ", rank,
+           " is more than 4096 axes");
+  // Every entry line holds rank + 1 fields of at least two bytes each (digit and separator), so
+  // this bounds the allocation below by the file size.
+  TK_CHECK(nnz <= static_cast<int64_t>(bytes.size) / (2 * (rank + 1)) + 1, kCorrupt, "tns: '",
+           bytes.name, "': ", nnz, " entry lines of rank ", rank, " (line ", first,
+           ") cannot fit in ", bytes.size, " bytes; some line has too few fields");
+  Tensor indices = Tensor::Empty({nnz, rank}, DType::kInt64);
+  Tensor values = Tensor::Empty({nnz}, DType::kFloat64);
+  int64_t* idx = indices.data<int64_t>();
+  double* val = values.data<double>();
+  const std::vector<int64_t>& given = options.shape;
+  std::vector<std::vector<int64_t>> maxima(chunks.size(), std::vector<int64_t>(rank, 0));
+  ParseDataLines(
+      bytes, chunks, '#', "tns", [&](const char* b, const char* e, int64_t k, int64_t, int64_t c) {
+        LineTokens t(b, e);
+        int64_t* row = idx + k * rank;
+        std::vector<int64_t>& mx = maxima[c];
+        for (int a = 0; a < rank; ++a) {
+          const int64_t i = t.Next<int64_t>("index");
+          TK_CHECK(i >= 1, kCorrupt, "index ", i, " on axis ", a,
+                   " is out of range (FROSTT indices are 1-based)");
+          TK_CHECK(given.empty() || i <= given[a], kCorrupt, "index ", i, " on axis ", a,
+                   " is out of range [1, ", given.empty() ? 0 : given[a], "] of the given shape");
+          row[a] = i - 1;
+          mx[a] = std::max(mx[a], i);
+        }
+        val[k] = t.Next<double>("value");
+        t.ExpectEnd();
+      });
+  std::vector<int64_t> shape = given;
+  if (shape.empty()) {
+    shape.assign(rank, 0);
+    for (const auto& mx : maxima) {
+      for (int a = 0; a < rank; ++a) shape[a] = std::max(shape[a], mx[a]);
+    }
+  }
+  TensorData out;
+  out.sparse = SparseTensor::Create(indices, values, shape);
+  return out;
+}
+
+void WriteTns(const std::string& path, const SparseTensor& input) {
+  SparseTensor st = HostContiguous(input);
+  TK_CHECK(st.dtype() != DType::kString, kUnsupported, "tns: cannot write string values to '", path,
+           "'");
+  TK_CHECK(st.rank() >= 1, kUnsupported, "tns: cannot write a rank-0 tensor to '", path, "'");
+  const int rank = st.rank();
+  const int64_t* idx = st.indices().data<int64_t>();
+  AtomicFile file(path);
+  Dispatch<kNumericDTypes>(st.dtype(), "tns: write", [&]<typename T>() {
+    const T* v = st.values().data<T>();
+    WriteLinesParallel(&file, st.nnz(), [&](int64_t i, std::string* out) {
+      for (int a = 0; a < rank; ++a) {
+        AppendNumber(idx[i * rank + a] + 1, out);
+        out->push_back(' ');
+      }
+      if constexpr (std::is_same_v<T, bool>) {
+        out->push_back(v[i] ? '1' : '0');
+      } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+        AppendNumber(static_cast<float>(v[i]), out);
+      } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+        AppendNumber(static_cast<int>(v[i]), out);
+      } else {
+        AppendNumber(v[i], out);
+      }
+      out->push_back('\n');
+    });
+  });
+  file.Commit();
+}
+
+}  // namespace tensorkit::io

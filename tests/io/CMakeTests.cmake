@@ -1,0 +1,8 @@
+# Round trips with the real NumPy and SciPy (Debian's /usr/bin/python3); skipped (exit 77) when
+# they are missing.
+if(TARGET tensorkit_tool)
+  add_test(NAME io.numpy_scipy_roundtrip
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/numpy_scipy_roundtrip.py
+                   --tool $<TARGET_FILE:tensorkit_tool>)
+  set_tests_properties(io.numpy_scipy_roundtrip PROPERTIES LABELS io SKIP_RETURN_CODE 77)
+endif()

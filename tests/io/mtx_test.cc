@@ -1,0 +1,156 @@
+#include <gtest/gtest.h>
+
+#include "io/io_test_util.h"
+#include "tensorkit/common/parallel.h"
+#include "tensorkit/io/io.h"
+
+namespace tensorkit::io {
+namespace {
+
+using testing::CatchError;
+using testing::TempDir;
+
+TensorData Mtx(const std::string& text, const ReadOptions& options = {}) {
+  return ReadFromMemory(text.data(), text.size(), Format::kMtx, "m.mtx", options);
+}
+
+// Dense C-order values of a sparse read (duplicates summed by ToDense).
+std::vector<double> DenseOf(const TensorData& d) {
+  return d.is_sparse() ? d.sparse.ToDense().ToVector<double>() : d.dense.ToVector<double>();
+}
+
+TEST(MtxTest, CoordinateRealGeneralWithCommentsAndCrlf) {
+  TensorData d =
+      Mtx("%%MatrixMarket matrix coordinate real general\r\n% a comment\r\n\r\n2 3 3\r\n"
+          "1 1 1.5\r\n% mid comment\r\n2 3 -2e1\r\n  1 2 +4\r\n");
+  ASSERT_TRUE(d.is_sparse());
+  EXPECT_EQ(d.sparse.shape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(d.sparse.indices().ToVector<int64_t>(), (std::vector<int64_t>{0, 0, 1, 2, 0, 1}));
+  EXPECT_EQ(d.sparse.values().ToVector<double>(), (std::vector<double>{1.5, -20, 4}));
+}
+
+TEST(MtxTest, IntegerAndPatternFields) {
+  TensorData i = Mtx("%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 7\n2 1 -3\n");
+  EXPECT_EQ(i.sparse.dtype(), DType::kInt64);
+  EXPECT_EQ(i.sparse.values().ToVector<int64_t>(), (std::vector<int64_t>{7, -3}));
+  TensorData p = Mtx("%%MatrixMarket matrix coordinate pattern general\n2 2 2\n1 2\n2 1\n");
+  EXPECT_EQ(DenseOf(p), (std::vector<double>{0, 1, 1, 0}));
+}
+
+TEST(MtxTest, SymmetricAndSkewExpansion) {
+  const std::string sym =
+      "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 1\n2 1 2\n3 2 3\n";
+  EXPECT_EQ(DenseOf(Mtx(sym)), (std::vector<double>{1, 2, 0, 2, 0, 3, 0, 3, 0}));
+  ReadOptions stored;
+  stored.expand_symmetry = false;
+  EXPECT_EQ(Mtx(sym, stored).sparse.nnz(), 3);
+  const std::string skew =
+      "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 2\n3 1 -1\n";
+  EXPECT_EQ(DenseOf(Mtx(skew)), (std::vector<double>{0, -2, 1, 2, 0, 0, -1, 0, 0}));
+}
+
+TEST(MtxTest, ArrayFormats) {
+  // Column-major values of [[1 3] [2 4] [5 6]] (3x2).
+  TensorData g = Mtx("%%MatrixMarket matrix array real general\n3 2\n1\n2\n5\n3\n4\n6\n");
+  ASSERT_FALSE(g.is_sparse());
+  EXPECT_EQ(g.dense.ToVector<double>(), (std::vector<double>{1, 3, 2, 4, 5, 6}));
+  TensorData s = Mtx("%%MatrixMarket matrix array integer symmetric\n2 2\n1\n2\n3\n");
+  EXPECT_EQ(s.dense.ToVector<int64_t>(), (std::vector<int64_t>{1, 2, 2, 3}));
+  TensorData k = Mtx("%%MatrixMarket matrix array real skew-symmetric\n2 2\n5\n");
+  EXPECT_EQ(k.dense.ToVector<double>(), (std::vector<double>{0, -5, 5, 0}));
+}
+
+TEST(MtxTest, MalformedInputNamesTheLine) {
+  const std::string head = "%%MatrixMarket matrix coordinate real general\n";
+  struct Case {
+    std::string text;
+    ErrorCode code;
+    const char* part;
+  };
+  std::vector<Case> cases = {
+      {"", ErrorCode::kCorrupt, "empty"},
+      {"hello\n", ErrorCode::kCorrupt, "line 1"},
+      {"%%MatrixMarket matrix coordinate complex general\n1 1 0\n", ErrorCode::kUnsupported,
+       "complex"},
+      {"%%MatrixMarket matrix coordinate real hermitian\n1 1 0\n", ErrorCode::kUnsupported,
+       "hermitian"},
+      {head, ErrorCode::kCorrupt, "size line"},
+      {head + "2 2\n", ErrorCode::kCorrupt, "line 2: bad size line"},
+      {head + "2 2 1\n0 1 1.0\n", ErrorCode::kCorrupt, "line 3: row index 0 is out of range"},
+      {head + "2 2 2\n1 1 1\n1 3 1.0\n", ErrorCode::kCorrupt, "line 4: column index 3"},
+      {head + "2 2 1\n1 1 abc\n", ErrorCode::kCorrupt, "line 3: value 'abc' is not a number"},
+      {head + "2 2 1\n1 1 1 9\n", ErrorCode::kCorrupt, "unexpected text"},
+      {head + "2 2 1\n1 1\n", ErrorCode::kCorrupt, "missing value"},
+      {head + "2 2 3\n1 1 1\n", ErrorCode::kCorrupt, "declares 3 entries but the file has 1"},
+      {head + "2 2 1\n1 1 1\n2 2 2\n", ErrorCode::kCorrupt, "declares 1 entries"},
+      {head + "2 2 1\n99999999999999999999 1 1\n", ErrorCode::kCorrupt, "out of range for int64"},
+      {head + "9223372036854775807 9223372036854775807 1\n1 1 1\n", ErrorCode::kCorrupt,
+       "overflows"},
+      {head + "3 3 1000000000000\n1 1 1\n", ErrorCode::kCorrupt, "more entries than"},
+      {"%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 1 1\n", ErrorCode::kCorrupt,
+       "no diagonal"},
+      {"%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n", ErrorCode::kCorrupt,
+       "needs 4 value lines but has 3"},
+  };
+  for (const Case& c : cases) {
+    Error e = CatchError([&] { Mtx(c.text); });
+    EXPECT_EQ(e.code(), c.code) << c.text << " -> " << e.what();
+    EXPECT_HAS(e.what(), c.part);
+    EXPECT_HAS(e.what(), "m.mtx");
+  }
+}
+
+// A generated file over several 1 MiB chunks: values, line numbers of errors in late chunks,
+// and identical results at any thread count.
+TEST(MtxTest, ManyChunksParseDeterministically) {
+  const int64_t n = 120000;  // about 2.5 MB of text
+  std::string text =
+      "%%MatrixMarket matrix coordinate real general\n1000 1000 " + std::to_string(n) + "\n";
+  for (int64_t k = 0; k < n; ++k) {
+    text += std::to_string(k % 1000 + 1) + " " + std::to_string(k / 1000 % 1000 + 1) + " " +
+            std::to_string(k) + ".25\n";
+  }
+  const int saved = GetNumThreads();
+  SetNumThreads(1);
+  TensorData one = Mtx(text);
+  SetNumThreads(2);
+  TensorData two = Mtx(text);
+  SetNumThreads(saved);
+  ASSERT_EQ(one.sparse.nnz(), n);
+  EXPECT_EQ(one.sparse.values().ToVector<double>(), two.sparse.values().ToVector<double>());
+  EXPECT_EQ(one.sparse.indices().ToVector<int64_t>(), two.sparse.indices().ToVector<int64_t>());
+  std::vector<double> v = two.sparse.values().ToVector<double>();
+  EXPECT_EQ(v[n - 1], static_cast<double>(n - 1) + 0.25);
+  std::vector<int64_t> idx = two.sparse.indices().ToVector<int64_t>();
+  EXPECT_EQ(idx[2 * 99999], 99999 % 1000);
+  // Break entry 100000 (line 100003) and entry 110000: the first one is reported.
+  for (int64_t bad : {100000, 110000}) {
+    const std::string needle = "\n" + std::to_string(bad) + ".25\n";
+    size_t at = text.find(" " + std::to_string(bad) + ".25\n");
+    ASSERT_NE(at, std::string::npos) << needle;
+    text[at + 1] = 'x';
+  }
+  Error e = CatchError([&] { Mtx(text); });
+  EXPECT_HAS(e.what(), "line 100003:");
+}
+
+TEST(MtxTest, WriteAndReadBack) {
+  TempDir dir;
+  Tensor idx = Tensor::FromVector<int64_t>({0, 2, 1, 0}, {2, 2});
+  SparseTensor st = SparseTensor::Create(idx, Tensor::FromVector<float>({0.1f, -3.5f}), {2, 3});
+  Write(dir / "s.mtx", st);
+  TensorData r = Read(dir / "s.mtx");
+  EXPECT_EQ(r.sparse.indices().ToVector<int64_t>(), idx.ToVector<int64_t>());
+  // float32 is written in its shortest form ("0.1"), which reads back as the float64 0.1.
+  EXPECT_EQ(r.sparse.values().ToVector<double>(), (std::vector<double>{0.1, -3.5}));
+  Tensor dense = Tensor::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Write(dir / "d.mtx", dense);
+  TensorData rd = Read(dir / "d.mtx");
+  ASSERT_FALSE(rd.is_sparse());
+  EXPECT_EQ(rd.dense.ToVector<int64_t>(), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(CatchError([&] { Write(dir / "x.mtx", Tensor::Zeros({2}, DType::kFloat32)); }).code(),
+            ErrorCode::kUnsupported);
+}
+
+}  // namespace
+}  // namespace tensorkit::io

@@ -1,0 +1,182 @@
+#include <gtest/gtest.h>
+
+#include "io/io_test_util.h"
+#include "tensorkit/io/formats.h"
+#include "tensorkit/io/io.h"
+
+namespace tensorkit::io {
+namespace {
+
+using testing::CatchError;
+using testing::ReadText;
+using testing::TempDir;
+using testing::WriteText;
+
+SparseTensor SmallSparse() {
+  Tensor idx = Tensor::FromVector<int64_t>({0, 1, 2, 0, 1, 3}, {3, 2});
+  Tensor val = Tensor::FromVector<float>({1.5f, -2.0f, 3.25f});
+  return SparseTensor::Create(idx, val, {3, 4});
+}
+
+// An archive of `members` (name -> npy bytes of a tensor), stored or deflated.
+std::string Archive(const TempDir& dir, const std::vector<std::pair<std::string, Tensor>>& members,
+                    bool compress) {
+  const std::string path = dir / "built.npz";
+  {
+    AtomicFile f(path);
+    ZipWriter zip(&f);
+    for (const auto& [name, t] : members) {
+      std::string header = NpyHeaderFor(t, false);
+      std::string_view data(static_cast<const char*>(t.raw_data()),
+                            t.NumElements() * DTypeSize(t.dtype()));
+      zip.Add(name, {header, data}, compress);
+    }
+    zip.Finish();
+    f.Commit();
+  }
+  return path;
+}
+
+TEST(NpzTest, DenseRoundTripStoredAndCompressed) {
+  TempDir dir;
+  Tensor t = Tensor::FromVector<int16_t>({1, -2, 3, -4, 5, -6}, {2, 3});
+  for (bool compress : {false, true}) {
+    WriteOptions wo;
+    wo.compress = compress;
+    TensorData d;
+    d.dense = t;
+    Write(dir / "d.npz", d, wo);
+    TensorData r = Read(dir / "d.npz");
+    ASSERT_FALSE(r.is_sparse());
+    EXPECT_EQ(r.dense.Dims(), t.Dims());
+    EXPECT_EQ(r.dense.ToVector<int16_t>(), t.ToVector<int16_t>());
+    auto members = ReadNpzMembers(dir / "d.npz");
+    ASSERT_EQ(members.size(), 1u);
+    EXPECT_EQ(members[0].first, "arr_0");
+  }
+}
+
+TEST(NpzTest, SparseRoundTripAsScipyCoo) {
+  TempDir dir;
+  SparseTensor st = SmallSparse();
+  for (bool compress : {false, true}) {
+    TensorData d;
+    d.sparse = st;
+    WriteOptions wo;
+    wo.compress = compress;
+    Write(dir / "s.npz", d, wo);
+    TensorData r = Read(dir / "s.npz");
+    ASSERT_TRUE(r.is_sparse());
+    EXPECT_EQ(r.sparse.shape(), st.shape());
+    EXPECT_EQ(r.sparse.indices().ToVector<int64_t>(), st.indices().ToVector<int64_t>());
+    EXPECT_EQ(r.sparse.values().ToVector<float>(), st.values().ToVector<float>());
+    auto names = ReadNpzMembers(dir / "s.npz");
+    ASSERT_EQ(names.size(), 5u);
+    EXPECT_EQ(names[0].first, "format");
+    EXPECT_EQ(names[0].second.ToVector<uint8_t>(), (std::vector<uint8_t>{'c', 'o', 'o'}));
+    EXPECT_EQ(names[1].second.ToVector<int64_t>(), (std::vector<int64_t>{3, 4}));
+  }
+}
+
+TEST(NpzTest, MembersAndChosenMember) {
+  TempDir dir;
+  Tensor a = Tensor::FromVector<float>({1, 2});
+  Tensor b = Tensor::FromVector<int64_t>({7, 8, 9}, {3, 1});
+  for (bool compress : {false, true}) {
+    std::string path = Archive(dir, {{"a.npy", a}, {"b.npy", b}}, compress);
+    auto members = ReadNpzMembers(path);
+    ASSERT_EQ(members.size(), 2u);
+    EXPECT_EQ(members[1].first, "b");
+    EXPECT_EQ(members[1].second.ToVector<int64_t>(), b.ToVector<int64_t>());
+    ReadOptions ro;
+    ro.member = "b";
+    EXPECT_EQ(Read(path, ro).dense.Dims(), (std::vector<int64_t>{3, 1}));
+    EXPECT_EQ(Read(path).dense.ToVector<float>(), a.ToVector<float>());
+    ro.member = "zzz";
+    Error e = CatchError([&] { Read(path, ro); });
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_HAS(e.what(), "no member 'zzz'");
+  }
+}
+
+TEST(NpzTest, CsrAndCscMembers) {
+  TempDir dir;
+  // The 2x3 matrix [[0 5 0] [7 0 9]] as CSR and CSC.
+  struct Layout {
+    std::string format;
+    std::vector<int32_t> indptr, indices;
+    std::vector<double> data;
+  };
+  for (const Layout& l : {Layout{"csr", {0, 1, 3}, {1, 0, 2}, {5, 7, 9}},
+                          Layout{"csc", {0, 1, 2, 3}, {1, 0, 1}, {7, 5, 9}}}) {
+    const std::string path = dir / (l.format + ".npz");
+    {
+      AtomicFile f(path);
+      ZipWriter zip(&f);
+      std::string fh = NpyByteStringHeader(3);
+      zip.Add("format.npy", {fh, l.format}, true);
+      std::vector<std::pair<std::string, Tensor>> arrays = {
+          {"shape.npy", Tensor::FromVector<int64_t>({2, 3})},
+          {"indptr.npy", Tensor::FromVector(l.indptr)},
+          {"indices.npy", Tensor::FromVector(l.indices)},
+          {"data.npy", Tensor::FromVector(l.data)}};
+      std::vector<std::string> headers;
+      for (auto& [name, t] : arrays) {
+        headers.push_back(NpyHeaderFor(t, false));
+        zip.Add(name,
+                {headers.back(), std::string_view(static_cast<const char*>(t.raw_data()),
+                                                  t.NumElements() * DTypeSize(t.dtype()))},
+                true);
+      }
+      zip.Finish();
+      f.Commit();
+    }
+    TensorData r = Read(path);
+    ASSERT_TRUE(r.is_sparse()) << l.format;
+    EXPECT_EQ(r.sparse.ToDense().ToVector<double>(), (std::vector<double>{0, 5, 0, 7, 0, 9}));
+  }
+}
+
+TEST(NpzTest, CorruptArchivesAreErrors) {
+  TempDir dir;
+  Tensor t = Tensor::FromVector<double>(std::vector<double>(64, 1.0));
+  const std::string good = ReadText(Archive(dir, {{"x.npy", t}}, false));
+  const std::string good_z = ReadText(Archive(dir, {{"x.npy", t}}, true));
+  auto read = [&](const std::string& bytes) {
+    return ReadFromMemory(bytes.data(), bytes.size(), Format::kNpz, "bad.npz");
+  };
+  std::vector<std::pair<std::string, const char*>> cases;
+  cases.push_back({"", "not a zip"});
+  cases.push_back({good.substr(0, good.size() - 30), "central"});
+  cases.push_back({good.substr(good.size() - 60), "past the end"});
+  std::string flipped = good;
+  flipped[200] ^= 0x40;  // inside the member data
+  cases.push_back({flipped, "CRC"});
+  std::string bad_z = good_z;
+  bad_z[50] ^= 0x55;
+  cases.push_back({bad_z, "bad.npz"});
+  std::string lying = good_z;
+  // Claim a 2 GiB member in the central directory: refused by the deflate ratio check.
+  size_t cd = lying.rfind(std::string("PK\x01\x02", 4));
+  lying[cd + 24] = lying[cd + 25] = lying[cd + 26] = 0;
+  lying[cd + 27] = 0x7f;
+  cases.push_back({lying, "more than deflate can produce"});
+  for (const auto& c : cases) {
+    const std::string& bytes = c.first;
+    const char* part = c.second;
+    Error e = CatchError([&] { read(bytes); });
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << e.what();
+    EXPECT_HAS(e.what(), part);
+  }
+}
+
+TEST(NpzTest, RankThreeSparseIsUnsupported) {
+  TempDir dir;
+  SparseTensor st = SparseTensor::Create(Tensor::Zeros({1, 3}, DType::kInt64),
+                                         Tensor::FromVector<float>({1}), {2, 2, 2});
+  EXPECT_EQ(CatchError([&] { Write(dir / "x.npz", st); }).code(), ErrorCode::kUnsupported);
+  EXPECT_TRUE(dir.List().empty());
+}
+
+}  // namespace
+}  // namespace tensorkit::io

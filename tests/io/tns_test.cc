@@ -1,0 +1,77 @@
+#include <gtest/gtest.h>
+
+#include "io/io_test_util.h"
+#include "tensorkit/io/io.h"
+
+namespace tensorkit::io {
+namespace {
+
+using testing::CatchError;
+using testing::TempDir;
+
+TensorData Tns(const std::string& text, const ReadOptions& options = {}) {
+  return ReadFromMemory(text.data(), text.size(), Format::kTns, "t.tns", options);
+}
+
+TEST(TnsTest, ThreeAxesWithCommentsAndInferredShape) {
+  TensorData d = Tns("# comment\n1 2 3 1.5\n\n  4\t1 1 -2\n# end\n2 2 2 1e3");
+  ASSERT_TRUE(d.is_sparse());
+  EXPECT_EQ(d.sparse.shape(), (std::vector<int64_t>{4, 2, 3}));
+  EXPECT_EQ(d.sparse.indices().ToVector<int64_t>(),
+            (std::vector<int64_t>{0, 1, 2, 3, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(d.sparse.values().ToVector<double>(), (std::vector<double>{1.5, -2, 1000}));
+}
+
+TEST(TnsTest, GivenShape) {
+  ReadOptions o;
+  o.shape = {5, 5};
+  EXPECT_EQ(Tns("1 1 2\n", o).sparse.shape(), (std::vector<int64_t>{5, 5}));
+  EXPECT_EQ(Tns("", o).sparse.nnz(), 0);
+  Error e = CatchError([&] { Tns("1 1 2\n6 1 1\n", o); });
+  EXPECT_HAS(e.what(), "line 2: index 6 on axis 0 is out of range [1, 5]");
+  o.shape = {5, 5, 5};
+  EXPECT_EQ(CatchError([&] { Tns("1 1 2\n", o); }).code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(TnsTest, MalformedInputNamesTheLine) {
+  struct Case {
+    std::string text;
+    const char* part;
+  };
+  std::vector<Case> cases = {
+      {"", "no entries"},
+      {"# only a comment\n", "no entries"},
+      {"5\n", "line 1: an entry needs at least one index"},
+      {"1 1 1.0\n0 1 2.0\n", "line 2: index 0 on axis 0 is out of range"},
+      {"1 1 1.0\n1 -1 2.0\n", "line 2: index -1"},
+      {"1 1 1.0\n1 1\n", "line 2: missing value"},
+      {"1 1 1.0\n1 1 1 1\n", "line 2: unexpected text"},
+      {"1 1 1.0\n1 x 1\n", "line 2: index 'x' is not a integer"},
+      {"1 1 1.0\n1 1 nope\n", "line 2: value 'nope' is not a number"},
+      {"1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1\n1\n1\n1\n1\n1\n1\n1\n1\n1\n1\n1\n1\n",
+       "cannot fit"},
+  };
+  for (const Case& c : cases) {
+    Error e = CatchError([&] { Tns(c.text); });
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << e.what();
+    EXPECT_HAS(e.what(), c.part);
+    EXPECT_HAS(e.what(), "t.tns");
+  }
+}
+
+TEST(TnsTest, WriteAndReadBack) {
+  TempDir dir;
+  Tensor idx = Tensor::FromVector<int64_t>({0, 1, 2, 3, 3, 0, 4, 0, 1, 2, 1, 3}, {3, 4});
+  SparseTensor st =
+      SparseTensor::Create(idx, Tensor::FromVector<double>({0.5, 1e-300, -7}), {4, 3, 5, 4});
+  Write(dir / "t.tns", st);
+  TensorData r = Read(dir / "t.tns");
+  EXPECT_EQ(r.sparse.shape(), st.shape());
+  EXPECT_EQ(r.sparse.indices().ToVector<int64_t>(), idx.ToVector<int64_t>());
+  EXPECT_EQ(r.sparse.values().ToVector<double>(), st.values().ToVector<double>());
+  EXPECT_EQ(CatchError([&] { Write(dir / "d.tns", Tensor::Zeros({2}, DType::kFloat32)); }).code(),
+            ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tensorkit::io

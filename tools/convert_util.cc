@@ -1,0 +1,52 @@
+// The conversions between what a file holds and what an output format needs.
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+
+#include "tensorkit/tools/tool.h"
+
+namespace tensorkit::tools {
+
+io::TensorData ForOutput(io::TensorData data, io::Format out, const ConvertOptions& options) {
+  // .mtx is written as coordinate entries and .tns holds only entries; .npz keeps either form.
+  const bool needs_sparse = out == io::Format::kTns || out == io::Format::kMtx;
+  if (!data.is_sparse() && needs_sparse) {
+    data.sparse = SparseTensor::FromDense(data.dense);
+    data.dense = Tensor();
+  }
+  if (data.is_sparse()) {
+    if (options.coalesce) {
+      data.sparse.Coalesce();
+    } else if (options.reorder) {
+      std::vector<int> order(data.sparse.rank());
+      std::iota(order.begin(), order.end(), 0);
+      data.sparse.Reorder(order);
+    }
+    if (out == io::Format::kNpy) {
+      data.dense = data.sparse.ToDense();
+      data.sparse = SparseTensor();
+    }
+  }
+  return data;
+}
+
+void ConvertFile(const std::string& in, const std::string& out, const ConvertOptions& options) {
+  const io::Format out_format = io::FormatFromPath(out);
+  io::TensorData data = ForOutput(io::Read(in), out_format, options);
+  io::WriteOptions wo;
+  wo.compress = options.compress;
+  io::Write(out, data, wo);
+}
+
+std::string NormalizeExtension(const std::string& ext) {
+  std::string e = ext;
+  if (!e.empty() && e[0] == '.') e.erase(0, 1);
+  std::transform(e.begin(), e.end(), e.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (e != "npy" && e != "npz" && e != "mtx" && e != "tns") {
+    throw UsageError("unknown output format '" + ext + "'; use npy, npz, mtx or tns");
+  }
+  return e;
+}
+
+}  // namespace tensorkit::tools

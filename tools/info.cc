@@ -1,0 +1,135 @@
+// tensorkit info [--json] FILE: format, kind, shape, dtype, nnz, order and density.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "tensorkit/tools/tool.h"
+
+namespace tensorkit::tools {
+namespace {
+
+struct Args {
+  std::string file;
+  bool json = false;
+};
+
+struct Summary {
+  std::string format;
+  bool sparse = false;
+  std::vector<int64_t> shape;
+  std::string dtype;
+  int64_t nnz = 0;
+  std::vector<int> order;  // sparse: the known order; empty when unknown
+  std::string layout;      // dense: "C" or "Fortran" or "strided"
+  double density = 0;
+};
+
+// Nonzero elements of a dense tensor.
+int64_t CountNonzeros(const Tensor& t) {
+  if (t.dtype() == DType::kString) return t.NumElements();
+  return Dispatch<kNumericDTypes>(t.dtype(), "info", [&]<typename T>() {
+    int64_t n = 0;
+    for (const T& v : t.ToVector<T>()) n += static_cast<ComputeType<T>>(v) != ComputeType<T>(0);
+    return n;
+  });
+}
+
+std::string DenseLayout(const Tensor& t) {
+  if (t.IsContiguous()) return "C";
+  std::vector<int64_t> dims = t.Dims(), strides = t.Strides();
+  int64_t s = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != 1 && strides[i] != s) return "strided";
+    s *= dims[i];
+  }
+  return "Fortran";
+}
+
+Summary Summarize(const std::string& path) {
+  io::TensorData d = io::Read(path);
+  Summary s;
+  s.format = io::FormatName(io::FormatFromPath(path));
+  s.sparse = d.is_sparse();
+  double cells = 1;
+  if (s.sparse) {
+    s.shape = d.sparse.shape();
+    s.dtype = DTypeName(d.sparse.dtype());
+    s.nnz = d.sparse.nnz();
+    if (d.sparse.OrderKnown()) s.order = d.sparse.order();
+  } else {
+    s.shape = d.dense.Dims();
+    s.dtype = DTypeName(d.dense.dtype());
+    s.nnz = CountNonzeros(d.dense);
+    s.layout = DenseLayout(d.dense);
+  }
+  for (int64_t x : s.shape) cells *= static_cast<double>(x);
+  s.density = cells > 0 ? static_cast<double>(s.nnz) / cells : 0.0;
+  return s;
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+template <typename Int>
+std::string JsonArray(const std::vector<Int>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+int Run(const Args& a) {
+  Summary s = Summarize(a.file);
+  std::ostringstream density;
+  density.precision(6);
+  density << s.density;
+  if (a.json) {
+    std::cout << "{\"file\": " << JsonString(a.file) << ", \"format\": " << JsonString(s.format)
+              << ", \"sparse\": " << (s.sparse ? "true" : "false")
+              << ", \"shape\": " << JsonArray(s.shape) << ", \"dtype\": " << JsonString(s.dtype)
+              << ", \"nnz\": " << s.nnz << ", \"order\": "
+              << (s.sparse ? (s.order.empty() ? "null" : JsonArray(s.order)) : JsonString(s.layout))
+              << ", \"density\": " << density.str() << "}\n";
+    return kExitOk;
+  }
+  std::cout << "file:    " << a.file << "\n"
+            << "format:  " << s.format << (s.sparse ? " (sparse)" : " (dense)") << "\n"
+            << "shape:   " << ShapeString(s.shape) << "\n"
+            << "dtype:   " << s.dtype << "\n"
+            << "nnz:     " << s.nnz << "\n"
+            << "order:   "
+            << (s.sparse ? (s.order.empty() ? "unknown" : ShapeString(s.order)) : s.layout) << "\n"
+            << "density: " << density.str() << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Subcommand AddInfo(CLI::App& app) {
+  auto args = std::make_shared<Args>();
+  CLI::App* sub = app.add_subcommand("info",
+                                     "Show a file's format, shape, dtype, nnz, order "
+                                     "and density");
+  sub->add_option("file", args->file, "The file")->required();
+  sub->add_flag("--json", args->json, "Print one JSON object");
+  sub->footer(
+      "order: the sorted axes of a sparse tensor (or unknown/null); C, Fortran or "
+      "strided for a dense one.\nExit codes: 0 ok, 1 unreadable file, 2 usage error.");
+  return {sub, [args]() { return Run(*args); }};
+}
+
+}  // namespace tensorkit::tools

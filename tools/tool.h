@@ -1,0 +1,61 @@
+// tensorkit/tools/tool.h: shared pieces of the `tensorkit` command-line tool.
+//
+// Glossary
+//   subcommand  convert, info, validate, concat: each file adds one to the CLI11 app and
+//               returns the function that runs it after parsing.
+//   exit codes  kExitOk (0) success; kExitFailed (1) an input is invalid or an operation failed;
+//               kExitUsage (2) the command line is wrong (also for a UsageError found later).
+//   output form what the output format needs: .npy dense, .tns sparse, .mtx sparse (coordinate),
+//               .npz either; ForOutput converts with ToDense / FromDense when needed.
+#ifndef TENSORKIT_TOOLS_TOOL_H_
+#define TENSORKIT_TOOLS_TOOL_H_
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "tensorkit/io/io.h"
+
+namespace tensorkit::tools {
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+// ---------------------------------------------------------------------------------------------
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsage = 2;
+
+// A command-line mistake found after parsing (exit code 2).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Subcommand {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Subcommand AddConvert(CLI::App& app);
+Subcommand AddInfo(CLI::App& app);
+Subcommand AddValidate(CLI::App& app);
+Subcommand AddConcat(CLI::App& app);
+
+struct ConvertOptions {
+  bool reorder = false;   // sort sparse entries in C order (Reorder({0..rank-1}))
+  bool coalesce = false;  // sort and sum duplicate entries
+  bool compress = false;  // deflate .npz members
+};
+
+// `data` in the form the output format needs, with --reorder/--coalesce applied.
+io::TensorData ForOutput(io::TensorData data, io::Format out, const ConvertOptions& options);
+// Reads `in`, converts and writes `out` (atomically).
+void ConvertFile(const std::string& in, const std::string& out, const ConvertOptions& options);
+
+// The extension without a leading dot, lower case; throws UsageError when unknown.
+std::string NormalizeExtension(const std::string& ext);
+
+}  // namespace tensorkit::tools
+
+#endif  // TENSORKIT_TOOLS_TOOL_H_
