@@ -1,0 +1,450 @@
+#include "tensorkit/sparse/compressed.h"
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <memory>
+#include <utility>
+
+#include "tensorkit/common/parallel.h"
+
+namespace tensorkit {
+namespace compressed_detail {
+namespace {
+
+// Entries per chunk when scanning keys in parallel.
+constexpr int64_t kScanChunk = 1 << 16;
+// Slices at most this long are sorted by insertion (they are the common case).
+constexpr int64_t kInsertionSortMax = 32;
+
+// True when entries are non-decreasing by (major, minor).
+bool SortedByKeys(KeyView major, KeyView minor, int64_t nnz) {
+  std::atomic<bool> sorted{true};
+  ParallelChunks(nnz, kScanChunk, [&](int64_t, int64_t b, int64_t e) {
+    if (!sorted.load(std::memory_order_relaxed)) return;
+    for (int64_t i = std::max<int64_t>(b, 1); i < e; ++i) {
+      const int64_t pm = major[i - 1], cm = major[i];
+      if (cm < pm || (cm == pm && minor[i] < minor[i - 1])) {
+        sorted.store(false, std::memory_order_relaxed);
+        return;
+      }
+    }
+  });
+  return sorted.load();
+}
+
+// ptr[r] = first position whose major key is >= r, for entries sorted by major key.
+void FillPtrFromSorted(KeyView major, int64_t nnz, int64_t num_major, int64_t* ptr) {
+  ParallelChunks(nnz, kScanChunk, [&](int64_t, int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t prev = i == 0 ? -1 : major[i - 1];
+      for (int64_t r = prev + 1; r <= major[i]; ++r) ptr[r] = i;
+    }
+  });
+  const int64_t first_after = nnz == 0 ? 0 : major[nnz - 1] + 1;
+  std::fill(ptr + first_after, ptr + num_major + 1, nnz);
+}
+
+// Stable counting sort by major key: fills ptr and scatters minor keys and values. Each chunk
+// keeps its own histogram, so entries of one chunk land after those of earlier chunks: the
+// result is the unique stable order whatever the chunk count.
+template <typename T>
+void ScatterByMajor(KeyView major, KeyView minor, int64_t nnz, int64_t num_major, const T* vals,
+                    int64_t vstride, int64_t* ptr, int64_t* minor_out, T* vals_out) {
+  const int64_t by_threads = std::min<int64_t>(GetNumThreads(), std::max<int64_t>(1, nnz >> 16));
+  const int64_t by_memory = std::max<int64_t>(1, (nnz + num_major) / (num_major + 1));
+  const int64_t num_chunks = std::max<int64_t>(1, std::min(by_threads, by_memory));
+  const int64_t chunk = std::max<int64_t>(1, (nnz + num_chunks - 1) / num_chunks);
+  std::vector<int64_t> hist(static_cast<size_t>(num_chunks * num_major), 0);
+  ParallelChunks(nnz, chunk, [&](int64_t c, int64_t b, int64_t e) {
+    int64_t* h = hist.data() + c * num_major;
+    for (int64_t i = b; i < e; ++i) ++h[major[i]];
+  });
+  // Per major key: exclusive offsets of each chunk, and the total count into ptr[r + 1].
+  ParallelFor(0, num_major, GrainFor(8 * num_chunks), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      int64_t sum = 0;
+      for (int64_t c = 0; c < num_chunks; ++c) {
+        const int64_t t = hist[c * num_major + r];
+        hist[c * num_major + r] = sum;
+        sum += t;
+      }
+      ptr[r + 1] = sum;
+    }
+  });
+  ptr[0] = 0;
+  for (int64_t r = 0; r < num_major; ++r) ptr[r + 1] += ptr[r];
+  ParallelChunks(nnz, chunk, [&](int64_t c, int64_t b, int64_t e) {
+    int64_t* h = hist.data() + c * num_major;
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t r = major[i];
+      const int64_t pos = ptr[r] + h[r]++;
+      minor_out[pos] = minor[i];
+      vals_out[pos] = vals[i * vstride];
+    }
+  });
+}
+
+// Stable sort of one slice by minor index, moving the values along.
+template <typename T>
+void SortSlice(int64_t* minor, T* vals, int64_t len) {
+  if (std::is_sorted(minor, minor + len)) return;
+  if (len <= kInsertionSortMax) {
+    for (int64_t i = 1; i < len; ++i) {
+      const int64_t m = minor[i];
+      T v = std::move(vals[i]);
+      int64_t j = i;
+      for (; j > 0 && minor[j - 1] > m; --j) {
+        minor[j] = minor[j - 1];
+        vals[j] = std::move(vals[j - 1]);
+      }
+      minor[j] = m;
+      vals[j] = std::move(v);
+    }
+    return;
+  }
+  std::vector<int64_t> order(static_cast<size_t>(len));
+  for (int64_t i = 0; i < len; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t x, int64_t y) { return minor[x] < minor[y]; });
+  std::vector<int64_t> m(minor, minor + len);
+  std::vector<T> v(static_cast<size_t>(len));
+  for (int64_t i = 0; i < len; ++i) v[i] = std::move(vals[i]);
+  for (int64_t i = 0; i < len; ++i) {
+    minor[i] = m[order[i]];
+    vals[i] = std::move(v[order[i]]);
+  }
+}
+
+}  // namespace
+
+Tensor Contiguous(const Tensor& t) { return t.IsContiguous() ? t : t.Clone(); }
+
+Tensor Gather(const Tensor& values, const int64_t* perm, int64_t n) {
+  Tensor out = Tensor::Empty({n}, values.dtype());
+  if (n == 0) return out;
+  const int64_t stride = values.Stride(0);
+  Dispatch(values.dtype(), "Gather", [&]<typename T>() {
+    const T* in = values.data<T>();
+    T* o = out.data<T>();
+    ParallelFor(0, n, GrainFor(16 + sizeof(T)), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) o[i] = in[perm[i] * stride];
+    });
+  });
+  return out;
+}
+
+Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major,
+                    const Tensor& values) {
+  Compressed out;
+  out.ptr = Tensor::Empty({num_major + 1}, DType::kInt64);
+  out.minor = Tensor::Empty({nnz}, DType::kInt64);
+  int64_t* ptr = out.ptr.data<int64_t>();
+  int64_t* minor_out = out.minor.data<int64_t>();
+  if (SortedByKeys(major, minor, nnz)) {  // fast path: nothing moves
+    FillPtrFromSorted(major, nnz, num_major, ptr);
+    ParallelFor(0, nnz, GrainFor(16), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) minor_out[i] = minor[i];
+    });
+    out.values = Contiguous(values);
+    return out;
+  }
+  out.values = Tensor::Empty({nnz}, values.dtype());
+  const int64_t avg = nnz / std::max<int64_t>(1, num_major) + 1;
+  Dispatch(values.dtype(), "Compress", [&]<typename T>() {
+    T* vals_out = out.values.data<T>();
+    ScatterByMajor<T>(major, minor, nnz, num_major, values.data<T>(), values.Stride(0), ptr,
+                      minor_out, vals_out);
+    ParallelFor(0, num_major, GrainFor(16 * avg), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        SortSlice<T>(minor_out + ptr[r], vals_out + ptr[r], ptr[r + 1] - ptr[r]);
+      }
+    });
+  });
+  return out;
+}
+
+void CheckIndexBounds(const SparseTensor& st, const char* op) {
+  TK_CHECK(st.device().is_cpu(), kUnsupported, op, ": the sparse tensor is on ", st.device(),
+           "; sparse compute runs on the CPU, move it with To(Device::Cpu()) first");
+  const int64_t nnz = st.nnz();
+  const int rank = st.rank();
+  if (nnz == 0 || rank == 0) return;
+  const Tensor& idx = st.indices();
+  const int64_t* base = idx.data<int64_t>();
+  const int64_t s0 = idx.Stride(0), s1 = idx.Stride(1);
+  const std::vector<int64_t>& shape = st.shape();
+  auto bad = [&](int64_t e) {
+    for (int a = 0; a < rank; ++a) {
+      const int64_t v = base[e * s0 + a * s1];
+      if (v < 0 || v >= shape[a]) return true;
+    }
+    return false;
+  };
+  std::atomic<bool> ok{true};
+  ParallelChunks(nnz, kScanChunk, [&](int64_t, int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      if (bad(i)) {
+        ok.store(false, std::memory_order_relaxed);
+        return;
+      }
+    }
+  });
+  if (ok.load()) return;
+  for (int64_t e = 0; e < nnz; ++e) {  // slow pass: name the first bad entry
+    if (!bad(e)) continue;
+    std::vector<int64_t> coords(rank);
+    for (int a = 0; a < rank; ++a) coords[a] = base[e * s0 + a * s1];
+    Throw(ErrorCode::kOutOfRange, op, ": entry ", e, " has index ", ShapeString(coords),
+          " outside shape ", ShapeString(shape), "; check the indices with ValidateIndices()");
+  }
+}
+
+}  // namespace compressed_detail
+
+namespace {
+
+using compressed_detail::Compressed;
+using compressed_detail::KeyView;
+
+// Compresses a 2-D SparseTensor by `major_axis` (0: CSR, 1: CSC).
+Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op) {
+  TK_CHECK(st.rank() == 2, kShapeMismatch, op, ": needs a 2-D sparse tensor, got shape ",
+           ShapeString(st.shape()));
+  compressed_detail::CheckIndexBounds(st, op);
+  const Tensor& idx = st.indices();
+  const int64_t nnz = st.nnz();
+  const int64_t num_major = st.shape()[major_axis];
+  if (nnz == 0) {
+    Compressed out;
+    out.ptr = Tensor::Zeros({num_major + 1}, DType::kInt64);
+    out.minor = Tensor::Empty({0}, DType::kInt64);
+    out.values = Tensor::Empty({0}, st.dtype());
+    return out;
+  }
+  const int64_t* base = idx.data<int64_t>();
+  const int64_t s0 = idx.Stride(0), s1 = idx.Stride(1);
+  KeyView major{base + major_axis * s1, s0};
+  KeyView minor{base + (1 - major_axis) * s1, s0};
+  return compressed_detail::Compress(major, minor, nnz, num_major, st.values());
+}
+
+// Checks the arrays of a compressed matrix; `major`/`minor` name the axes in messages.
+void ValidateCompressed(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_major,
+                        int64_t num_minor, const char* op, const char* major_name,
+                        const char* minor_name) {
+  const int64_t* ptr = ptr_t.data<int64_t>();
+  const int64_t* minor = minor_t.data<int64_t>();
+  const int64_t nnz = minor_t.Dim(0);
+  TK_CHECK(ptr[0] == 0, kInvalidArgument, op, ": ", major_name, "_ptr[0] is ", ptr[0],
+           " but must be 0");
+  TK_CHECK(ptr[num_major] == nnz, kInvalidArgument, op, ": ", major_name, "_ptr[", num_major,
+           "] is ", ptr[num_major], " but must equal nnz ", nnz, " (the length of ", minor_name,
+           "_indices)");
+  for (int64_t r = 0; r < num_major; ++r) {  // pointers first: slices below rely on them
+    TK_CHECK(ptr[r] <= ptr[r + 1], kInvalidArgument, op, ": ", major_name, "_ptr decreases at ",
+             major_name, " ", r, ": ", ptr[r], " > ", ptr[r + 1], "; it must be non-decreasing");
+  }
+  auto slice_ok = [&](int64_t r) {
+    for (int64_t p = ptr[r]; p < ptr[r + 1]; ++p) {
+      if (minor[p] < 0 || minor[p] >= num_minor) return false;
+      if (p > ptr[r] && minor[p] < minor[p - 1]) return false;
+    }
+    return true;
+  };
+  std::atomic<bool> ok{true};
+  ParallelFor(0, num_major, GrainFor(16 * (nnz / std::max<int64_t>(num_major, 1) + 1)),
+              [&](int64_t b, int64_t e) {
+                for (int64_t r = b; r < e && ok.load(std::memory_order_relaxed); ++r) {
+                  if (!slice_ok(r)) ok.store(false, std::memory_order_relaxed);
+                }
+              });
+  if (ok.load()) return;
+  for (int64_t r = 0; r < num_major; ++r) {  // slow pass: name the first violation
+    for (int64_t p = ptr[r]; p < ptr[r + 1]; ++p) {
+      TK_CHECK(minor[p] >= 0 && minor[p] < num_minor, kOutOfRange, op, ": ", minor_name, " index ",
+               minor[p], " at position ", p, " (", major_name, " ", r, ") is outside [0, ",
+               num_minor, ")");
+      TK_CHECK(p == ptr[r] || minor[p] >= minor[p - 1], kInvalidArgument, op, ": ", minor_name,
+               " indices of ", major_name, " ", r, " are not sorted: ", minor[p - 1],
+               " at position ", p - 1, " is followed by ", minor[p],
+               "; sort them or build the matrix with FromSparse");
+    }
+  }
+}
+
+// Checks dtypes, ranks and lengths of the arrays given to Create, and makes them contiguous.
+void CheckCompressedArrays(Tensor* ptr, Tensor* minor, Tensor* values,
+                           const std::vector<int64_t>& shape, int major_axis, const char* op,
+                           const char* ptr_name, const char* minor_name) {
+  ptr->CheckDefined(op);
+  minor->CheckDefined(op);
+  values->CheckDefined(op);
+  TK_CHECK(shape.size() == 2 && shape[0] >= 0 && shape[1] >= 0, kShapeMismatch, op,
+           ": shape must be two non-negative dims, got ", ShapeString(shape));
+  for (const Tensor* t : {ptr, minor, values}) {
+    TK_CHECK(t->device().is_cpu(), kUnsupported, op, ": arrays must be on the CPU, got ",
+             t->device());
+    TK_CHECK(t->NumAxes() == 1, kShapeMismatch, op, ": arrays must be 1-D, got dims ",
+             ShapeString(t->Dims()));
+  }
+  TK_CHECK(ptr->dtype() == DType::kInt64 && minor->dtype() == DType::kInt64, kDTypeMismatch, op,
+           ": ", ptr_name, " and ", minor_name, " must be int64, got ", DTypeName(ptr->dtype()),
+           " and ", DTypeName(minor->dtype()));
+  const int64_t num_major = shape[major_axis];
+  TK_CHECK(ptr->Dim(0) == num_major + 1, kShapeMismatch, op, ": ", ptr_name, " has ", ptr->Dim(0),
+           " entries but shape ", ShapeString(shape), " needs ", num_major + 1);
+  TK_CHECK(minor->Dim(0) == values->Dim(0), kShapeMismatch, op, ": ", minor_name, " has ",
+           minor->Dim(0), " entries but values has ", values->Dim(0));
+  *ptr = compressed_detail::Contiguous(*ptr);
+  *minor = compressed_detail::Contiguous(*minor);
+  *values = compressed_detail::Contiguous(*values);
+}
+
+// COO indices [nnz, 2] from compressed arrays: column `major_axis` gets the major index.
+Tensor ExpandIndices(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_major,
+                     int major_axis) {
+  const int64_t nnz = minor_t.Dim(0);
+  Tensor idx = Tensor::Empty({nnz, 2}, DType::kInt64);
+  if (nnz == 0) return idx;
+  const int64_t* ptr = ptr_t.data<int64_t>();
+  const int64_t* minor = minor_t.data<int64_t>();
+  int64_t* out = idx.data<int64_t>();
+  ParallelFor(0, num_major, GrainFor(16 * (nnz / std::max<int64_t>(num_major, 1) + 1)),
+              [&](int64_t b, int64_t e) {
+                for (int64_t r = b; r < e; ++r) {
+                  for (int64_t p = ptr[r]; p < ptr[r + 1]; ++p) {
+                    out[2 * p + major_axis] = r;
+                    out[2 * p + 1 - major_axis] = minor[p];
+                  }
+                }
+              });
+  return idx;
+}
+
+// Number of entries per major slice: ptr[r + 1] - ptr[r].
+Tensor SliceCounts(const Tensor& ptr_t, int64_t num_major) {
+  Tensor out = Tensor::Empty({num_major}, DType::kInt64);
+  const int64_t* ptr = ptr_t.data<int64_t>();
+  int64_t* o = out.data<int64_t>();
+  ParallelFor(0, num_major, GrainFor(16), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) o[r] = ptr[r + 1] - ptr[r];
+  });
+  return out;
+}
+
+}  // namespace
+
+// --- CsrMatrix ---------------------------------------------------------------------------------
+
+CsrMatrix CsrMatrix::Create(Tensor row_ptr, Tensor col_indices, Tensor values,
+                            std::vector<int64_t> shape) {
+  CheckCompressedArrays(&row_ptr, &col_indices, &values, shape, 0, "CsrMatrix::Create", "row_ptr",
+                        "col_indices");
+  CsrMatrix m;
+  m.row_ptr_ = std::move(row_ptr);
+  m.col_indices_ = std::move(col_indices);
+  m.values_ = std::move(values);
+  m.rows_ = shape[0];
+  m.cols_ = shape[1];
+  m.Validate();
+  return m;
+}
+
+CsrMatrix CsrMatrix::FromSparse(const SparseTensor& st) {
+  Compressed c = CompressSparse(st, 0, "CsrMatrix::FromSparse");
+  CsrMatrix m;
+  m.row_ptr_ = std::move(c.ptr);
+  m.col_indices_ = std::move(c.minor);
+  m.values_ = std::move(c.values);
+  m.rows_ = st.shape()[0];
+  m.cols_ = st.shape()[1];
+  return m;
+}
+
+SparseTensor CsrMatrix::ToSparse() const {
+  row_ptr_.CheckDefined("CsrMatrix::ToSparse");
+  return SparseTensor::Create(ExpandIndices(row_ptr_, col_indices_, rows_, 0), values_,
+                              {rows_, cols_}, {0, 1});
+}
+
+CscMatrix CsrMatrix::ToCsc() const {
+  row_ptr_.CheckDefined("CsrMatrix::ToCsc");
+  return CscMatrix::FromSparse(ToSparse());
+}
+
+void CsrMatrix::Validate() const {
+  row_ptr_.CheckDefined("CsrMatrix::Validate");
+  ValidateCompressed(row_ptr_, col_indices_, rows_, cols_, "CsrMatrix::Validate", "row", "col");
+}
+
+Tensor CsrMatrix::RowNnz() const {
+  row_ptr_.CheckDefined("CsrMatrix::RowNnz");
+  return SliceCounts(row_ptr_, rows_);
+}
+
+const int32_t* CsrMatrix::col_indices32() const {
+  row_ptr_.CheckDefined("CsrMatrix::col_indices32");
+  if (cols_ > INT32_MAX) return nullptr;
+  std::call_once(narrow_->once, [this] {
+    const int64_t n = nnz();
+    Tensor out = Tensor::Empty({n}, DType::kInt32);
+    const int64_t* in = col_indices_.data<int64_t>();
+    int32_t* o = out.data<int32_t>();
+    ParallelFor(0, n, GrainFor(12), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) o[i] = static_cast<int32_t>(in[i]);
+    });
+    narrow_->cols = out;
+  });
+  return narrow_->cols.data<int32_t>();
+}
+
+// --- CscMatrix ---------------------------------------------------------------------------------
+
+CscMatrix CscMatrix::Create(Tensor col_ptr, Tensor row_indices, Tensor values,
+                            std::vector<int64_t> shape) {
+  CheckCompressedArrays(&col_ptr, &row_indices, &values, shape, 1, "CscMatrix::Create", "col_ptr",
+                        "row_indices");
+  CscMatrix m;
+  m.col_ptr_ = std::move(col_ptr);
+  m.row_indices_ = std::move(row_indices);
+  m.values_ = std::move(values);
+  m.rows_ = shape[0];
+  m.cols_ = shape[1];
+  m.Validate();
+  return m;
+}
+
+CscMatrix CscMatrix::FromSparse(const SparseTensor& st) {
+  Compressed c = CompressSparse(st, 1, "CscMatrix::FromSparse");
+  CscMatrix m;
+  m.col_ptr_ = std::move(c.ptr);
+  m.row_indices_ = std::move(c.minor);
+  m.values_ = std::move(c.values);
+  m.rows_ = st.shape()[0];
+  m.cols_ = st.shape()[1];
+  return m;
+}
+
+SparseTensor CscMatrix::ToSparse() const {
+  col_ptr_.CheckDefined("CscMatrix::ToSparse");
+  return SparseTensor::Create(ExpandIndices(col_ptr_, row_indices_, cols_, 1), values_,
+                              {rows_, cols_}, {1, 0});
+}
+
+CsrMatrix CscMatrix::ToCsr() const {
+  col_ptr_.CheckDefined("CscMatrix::ToCsr");
+  return CsrMatrix::FromSparse(ToSparse());
+}
+
+void CscMatrix::Validate() const {
+  col_ptr_.CheckDefined("CscMatrix::Validate");
+  ValidateCompressed(col_ptr_, row_indices_, cols_, rows_, "CscMatrix::Validate", "col", "row");
+}
+
+Tensor CscMatrix::ColNnz() const {
+  col_ptr_.CheckDefined("CscMatrix::ColNnz");
+  return SliceCounts(col_ptr_, cols_);
+}
+
+}  // namespace tensorkit

@@ -1,0 +1,334 @@
+// Sparse-dense products (SpMV, SpMM, batched SpMM, dense @ sparse) on CSR arrays. The sparse
+// products with sparse results live in graphblas.cc.
+#include "tensorkit/sparse/products.h"
+
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "tensorkit/common/parallel.h"
+
+namespace tensorkit {
+namespace {
+
+// Value dtypes the products accept: every numeric dtype but bool.
+constexpr DTypeSet kProductDTypes = kNumericDTypes & ~Bit(DType::kBool);
+
+using compressed_detail::Acc;
+using compressed_detail::FromAcc;
+using compressed_detail::ToAcc;
+
+template <typename T>
+Acc<T> ScalarToAcc(Scalar s) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<uint64_t>(s.ToInt64());
+  } else {
+    return s.To<ComputeType<T>>();
+  }
+}
+
+// The CSR operand of a kernel: rows = batches * rows_per_batch.
+template <typename I>
+struct CsrView {
+  const int64_t* ptr;
+  const I* col;
+  const void* values;
+  int64_t rows;
+  int64_t rows_per_batch;
+  int64_t nnz;
+};
+
+// A dense operand as up to three strided axes (batch, rows, columns), in elements.
+struct DenseView {
+  void* base;
+  int64_t batch_stride, s0, s1;
+};
+
+// Writes c = alpha*acc + beta*c for one output row of n elements (stride cs1).
+template <typename T>
+inline void StoreRow(const Acc<T>* acc, int64_t n, Acc<T> alpha, Acc<T> beta, bool read_c, T* c,
+                     int64_t cs1) {
+  if (!read_c && cs1 == 1) {  // the common case, vectorised
+    for (int64_t j = 0; j < n; ++j) c[j] = FromAcc<T>(alpha * acc[j]);
+  } else if (!read_c) {
+    for (int64_t j = 0; j < n; ++j) c[j * cs1] = FromAcc<T>(alpha * acc[j]);
+  } else {
+    for (int64_t j = 0; j < n; ++j)
+      c[j * cs1] = FromAcc<T>(alpha * acc[j] + beta * ToAcc(c[j * cs1]));
+  }
+}
+
+// acc[0, n) += sum over p in [p0, p1) of val[p] * brow(col[p])[0, n), rows of b contiguous.
+// Inlined into a baseline and an AVX2 copy below; the compiler vectorises the j loop.
+template <typename T, typename I>
+[[gnu::always_inline]] inline void AxpyRows(const I* col, const T* val, int64_t p0, int64_t p1,
+                                            const T* b, int64_t bs0, int64_t n,
+                                            Acc<T>* __restrict acc) {
+  constexpr int64_t kAhead = 4;  // rows of b are random: fetch a few entries ahead
+  const bool prefetch = n * static_cast<int64_t>(sizeof(T)) <= 512;
+  for (int64_t p = p0; p < p1; ++p) {
+    if (prefetch && p + kAhead < p1) {
+      const char* next = reinterpret_cast<const char*>(b + col[p + kAhead] * bs0);
+      for (int64_t off = 0; off < n * static_cast<int64_t>(sizeof(T)); off += 64) {
+        __builtin_prefetch(next + off);
+      }
+    }
+    const Acc<T> v = ToAcc(val[p]);
+    const T* __restrict brow = b + col[p] * bs0;
+    for (int64_t j = 0; j < n; ++j) acc[j] += v * ToAcc(brow[j]);
+  }
+}
+
+template <typename T, typename I>
+void AxpyRowsBase(const I* col, const T* val, int64_t p0, int64_t p1, const T* b, int64_t bs0,
+                  int64_t n, Acc<T>* acc) {
+  AxpyRows<T, I>(col, val, p0, p1, b, bs0, n, acc);
+}
+
+// Same arithmetic (no FMA contraction), wider vectors: results equal the baseline copy's.
+template <typename T, typename I>
+[[gnu::target("avx2")]] void AxpyRowsAvx2(const I* col, const T* val, int64_t p0, int64_t p1,
+                                          const T* b, int64_t bs0, int64_t n, Acc<T>* acc) {
+  AxpyRows<T, I>(col, val, p0, p1, b, bs0, n, acc);
+}
+
+// Dot product of one CSR row with x: one loop and one chain of adds, so that the only branch
+// that mispredicts is the loop exit (rows are short and of random lengths).
+template <typename T, typename I>
+inline Acc<T> RowDot(const I* col, const T* val, int64_t p0, int64_t p1, const T* x, int64_t xs) {
+  Acc<T> sum{};
+  if (xs == 1) {
+    for (int64_t p = p0; p < p1; ++p) sum += ToAcc(val[p]) * ToAcc(x[col[p]]);
+  } else {
+    for (int64_t p = p0; p < p1; ++p) sum += ToAcc(val[p]) * ToAcc(x[col[p] * xs]);
+  }
+  return sum;
+}
+
+bool HasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
+// c[r, :] = alpha * sum_p val[p] * b[col[p], :] + beta * c[r, :] for every row r.
+template <typename T, typename I>
+void SpmmKernel(const CsrView<I>& a, const DenseView& b, const DenseView& c, int64_t n,
+                Scalar alpha_s, Scalar beta_s) {
+  const Acc<T> alpha = ScalarToAcc<T>(alpha_s), beta = ScalarToAcc<T>(beta_s);
+  const bool read_c = !(beta_s == Scalar(0));
+  const T* val = static_cast<const T*>(a.values);
+  const T* b_base = static_cast<const T*>(b.base);
+  T* c_base = static_cast<T*>(c.base);
+  const int64_t per_row = (a.nnz / std::max<int64_t>(a.rows, 1) + 1) * (16 + n * sizeof(T));
+  constexpr bool kFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  const bool avx2 = kFloat && HasAvx2();
+  ParallelFor(0, a.rows, GrainFor(per_row), [&](int64_t rb, int64_t re) {
+    std::unique_ptr<Acc<T>[]> acc(new Acc<T>[static_cast<size_t>(std::max<int64_t>(n, 1))]);
+    int64_t batch = rb / a.rows_per_batch, m = rb % a.rows_per_batch;
+    for (int64_t r = rb; r < re; ++r, m = m + 1 == a.rows_per_batch ? 0 : m + 1) {
+      if (m == 0 && r != rb) ++batch;
+      const T* bb = b_base + batch * b.batch_stride;
+      T* crow = c_base + batch * c.batch_stride + m * c.s0;
+      const int64_t p0 = a.ptr[r], p1 = a.ptr[r + 1];
+      if (n == 1) {  // SpMV: one dot product per row
+        const Acc<T> sum = RowDot<T, I>(a.col, val, p0, p1, bb, b.s0);
+        StoreRow<T>(&sum, 1, alpha, beta, read_c, crow, c.s1);
+        continue;
+      }
+      Acc<T>* __restrict ac = acc.get();
+      for (int64_t j = 0; j < n; ++j) ac[j] = Acc<T>{};
+      if (b.s1 == 1 && avx2) {  // contiguous rows of b: vectorised loops
+        AxpyRowsAvx2<T, I>(a.col, val, p0, p1, bb, b.s0, n, ac);
+      } else if (b.s1 == 1) {
+        AxpyRowsBase<T, I>(a.col, val, p0, p1, bb, b.s0, n, ac);
+      } else {
+        for (int64_t p = p0; p < p1; ++p) {
+          const Acc<T> v = ToAcc(val[p]);
+          const T* brow = bb + a.col[p] * b.s0;
+          for (int64_t j = 0; j < n; ++j) ac[j] += v * ToAcc(brow[j * b.s1]);
+        }
+      }
+      StoreRow<T>(ac, n, alpha, beta, read_c, crow, c.s1);
+    }
+  });
+}
+
+// c[m, :] = alpha * sum_k a[m, k] * b[k, :] + beta * c[m, :] with b in CSR.
+template <typename T>
+void DenseSparseKernel(const DenseView& a, int64_t m_rows, int64_t k_dim, const CsrView<int64_t>& b,
+                       int64_t n, const DenseView& c, Scalar alpha_s, Scalar beta_s) {
+  const Acc<T> alpha = ScalarToAcc<T>(alpha_s), beta = ScalarToAcc<T>(beta_s);
+  const bool read_c = !(beta_s == Scalar(0));
+  const T* val = static_cast<const T*>(b.values);
+  const T* a_base = static_cast<const T*>(a.base);
+  T* c_base = static_cast<T*>(c.base);
+  const int64_t per_row = (b.nnz + k_dim + n) * 16;
+  ParallelFor(0, m_rows, GrainFor(per_row), [&](int64_t rb, int64_t re) {
+    std::unique_ptr<Acc<T>[]> acc(new Acc<T>[static_cast<size_t>(std::max<int64_t>(n, 1))]);
+    Acc<T>* __restrict ac = acc.get();
+    for (int64_t m = rb; m < re; ++m) {
+      for (int64_t j = 0; j < n; ++j) ac[j] = Acc<T>{};
+      const T* arow = a_base + m * a.s0;
+      for (int64_t k = 0; k < k_dim; ++k) {
+        const Acc<T> av = ToAcc(arow[k * a.s1]);
+        for (int64_t p = b.ptr[k]; p < b.ptr[k + 1]; ++p) ac[b.col[p]] += av * ToAcc(val[p]);
+      }
+      StoreRow<T>(ac, n, alpha, beta, read_c, c_base + m * c.s0, c.s1);
+    }
+  });
+}
+
+// Checks dtypes and devices shared by every sparse-dense product.
+void CheckOperands(const char* op, DType sparse_dtype, const Tensor& dense, const Tensor* c) {
+  dense.CheckDefined(op);
+  TK_CHECK(c != nullptr, kInvalidArgument, op, ": the output pointer c is null");
+  c->CheckDefined(op);
+  TK_CHECK(dense.dtype() == sparse_dtype && c->dtype() == sparse_dtype, kDTypeMismatch, op,
+           ": dtypes differ: sparse ", DTypeName(sparse_dtype), ", dense ",
+           DTypeName(dense.dtype()), ", output ", DTypeName(c->dtype()),
+           "; convert with Copy so that all three match");
+  TK_CHECK(dense.device().is_cpu() && c->device().is_cpu(), kDeviceMismatch, op,
+           ": the sparse operand is on the CPU but the dense operand is on ", dense.device(),
+           " and the output on ", c->device(), "; move them with To(Device::Cpu())");
+  TK_CHECK(!SharesStorage(dense, *c) || !Overlap(dense.pattern(), c->pattern()), kInvalidArgument,
+           op, ": the output overlaps the dense input; write into a separate tensor");
+  Dispatch<kProductDTypes>(sparse_dtype, op, []<typename T>() {});
+}
+
+// Strides of axis `axis` of t, or 0 when t has fewer axes (a broadcast batch).
+int64_t StrideOr0(const Tensor& t, int axis) { return axis < t.NumAxes() ? t.Stride(axis) : 0; }
+
+// Runs the SpMM kernel on CSR arrays with `batches` * `m` rows and `k` columns.
+// `narrow`, when given, is the matrix whose int32 column copy the kernel may read instead.
+void RunSparseDense(const char* op, Scalar alpha, Scalar beta, const int64_t* ptr,
+                    const int64_t* col, const Tensor& values, bool batched, int64_t batches,
+                    int64_t m, int64_t k, const Tensor& b, Tensor* c,
+                    const CsrMatrix* narrow = nullptr) {
+  CheckOperands(op, values.dtype(), b, c);
+  const std::vector<int64_t> bd = b.Dims(), cd = c->Dims();
+  DenseView bv{}, cv{};
+  int64_t n = 1;
+  if (!batched) {
+    // 2-D sparse operand: b [K] -> c [M], or b [K, N] -> c [M, N].
+    TK_CHECK(bd.size() == 1 || bd.size() == 2, kShapeMismatch, op, ": b must be [K] or [K, N],",
+             " got dims ", ShapeString(bd));
+    n = bd.size() == 2 ? bd[1] : 1;
+    const std::vector<int64_t> want =
+        bd.size() == 2 ? std::vector<int64_t>{m, n} : std::vector<int64_t>{m};
+    TK_CHECK(bd[0] == k, kShapeMismatch, op, ": a is [", m, " ", k, "] but b has dims ",
+             ShapeString(bd), "; b's first dim must be ", k);
+    TK_CHECK(cd == want, kShapeMismatch, op, ": c has dims ", ShapeString(cd), " but a [", m, " ",
+             k, "] @ b ", ShapeString(bd), " gives ", ShapeString(want));
+    bv = {b.raw_data(), 0, b.Stride(0), bd.size() == 2 ? b.Stride(1) : 0};
+    cv = {c->raw_data(), 0, c->Stride(0), cd.size() == 2 ? c->Stride(1) : 0};
+  } else {
+    TK_CHECK(bd.size() == 2 || (bd.size() == 3 && bd[0] == batches), kShapeMismatch, op, ": a is [",
+             batches, " ", m, " ", k, "] so b must be [", batches, " ", k, " N] or [", k,
+             " N], got dims ", ShapeString(bd));
+    const int off = bd.size() == 3 ? 1 : 0;
+    n = bd[off + 1];
+    TK_CHECK(bd[off] == k, kShapeMismatch, op, ": a is [", batches, " ", m, " ", k,
+             "] but b has dims ", ShapeString(bd), "; b's rows must number ", k);
+    const std::vector<int64_t> want{batches, m, n};
+    TK_CHECK(cd == want, kShapeMismatch, op, ": c has dims ", ShapeString(cd), " but the product",
+             " is ", ShapeString(want));
+    bv = {b.raw_data(), off ? StrideOr0(b, 0) : 0, b.Stride(off), b.Stride(off + 1)};
+    cv = {c->raw_data(), c->Stride(0), c->Stride(1), c->Stride(2)};
+  }
+  const int64_t rows = batches * m;
+  if (rows == 0 || n == 0) return;
+  const int64_t rpb = std::max<int64_t>(m, 1);
+  const int32_t* col32 = narrow != nullptr ? narrow->col_indices32() : nullptr;
+  Dispatch<kProductDTypes>(values.dtype(), op, [&]<typename T>() {
+    if (col32 != nullptr) {
+      const CsrView<int32_t> av{ptr, col32, values.raw_data(), rows, rpb, ptr[rows]};
+      SpmmKernel<T, int32_t>(av, bv, cv, n, alpha, beta);
+    } else {
+      const CsrView<int64_t> av{ptr, col, values.raw_data(), rows, rpb, ptr[rows]};
+      SpmmKernel<T, int64_t>(av, bv, cv, n, alpha, beta);
+    }
+  });
+}
+
+}  // namespace
+
+void SparseDenseProduct(Scalar alpha, Scalar beta, const CsrMatrix& a, const Tensor& b, Tensor* c) {
+  const char* op = "SparseDenseProduct";
+  a.row_ptr().CheckDefined(op);
+  RunSparseDense(op, alpha, beta, a.row_ptr().data<int64_t>(), a.col_indices().data<int64_t>(),
+                 a.values(), /*batched=*/false, 1, a.rows(), a.cols(), b, c, &a);
+}
+
+void SparseDenseProduct(Scalar alpha, Scalar beta, const SparseTensor& a, const Tensor& b,
+                        Tensor* c) {
+  const char* op = "SparseDenseProduct";
+  TK_CHECK(a.rank() == 2 || a.rank() == 3, kShapeMismatch, op,
+           ": a must be [M, K] or [B, M, K], got shape ", ShapeString(a.shape()));
+  if (a.rank() == 2) {  // a one-off CSR: its int32 column copy would not pay for itself
+    const CsrMatrix csr = CsrMatrix::FromSparse(a);
+    RunSparseDense(op, alpha, beta, csr.row_ptr().data<int64_t>(),
+                   csr.col_indices().data<int64_t>(), csr.values(), /*batched=*/false, 1,
+                   csr.rows(), csr.cols(), b, c);
+    return;
+  }
+  // Batched: compress by the row key batch * M + m, columns by k.
+  compressed_detail::CheckIndexBounds(a, op);
+  const int64_t batches = a.shape()[0], m = a.shape()[1], k = a.shape()[2];
+  const int64_t nnz = a.nnz();
+  TK_CHECK(batches == 0 || m <= INT64_MAX / batches, kOutOfRange, op, ": ", batches, " x ", m,
+           " rows overflow int64");
+  Tensor row_key = Tensor::Empty({nnz}, DType::kInt64);
+  compressed_detail::Compressed csr;
+  if (nnz > 0) {
+    const int64_t* idx = a.indices().data<int64_t>();
+    const int64_t s0 = a.indices().Stride(0), s1 = a.indices().Stride(1);
+    int64_t* key = row_key.data<int64_t>();
+    ParallelFor(0, nnz, GrainFor(24), [&](int64_t b0, int64_t e0) {
+      for (int64_t e = b0; e < e0; ++e) key[e] = idx[e * s0] * m + idx[e * s0 + s1];
+    });
+    csr = compressed_detail::Compress({key, 1}, {idx + 2 * s1, s0}, nnz, batches * m, a.values());
+  } else {
+    csr.ptr = Tensor::Zeros({batches * m + 1}, DType::kInt64);
+    csr.minor = Tensor::Empty({0}, DType::kInt64);
+    csr.values = Tensor::Empty({0}, a.dtype());
+  }
+  RunSparseDense(op, alpha, beta, csr.ptr.data<int64_t>(), csr.minor.data<int64_t>(), csr.values,
+                 /*batched=*/true, batches, m, k, b, c);
+}
+
+void DenseSparseProduct(Scalar alpha, Scalar beta, const Tensor& a, const CsrMatrix& b, Tensor* c) {
+  const char* op = "DenseSparseProduct";
+  b.row_ptr().CheckDefined(op);
+  CheckOperands(op, b.dtype(), a, c);
+  const std::vector<int64_t> ad = a.Dims(), cd = c->Dims();
+  const int64_t k = b.rows(), n = b.cols();
+  TK_CHECK(ad.size() == 1 || ad.size() == 2, kShapeMismatch, op,
+           ": a must be [M, K] or [K], got dims ", ShapeString(ad));
+  const bool vec = ad.size() == 1;
+  const int64_t m = vec ? 1 : ad[0];
+  TK_CHECK(ad.back() == k, kShapeMismatch, op, ": a has dims ", ShapeString(ad), " but b is [", k,
+           " ", n, "]; a's last dim must be ", k);
+  const std::vector<int64_t> want = vec ? std::vector<int64_t>{n} : std::vector<int64_t>{m, n};
+  TK_CHECK(cd == want, kShapeMismatch, op, ": c has dims ", ShapeString(cd), " but a ",
+           ShapeString(ad), " @ b [", k, " ", n, "] gives ", ShapeString(want));
+  if (m == 0 || n == 0) return;
+  DenseView av{a.raw_data(), 0, vec ? 0 : a.Stride(0), a.Stride(-1)};
+  DenseView cv{c->raw_data(), 0, vec ? 0 : c->Stride(0), c->Stride(-1)};
+  CsrView<int64_t> bv{b.row_ptr().data<int64_t>(),
+                      b.col_indices().data<int64_t>(),
+                      b.values().raw_data(),
+                      k,
+                      k,
+                      b.nnz()};
+  Dispatch<kProductDTypes>(
+      b.dtype(), op, [&]<typename T>() { DenseSparseKernel<T>(av, m, k, bv, n, cv, alpha, beta); });
+}
+
+void DenseSparseProduct(Scalar alpha, Scalar beta, const Tensor& a, const SparseTensor& b,
+                        Tensor* c) {
+  TK_CHECK(b.rank() == 2, kShapeMismatch, "DenseSparseProduct: b must be a 2-D sparse tensor,",
+           " got shape ", ShapeString(b.shape()));
+  DenseSparseProduct(alpha, beta, a, CsrMatrix::FromSparse(b), c);
+}
+
+}  // namespace tensorkit

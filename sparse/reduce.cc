@@ -1,0 +1,289 @@
+// Reductions of sparse tensors. Entries are grouped by output position with the stable
+// compression of compressed.h (major key = output position, minor key = position within the
+// reduced slice), so every output sums its entries in one fixed order.
+#include "tensorkit/sparse/reduce.h"
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <utility>
+
+#include "tensorkit/common/parallel.h"
+#include "tensorkit/sparse/compressed.h"
+
+namespace tensorkit {
+namespace {
+
+using compressed_detail::Acc;
+using compressed_detail::FromAcc;
+using compressed_detail::ToAcc;
+
+constexpr DTypeSet kReduceDTypes = kNumericDTypes & ~Bit(DType::kBool);
+
+// Which axes are reduced, and the sizes of the kept and reduced index spaces.
+struct ReducePlan {
+  std::vector<bool> reduced;       // by axis
+  std::vector<int64_t> out_shape;  // kept dims, in order
+  int64_t out_size = 1;            // product of kept dims (valid when !out_overflow)
+  int64_t slice_size = 1;          // product of reduced dims (valid when !slice_overflow)
+  bool out_overflow = false, slice_overflow = false;
+};
+
+// Multiplies into *acc, flagging overflow past int64.
+void MulChecked(int64_t* acc, int64_t d, bool* overflow) {
+  if (d != 0 && *acc > std::numeric_limits<int64_t>::max() / d) {
+    *overflow = true;
+  } else {
+    *acc *= d;
+  }
+}
+
+ReducePlan MakePlan(const SparseTensor& st, std::vector<int> axes, const char* op) {
+  const int rank = st.rank();
+  ReducePlan plan;
+  plan.reduced.assign(rank, false);
+  for (int& a : axes) {
+    TK_CHECK(a >= -rank && a < rank, kOutOfRange, op, ": axis ", a, " is out of range for shape ",
+             ShapeString(st.shape()));
+    if (a < 0) a += rank;
+    TK_CHECK(!plan.reduced[a], kInvalidArgument, op, ": axis ", a, " appears twice in axes ",
+             ShapeString(axes));
+    plan.reduced[a] = true;
+  }
+  for (int a = 0; a < rank; ++a) {
+    const int64_t d = st.shape()[a];
+    if (plan.reduced[a]) {
+      MulChecked(&plan.slice_size, d, &plan.slice_overflow);
+    } else {
+      plan.out_shape.push_back(d);
+      MulChecked(&plan.out_size, d, &plan.out_overflow);
+    }
+  }
+  return plan;
+}
+
+// Per entry: its linear position among the kept axes (out) and among the reduced axes (in).
+void ComputeKeys(const SparseTensor& st, const ReducePlan& plan, bool want_in, int64_t* out,
+                 int64_t* in) {
+  const int64_t nnz = st.nnz();
+  const int rank = st.rank();
+  if (nnz == 0) return;
+  if (rank == 0) {
+    std::fill(out, out + nnz, 0);
+    if (want_in) std::fill(in, in + nnz, 0);
+    return;
+  }
+  const int64_t* idx = st.indices().data<int64_t>();
+  const int64_t s0 = st.indices().Stride(0), s1 = st.indices().Stride(1);
+  const std::vector<int64_t>& shape = st.shape();
+  ParallelFor(0, nnz, GrainFor(8 * (rank + 2)), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      int64_t ko = 0, ki = 0;
+      for (int a = 0; a < rank; ++a) {
+        const int64_t v = idx[i * s0 + a * s1];
+        if (plan.reduced[a]) {
+          ki = ki * shape[a] + v;
+        } else {
+          ko = ko * shape[a] + v;
+        }
+      }
+      out[i] = ko;
+      if (want_in) in[i] = ki;
+    }
+  });
+}
+
+// Entries grouped by output position (ptr over out_size), sorted within by `in` key when given.
+compressed_detail::Compressed Group(const SparseTensor& st, const ReducePlan& plan, bool by_in) {
+  const int64_t nnz = st.nnz();
+  Tensor out_key = Tensor::Empty({nnz}, DType::kInt64);
+  Tensor in_key = Tensor::Empty({by_in ? nnz : 0}, DType::kInt64);
+  ComputeKeys(st, plan, by_in, out_key.data<int64_t>(), in_key.data<int64_t>());
+  static const int64_t kZero = 0;
+  compressed_detail::KeyView minor{&kZero, 0};
+  if (by_in) minor = {in_key.data<int64_t>(), 1};
+  return compressed_detail::Compress({out_key.data<int64_t>(), 1}, minor, nnz, plan.out_size,
+                                     st.values());
+}
+
+// Common checks: CPU, bounds, dtype.
+void CheckInput(const SparseTensor& st, const char* op) {
+  compressed_detail::CheckIndexBounds(st, op);
+  Dispatch<kReduceDTypes>(st.dtype(), op, []<typename T>() {});
+}
+
+// Dense max (kMax) or min over the plan's axes.
+template <bool kMax>
+Tensor ReduceExtreme(const SparseTensor& st, std::vector<int> axes, const char* op) {
+  CheckInput(st, op);
+  const ReducePlan plan = MakePlan(st, std::move(axes), op);
+  Tensor out = Tensor::Empty(plan.out_shape, st.dtype());
+  if (plan.out_size == 0) return out;
+  TK_CHECK(plan.slice_size > 0 || plan.slice_overflow, kInvalidArgument, op,
+           ": the reduced axes of shape ", ShapeString(st.shape()),
+           " have a zero dim, so each slice is empty and has no ", kMax ? "max" : "min");
+  TK_CHECK(!plan.slice_overflow, kUnsupported, op, ": the reduced axes of shape ",
+           ShapeString(st.shape()), " span more than 2^63 positions");
+  const compressed_detail::Compressed g = Group(st, plan, /*by_in=*/true);
+  const int64_t* ptr = g.ptr.data<int64_t>();
+  const int64_t* in = g.minor.data<int64_t>();
+  Dispatch<kReduceDTypes>(st.dtype(), op, [&]<typename T>() {
+    const T* val = g.values.data<T>();
+    T* o = out.data<T>();
+    auto better = [](Acc<T> x, Acc<T> y) {  // x beats y
+      if constexpr (std::is_integral_v<T>) {
+        return kMax ? static_cast<int64_t>(x) > static_cast<int64_t>(y)
+                    : static_cast<int64_t>(x) < static_cast<int64_t>(y);
+      } else {
+        return kMax ? x > y : x < y;
+      }
+    };
+    ParallelFor(0, plan.out_size, GrainFor(16 * (st.nnz() / plan.out_size + 1)),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t r = b; r < e; ++r) {
+                    Acc<T> best{};
+                    bool have = false;
+                    int64_t distinct = 0;
+                    for (int64_t p = ptr[r]; p < ptr[r + 1];) {
+                      Acc<T> sum = ToAcc(val[p]);  // duplicates of one position summed first
+                      int64_t q = p + 1;
+                      for (; q < ptr[r + 1] && in[q] == in[p]; ++q) sum += ToAcc(val[q]);
+                      sum = ToAcc(FromAcc<T>(sum));  // round as a stored value would be
+                      if (!have || better(sum, best)) best = sum;
+                      have = true;
+                      ++distinct;
+                      p = q;
+                    }
+                    if (distinct < plan.slice_size && (!have || better(Acc<T>{}, best))) {
+                      best = Acc<T>{};  // an absent entry is an implicit zero
+                    }
+                    o[r] = FromAcc<T>(best);
+                  }
+                });
+  });
+  return out;
+}
+
+// Per-output sums of grouped entries into out (dense, out_size elements).
+template <typename T>
+void SumGroups(const Tensor& ptr_t, const Tensor& values, int64_t out_size, T* o) {
+  const int64_t* ptr = ptr_t.data<int64_t>();
+  const T* val = values.data<T>();
+  const int64_t nnz = values.Dim(0);
+  ParallelFor(0, out_size, GrainFor(16 * (nnz / std::max<int64_t>(out_size, 1) + 1)),
+              [&](int64_t b, int64_t e) {
+                for (int64_t r = b; r < e; ++r) {
+                  Acc<T> sum{};
+                  for (int64_t p = ptr[r]; p < ptr[r + 1]; ++p) sum += ToAcc(val[p]);
+                  o[r] = FromAcc<T>(sum);
+                }
+              });
+}
+
+}  // namespace
+
+Tensor ReduceSum(const SparseTensor& st, std::vector<int> axes) {
+  const char* op = "ReduceSum";
+  CheckInput(st, op);
+  const ReducePlan plan = MakePlan(st, std::move(axes), op);
+  Tensor out = Tensor::Empty(plan.out_shape, st.dtype());  // checks rank and size
+  if (plan.out_size == 0) return out;
+  const compressed_detail::Compressed g = Group(st, plan, /*by_in=*/false);
+  Dispatch<kReduceDTypes>(st.dtype(), op, [&]<typename T>() {
+    SumGroups<T>(g.ptr, g.values, plan.out_size, out.data<T>());
+  });
+  return out;
+}
+
+Tensor ReduceMax(const SparseTensor& st, std::vector<int> axes) {
+  return ReduceExtreme<true>(st, std::move(axes), "ReduceMax");
+}
+
+Tensor ReduceMin(const SparseTensor& st, std::vector<int> axes) {
+  return ReduceExtreme<false>(st, std::move(axes), "ReduceMin");
+}
+
+SparseTensor ReduceSumSparse(const SparseTensor& st, std::vector<int> axes) {
+  const char* op = "ReduceSumSparse";
+  CheckInput(st, op);
+  const ReducePlan plan = MakePlan(st, std::move(axes), op);
+  const int out_rank = static_cast<int>(plan.out_shape.size());
+  TK_CHECK(!plan.out_overflow && plan.out_size <= (int64_t{1} << 62), kUnsupported, op,
+           ": the kept axes of shape ", ShapeString(st.shape()), " span more than 2^62 positions");
+  const int64_t nnz = st.nnz();
+  // Group by output position: counting sort when the position space is small, else a sort.
+  Tensor ptr_t, values;
+  std::vector<int64_t> keys;  // the output position of each group
+  if (plan.out_size <= 4 * nnz + 1024) {
+    compressed_detail::Compressed g = Group(st, plan, false);
+    const int64_t* ptr = g.ptr.data<int64_t>();
+    std::vector<int64_t> starts;
+    for (int64_t r = 0; r < plan.out_size; ++r) {
+      if (ptr[r + 1] > ptr[r]) {
+        keys.push_back(r);
+        starts.push_back(ptr[r]);
+      }
+    }
+    starts.push_back(nnz);
+    ptr_t = Tensor::FromVector(std::move(starts));
+    values = g.values;
+  } else {
+    std::vector<int64_t> out_key(static_cast<size_t>(nnz));
+    ComputeKeys(st, plan, false, out_key.data(), nullptr);
+    std::vector<std::pair<int64_t, int64_t>> pairs(static_cast<size_t>(nnz));
+    for (int64_t e = 0; e < nnz; ++e) pairs[e] = {out_key[e], e};
+    std::sort(pairs.begin(), pairs.end());  // (key, position) pairs are distinct: stable
+    std::vector<int64_t> perm(static_cast<size_t>(nnz)), starts;
+    for (int64_t e = 0; e < nnz; ++e) {
+      perm[e] = pairs[e].second;
+      if (e == 0 || pairs[e].first != pairs[e - 1].first) {
+        keys.push_back(pairs[e].first);
+        starts.push_back(e);
+      }
+    }
+    starts.push_back(nnz);
+    ptr_t = Tensor::FromVector(std::move(starts));
+    values = compressed_detail::Gather(st.values(), perm.data(), nnz);
+  }
+  const int64_t groups = static_cast<int64_t>(keys.size());
+  Tensor out_values = Tensor::Empty({groups}, st.dtype());
+  Tensor out_idx = Tensor::Empty({groups, out_rank}, DType::kInt64);
+  Dispatch<kReduceDTypes>(st.dtype(), op, [&]<typename T>() {
+    SumGroups<T>(ptr_t, values, groups, out_values.data<T>());
+  });
+  int64_t* oi = out_idx.data<int64_t>();
+  ParallelFor(0, groups, GrainFor(8 * (out_rank + 1)), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      int64_t key = keys[i];
+      for (int a = out_rank - 1; a >= 0; --a) {
+        oi[i * out_rank + a] = key % plan.out_shape[a];
+        key /= plan.out_shape[a];
+      }
+    }
+  });
+  std::vector<int> order(out_rank);
+  for (int a = 0; a < out_rank; ++a) order[a] = a;
+  return SparseTensor::Create(out_idx, out_values, plan.out_shape, order);
+}
+
+Tensor RowNnz(const SparseTensor& st, int axis) {
+  const char* op = "RowNnz";
+  compressed_detail::CheckIndexBounds(st, op);
+  axis = NormalizeAxis(axis, st.rank(), op);
+  const int64_t dim = st.shape()[axis];
+  Tensor out = Tensor::Zeros({dim}, DType::kInt64);
+  const int64_t nnz = st.nnz();
+  if (nnz == 0) return out;
+  int64_t* o = out.data<int64_t>();
+  const int64_t* idx = st.indices().data<int64_t>() + axis * st.indices().Stride(1);
+  const int64_t s0 = st.indices().Stride(0);
+  // Integer counts do not depend on the order of the increments.
+  ParallelFor(0, nnz, GrainFor(16), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      std::atomic_ref<int64_t>(o[idx[i * s0]]).fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  return out;
+}
+
+}  // namespace tensorkit
