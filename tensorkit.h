@@ -8,11 +8,18 @@
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/common/scalar.h"
 #include "tensorkit/common/storage.h"
+#include "tensorkit/dense/engine.h"
 #include "tensorkit/dense/external.h"
+#include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/pattern.h"
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/io/io.h"
+#include "tensorkit/sparse/compressed.h"
+#include "tensorkit/sparse/mixed.h"
+#include "tensorkit/sparse/products.h"
+#include "tensorkit/sparse/reduce.h"
+#include "tensorkit/sparse/sparse_ops.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
 #endif  // TENSORKIT_TENSORKIT_H_
