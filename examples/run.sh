@@ -6,6 +6,9 @@ set -euo pipefail
 bin=${1:-build/bin}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 "$bin/example_quickstart"
+echo
+echo "== a feature pipeline: sparse features, group(), a sparse-dense product"
+"$bin/example_feature_pipeline"
 
 tk="$bin/tensorkit"
 out=$(mktemp -d "${TMPDIR:-/tmp}/tensorkit-run.XXXXXX")
