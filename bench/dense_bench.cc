@@ -58,6 +58,25 @@ void BM_Exp(benchmark::State& state) {
   SetBytes(state, 2 * kN * kN * 4);
 }
 
+// The other transcendental unary ops, over inputs where each is cheap to check by eye.
+void BM_Log(benchmark::State& state) {
+  Tensor a = Filled({kN, kN}, 1.5f), c = Filled({kN, kN}, 0);
+  for (auto _ : state) Log(a, &c);
+  SetBytes(state, 2 * kN * kN * 4);
+}
+
+void BM_Sigmoid(benchmark::State& state) {
+  Tensor a = Filled({kN, kN}, 0.5f), c = Filled({kN, kN}, 0);
+  for (auto _ : state) Sigmoid(a, &c);
+  SetBytes(state, 2 * kN * kN * 4);
+}
+
+void BM_Tanh(benchmark::State& state) {
+  Tensor a = Filled({kN, kN}, 0.5f), c = Filled({kN, kN}, 0);
+  for (auto _ : state) Tanh(a, &c);
+  SetBytes(state, 2 * kN * kN * 4);
+}
+
 void BM_Transpose2D(benchmark::State& state) {
   Tensor a = Filled({kN, kN}, 1), c = Filled({kN, kN}, 0);
   Tensor at = Transpose(a, 0, 1);
@@ -84,6 +103,13 @@ void BM_SumAxis1(benchmark::State& state) {
   SetBytes(state, kN * kN * 4);
 }
 
+// Every element into one: the nest is a single summed axis.
+void BM_SumAll(benchmark::State& state) {
+  Tensor a = Filled({kN, kN}, 1), s = Filled({1, 1}, 0);
+  for (auto _ : state) Copy(a, &s);
+  SetBytes(state, kN * kN * 4);
+}
+
 void BM_Gemm(benchmark::State& state) {
   const int64_t n = 2048;
   Tensor a = Filled({n, n, 1}, 1), b = Filled({1, n, n}, 1), c = Filled({n, 1, n}, 0);
@@ -105,10 +131,14 @@ BENCHMARK(BM_Copy)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BroadcastAdd)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Scale)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Exp)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Log)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Sigmoid)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Tanh)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Transpose2D)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Permute4D)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SumAxis0)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SumAxis1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SumAll)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gemm)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BatchedGemm)->UseRealTime()->Unit(benchmark::kMillisecond);
 

@@ -31,12 +31,20 @@
 //     contiguous for every operand are merged. A fully contiguous tensor becomes one axis.
 //  3. RunCpu: the innermost axis is the inner loop; typed loops (below) test at run time for
 //     unit strides and stride-0 operands and then run simple loops over raw pointers that the
-//     compiler vectorises. Outer axes are split across oneTBB tasks (common/parallel.h) so each
-//     task gets at least kParallelMinBytes of traffic; when the outer axes are too few, the
-//     inner axis is cut into fixed chunks too. Only axes where the output has a nonzero stride
-//     are ever split, so every output element is written by exactly one task in a fixed order:
-//     results, sums included, are bit-identical at any thread count. Sums along the inner axis
-//     use a fixed number of lanes combined in a fixed tree (vectorisable and deterministic).
+//     compiler vectorises. The library is built without -march, so the loops whose speed depends
+//     on vector width (float32/float64 Exp, Log, Sigmoid, Tanh) are also compiled for AVX2 and
+//     AVX-512 and picked from cpuid (ops_internal.h SimdPath), with bit-identical results. Outer
+//     axes are split across oneTBB tasks (common/parallel.h) so each task gets at least
+//     kParallelMinBytes of traffic; when the outer axes are too few, the inner axis is cut into
+//     fixed chunks too. Only axes where the output has a nonzero stride are ever split, so every
+//     output element is written by exactly one task in a fixed order: results, sums included, are
+//     bit-identical at any thread count. Sums along the inner axis use a fixed number of lanes
+//     combined in a fixed tree (vectorisable and deterministic). A long summed inner axis (a
+//     contiguous tensor summed into one element merges into one such axis, so the outer axes give
+//     no parallelism) is cut by the typed loop itself into kSumChunk-element chunks
+//     (ParallelChunks): each chunk's lane sum is a partial, and the partials are lane-summed in
+//     chunk order. The chunks never depend on the thread count, so neither does the result; rows up
+//     to 2 * kSumChunk keep the plain lane sum.
 //  4. Transpose-like tuples, where the output's inner axis is a large stride for an input that
 //     is dense along another axis, run in tiles over those two axes. A plain element copy
 //     (Copy without conversion, GatherToHost) goes through a small buffer block by block, so
@@ -51,10 +59,12 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <type_traits>
 
 #include "tensorkit/common/dtype.h"
+#include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/pattern.h"
 
 namespace tensorkit {
@@ -153,6 +163,8 @@ struct Identity {
 
 // Lanes of the fixed-shape summation along the inner axis.
 inline constexpr int kSumLanes = 16;
+// Elements per fixed chunk of a long summation along the inner axis (see Note [kernel engine]).
+inline constexpr int64_t kSumChunk = 32768;
 
 // ---------------------------------------------------------------------------------------------
 // Definitions
@@ -222,6 +234,19 @@ C LaneSum(int64_t n, const G& g) {
   return lanes[0];
 }
 
+// LaneSum, cut into fixed chunks summed in parallel when n is long; the partials are combined
+// in chunk order, so the result does not depend on the thread count.
+template <typename C, typename G>
+C ChunkedSum(int64_t n, const G& g) {
+  if (n <= 2 * kSumChunk) return LaneSum<C>(n, g);
+  const int64_t chunks = NumChunks(n, kSumChunk);
+  std::unique_ptr<C[]> part(new C[chunks]);
+  ParallelChunks(n, kSumChunk, [&](int64_t c, int64_t b, int64_t e) {
+    part[c] = LaneSum<C>(e - b, [&](int64_t i) { return g(b + i); });
+  });
+  return LaneSum<C>(chunks, [&](int64_t c) { return part[c]; });
+}
+
 }  // namespace detail
 
 template <typename D, typename S>
@@ -282,7 +307,8 @@ void UnaryLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx) {
   const T* a = reinterpret_cast<const T*>(p[1]);
   const int64_t so = s[0], sa = s[1];
   if (so == 0) {  // summed into one output element
-    C acc = detail::LaneSum<C>(n, [&](int64_t i) { return F::Apply(detail::Load<C>(a[i * sa])); });
+    C acc =
+        detail::ChunkedSum<C>(n, [&](int64_t i) { return F::Apply(detail::Load<C>(a[i * sa])); });
     detail::Put<M>(o, acc, k);
   } else if (so == 1 && sa == 1) {
     for (int64_t i = 0; i < n; ++i) detail::Put<M>(o + i, F::Apply(detail::Load<C>(a[i])), k);
@@ -306,9 +332,9 @@ void BinaryLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx) {
   };
   if (so == 0) {
     if (sa == 1 && sb == 1) {
-      detail::Put<M>(o, detail::LaneSum<C>(n, [&](int64_t i) { return f(i, i); }), k);
+      detail::Put<M>(o, detail::ChunkedSum<C>(n, [&](int64_t i) { return f(i, i); }), k);
     } else {
-      detail::Put<M>(o, detail::LaneSum<C>(n, [&](int64_t i) { return f(i * sa, i * sb); }), k);
+      detail::Put<M>(o, detail::ChunkedSum<C>(n, [&](int64_t i) { return f(i * sa, i * sb); }), k);
     }
   } else if (so == 1 && sa == 1 && sb == 1) {
     for (int64_t i = 0; i < n; ++i) detail::Put<M>(o + i, f(i, i), k);

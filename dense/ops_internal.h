@@ -6,6 +6,10 @@
 //                float64 (the 16-bit floats compute in float32).
 //   CoeffsBuf    alpha and beta converted to the compute type of a dtype, type-erased so that
 //                a runtime-chosen inner loop can read them as engine::Coeffs<C>.
+//   SimdPath     the instruction set the transcendental float32/float64 unary loops (Exp, Log,
+//                Sigmoid, Tanh) were compiled for; chosen once from cpuid, since the library
+//                is built without -march. Every path gives bit-identical results (no FMA, same
+//                operation order: see dense/simd_math.h).
 #ifndef TENSORKIT_DENSE_OPS_INTERNAL_H_
 #define TENSORKIT_DENSE_OPS_INTERNAL_H_
 
@@ -28,6 +32,8 @@ inline constexpr DTypeSet kComputeDTypes = Bit(DType::kInt32) | Bit(DType::kInt6
 enum class UnaryFn { kIdentity, kExp, kLog, kRelu, kSigmoid, kTanh, kAbs, kSqrt, kNeg };
 enum class BinaryFn { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
 
+enum class SimdPath { kDefault, kAvx2, kAvx512 };
+
 struct CoeffsBuf {
   alignas(16) unsigned char bytes[32] = {};
   bool alpha_is_one = true;
@@ -49,6 +55,14 @@ engine::InnerLoop BinaryKernel(BinaryFn fn, DType dtype, engine::Mode mode, cons
 engine::InnerLoop ConvertKernel(DType dst, DType src, const char* op);
 // out = value; ctx points at one element of `dtype`.
 engine::InnerLoop FillKernel(DType dtype, const char* op);
+
+// Whether this CPU (and OS) can run `path`.
+bool SimdPathSupported(SimdPath path);
+// The widest supported path: what UnaryKernel uses unless a test forced another.
+SimdPath BestSimdPath();
+// Makes later UnaryKernel calls pick `path` (which must be supported); for tests that check
+// every path the machine has.
+void SetSimdPathForTesting(SimdPath path);
 
 // ---------------------------------------------------------------------------------------------
 // Definitions

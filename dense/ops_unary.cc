@@ -1,10 +1,12 @@
 // Typed inner loops of the unary functions (see ops_internal.h).
-#include <bit>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <new>
 
+#include "tensorkit/common/error.h"
 #include "tensorkit/dense/ops_internal.h"
+#include "tensorkit/dense/simd_math.h"
 
 namespace tensorkit::ops_internal {
 namespace {
@@ -21,36 +23,13 @@ C ViaFloat(C x, const G& g) {
   }
 }
 
-// exp for float32 without calls or branches, so that loops over it vectorise: x = n*ln2 + r
-// with |r| <= ln2/2, e^r by a degree-6 polynomial (about 1 ulp), times 2^n built from the
-// exponent bits in two halves so that results below FLT_MIN come out subnormal and large x
-// overflow to inf. NaN passes through.
-inline float FastExp(float x) {
-  const float xc = x > 89.0f ? 89.0f : (x < -104.0f ? -104.0f : x);  // NaN -> -104 here
-  const float kShift = 12582912.0f;                                  // 1.5 * 2^23
-  const float n = (xc * 1.44269504088896341f + kShift) - kShift;     // round to nearest
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const int32_t ni = static_cast<int32_t>(n);  // in [-150, 129]: always representable
-  const int32_t h = ni / 2;
-  const float s1 = std::bit_cast<float>((h + 127) << 23);
-  const float s2 = std::bit_cast<float>((ni - h + 127) << 23);
-  const float result = p * s1 * s2;
-  return x != x ? x : result;
-}
-
 struct ExpF {
   template <typename C>
   static C Apply(C x) {
     if constexpr (std::is_same_v<C, float>) {
-      return FastExp(x);
+      return simd_math::ExpF32(x);
+    } else if constexpr (std::is_same_v<C, double>) {
+      return simd_math::ExpF64(x);
     } else {
       return ViaFloat(x, [](auto v) { return std::exp(v); });
     }
@@ -59,7 +38,13 @@ struct ExpF {
 struct LogF {
   template <typename C>
   static C Apply(C x) {
-    return ViaFloat(x, [](auto v) { return std::log(v); });
+    if constexpr (std::is_same_v<C, float>) {
+      return simd_math::LogF32(x);
+    } else if constexpr (std::is_same_v<C, double>) {
+      return simd_math::LogF64(x);
+    } else {
+      return ViaFloat(x, [](auto v) { return std::log(v); });
+    }
   }
 };
 struct ReluF {
@@ -71,8 +56,14 @@ struct ReluF {
 struct SigmoidF {
   template <typename C>
   static C Apply(C x) {
+    // With e = exp(-|x|) <= 1 nothing overflows: 1/(1+e) for x >= 0, e/(1+e) below, which
+    // keeps the subnormal results of large negative x.
     if constexpr (std::is_same_v<C, float>) {
-      return 1.0f / (1.0f + FastExp(-x));
+      const float e = simd_math::ExpF32(x < 0.0f ? x : -x);
+      return (x < 0.0f ? e : 1.0f) / (1.0f + e);
+    } else if constexpr (std::is_same_v<C, double>) {
+      const double e = simd_math::ExpF64(x < 0.0 ? x : -x);
+      return (x < 0.0 ? e : 1.0) / (1.0 + e);
     } else {
       return ViaFloat(x, [](auto v) {
         using V = decltype(v);
@@ -84,7 +75,11 @@ struct SigmoidF {
 struct TanhF {
   template <typename C>
   static C Apply(C x) {
-    return ViaFloat(x, [](auto v) { return std::tanh(v); });
+    if constexpr (std::is_same_v<C, float>) {
+      return simd_math::TanhF32(x);
+    } else {
+      return ViaFloat(x, [](auto v) { return std::tanh(v); });
+    }
   }
 };
 struct AbsF {
@@ -114,16 +109,82 @@ struct NegF {
   }
 };
 
+// The transcendental loops over float and double: the only unary loops whose speed depends on
+// vector width (the others are memory-bound already with SSE), so the only ones compiled for
+// several instruction sets. flatten inlines the engine's loop and the simd_math function into
+// each copy, which the compiler then vectorises for that copy's target. AVX-512 brings FMA,
+// which GCC would contract a*b+c into (C++ defaults to -ffp-contract=fast): fp-contract=off
+// keeps every path's rounding that of the default path.
+template <typename T>
+inline constexpr bool kIsFloatOrDouble = std::is_same_v<T, float> || std::is_same_v<T, double>;
+template <typename T, typename F>
+inline constexpr bool kHotLoop = kIsFloatOrDouble<T> &&
+                                 (std::is_same_v<F, ExpF> || std::is_same_v<F, LogF> ||
+                                  std::is_same_v<F, SigmoidF> ||
+                                  (std::is_same_v<F, TanhF> &&
+                                   std::is_same_v<T, float>));  // libm tanh
+
+// GCC and clang spell "compile this for AVX-512 with 512-bit vectors and no contraction"
+// differently (clang: contraction is switched off in simd_math.h).
+#if defined(__clang__)
+#define TK_AVX2_LOOP gnu::target("avx2"), gnu::flatten
+#define TK_AVX512_LOOP \
+  gnu::target("avx512f,avx512dq,avx512vl,avx512bw"), gnu::flatten, clang::min_vector_width(512)
+#else
+#define TK_AVX2_LOOP gnu::target("avx2"), gnu::optimize("fp-contract=off"), gnu::flatten
+#define TK_AVX512_LOOP                                                       \
+  gnu::target("avx512f,avx512dq,avx512vl,avx512bw,prefer-vector-width=512"), \
+      gnu::optimize("fp-contract=off"), gnu::flatten
+#endif
+
+template <typename T, typename F, engine::Mode M>
+[[TK_AVX2_LOOP]] void LoopAvx2(char* const* p, const int64_t* s, int64_t n, const void* ctx) {
+  engine::UnaryLoop<T, F, M>(p, s, n, ctx);
+}
+
+template <typename T, typename F, engine::Mode M>
+[[TK_AVX512_LOOP]] void LoopAvx512(char* const* p, const int64_t* s, int64_t n, const void* ctx) {
+  engine::UnaryLoop<T, F, M>(p, s, n, ctx);
+}
+
+// The path UnaryKernel uses: -1 until first use, then BestSimdPath() or a forced one.
+std::atomic<int> active_path{-1};
+
+SimdPath ActivePath() {
+  int p = active_path.load(std::memory_order_relaxed);
+  if (p < 0) {
+    p = static_cast<int>(BestSimdPath());
+    active_path.store(p, std::memory_order_relaxed);
+  }
+  return static_cast<SimdPath>(p);
+}
+
+// The loop of mode M for functor F on the active instruction-set path.
+template <typename T, typename F, engine::Mode M>
+engine::InnerLoop PathLoop() {
+  if constexpr (kHotLoop<T, F>) {
+    switch (ActivePath()) {
+      case SimdPath::kAvx512:
+        return &LoopAvx512<T, F, M>;
+      case SimdPath::kAvx2:
+        return &LoopAvx2<T, F, M>;
+      case SimdPath::kDefault:
+        break;
+    }
+  }
+  return &engine::UnaryLoop<T, F, M>;
+}
+
 // The loop for functor F in `mode`; kScale exists only for the identity (Scale, CopyScaled).
 template <typename T, typename F>
 engine::InnerLoop Pick(engine::Mode mode) {
   using engine::Mode;
-  if (mode == Mode::kAssign) return &engine::UnaryLoop<T, F, Mode::kAssign>;
+  if (mode == Mode::kAssign) return PathLoop<T, F, Mode::kAssign>();
   if constexpr (std::is_same_v<F, engine::Identity>) {
     if (mode == Mode::kScale) return &engine::UnaryLoop<T, F, Mode::kScale>;
   }
   TK_INTERNAL_CHECK(mode == Mode::kAxpby);
-  return &engine::UnaryLoop<T, F, Mode::kAxpby>;
+  return PathLoop<T, F, Mode::kAxpby>();
 }
 
 }  // namespace
@@ -153,6 +214,30 @@ engine::InnerLoop UnaryKernel(UnaryFn fn, DType dtype, engine::Mode mode, const 
     TK_INTERNAL_CHECK(false);
     return nullptr;
   });
+}
+
+bool SimdPathSupported(SimdPath path) {
+  switch (path) {
+    case SimdPath::kDefault:
+      return true;
+    case SimdPath::kAvx2:
+      return __builtin_cpu_supports("avx2");
+    case SimdPath::kAvx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+  }
+  return false;
+}
+
+SimdPath BestSimdPath() {
+  if (SimdPathSupported(SimdPath::kAvx512)) return SimdPath::kAvx512;
+  if (SimdPathSupported(SimdPath::kAvx2)) return SimdPath::kAvx2;
+  return SimdPath::kDefault;
+}
+
+void SetSimdPathForTesting(SimdPath path) {
+  TK_INTERNAL_CHECK(SimdPathSupported(path));
+  active_path.store(static_cast<int>(path), std::memory_order_relaxed);
 }
 
 CoeffsBuf MakeCoeffs(DType dtype, Scalar alpha, Scalar beta, const char* op) {
