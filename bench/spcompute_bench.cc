@@ -3,6 +3,7 @@
 //
 // Benchmarks (names are what the peers script filters on):
 //   SpMV/float32            CSR [1000000, 64000] with 10M entries @ x [64000]
+//   SpMVCoo/float32         the same product from the COO SparseTensor (converts to CSR each call)
 //   SpMM64/float32          the same matrix @ X [64000, 64] (row-major)
 //   CooToCsr/float32        CsrMatrix::FromSparse of the same entries in random order
 //   CooToCsrSorted/float32  the same entries already sorted, order {0, 1} (the fast path)
@@ -70,6 +71,17 @@ void BM_SpMV(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_SpMV)->Name("SpMV/float32")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_SpMVCoo(benchmark::State& state) {
+  const SparseTensor& a = BigCoo();
+  Tensor x = RandomDense({kCols});
+  Tensor y = Tensor::Empty({kRows}, DType::kFloat32);
+  for (auto _ : state) {
+    SparseDenseProduct(1, 0, a, x, &y);
+    benchmark::DoNotOptimize(y.raw_data());
+  }
+}
+BENCHMARK(BM_SpMVCoo)->Name("SpMVCoo/float32")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_SpMM(benchmark::State& state) {
   const CsrMatrix& a = BigCsr();

@@ -105,6 +105,34 @@ inline Acc<T> RowDot(const I* col, const T* val, int64_t p0, int64_t p1, const T
   return sum;
 }
 
+// y[r] = alpha * (row r of a) . x + beta * y[r] for every row r: SpMV without the SpMM
+// machinery. The per-row work is a handful of entries, so the loop carries nothing but the row
+// bounds; the common contiguous, beta == 0 case gets its own loop. Rows are independent, so any
+// split gives the same bits; tasks cover many rows because one row costs only nanoseconds.
+template <typename T, typename I>
+void SpmvKernel(const CsrView<I>& a, const T* x, int64_t xs, T* y, int64_t ys, Scalar alpha_s,
+                Scalar beta_s) {
+  const Acc<T> alpha = ScalarToAcc<T>(alpha_s), beta = ScalarToAcc<T>(beta_s);
+  const bool read_c = !(beta_s == Scalar(0));
+  const T* val = static_cast<const T*>(a.values);
+  const I* col = a.col;
+  const int64_t* ptr = a.ptr;
+  const int64_t per_row = (a.nnz / std::max<int64_t>(a.rows, 1) + 1) * (sizeof(I) + sizeof(T));
+  const int64_t grain = std::max<int64_t>(GrainFor(per_row), 4096);
+  ParallelFor(0, a.rows, grain, [&](int64_t rb, int64_t re) {
+    if (xs == 1 && ys == 1 && !read_c) {
+      for (int64_t r = rb; r < re; ++r) {
+        y[r] = FromAcc<T>(alpha * RowDot<T, I>(col, val, ptr[r], ptr[r + 1], x, 1));
+      }
+      return;
+    }
+    for (int64_t r = rb; r < re; ++r) {
+      const Acc<T> sum = RowDot<T, I>(col, val, ptr[r], ptr[r + 1], x, xs);
+      StoreRow<T>(&sum, 1, alpha, beta, read_c, y + r * ys, 1);
+    }
+  });
+}
+
 bool HasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2");
   return has;
@@ -119,6 +147,10 @@ void SpmmKernel(const CsrView<I>& a, const DenseView& b, const DenseView& c, int
   const T* val = static_cast<const T*>(a.values);
   const T* b_base = static_cast<const T*>(b.base);
   T* c_base = static_cast<T*>(c.base);
+  if (n == 1 && a.rows_per_batch == a.rows) {  // one SpMV
+    SpmvKernel<T, I>(a, b_base, b.s0, c_base, c.s0, alpha_s, beta_s);
+    return;
+  }
   const int64_t per_row = (a.nnz / std::max<int64_t>(a.rows, 1) + 1) * (16 + n * sizeof(T));
   constexpr bool kFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
   const bool avx2 = kFloat && HasAvx2();

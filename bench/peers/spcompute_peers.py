@@ -1,6 +1,8 @@
 """Sparse compute vs SciPy and PyTorch at the sizes of bench/spcompute_bench.cc: SpMV and SpMM
 (N = 64) of a [1000000, 64000] CSR matrix with 10M entries, COO -> CSR of the same entries, and
 SpGEMM of two random [100000, 100000] matrices with 1M entries each. Medians, 2 threads.
+tensorkit's CSR results have sorted columns within rows; SciPy's tocsr() and a @ b leave them
+unsorted, so rows "+ sort" add sort_indices() for a like-for-like comparison.
 
     /usr/bin/python3 bench/peers/spcompute_peers.py --build build
 """
@@ -29,13 +31,20 @@ def random_coo(rows, cols, nnz, dtype, seed):
     return sp.coo_matrix((v, (r, c)), shape=(rows, cols))
 
 
+def sorted_csr(a, b=None):
+    """CSR of coo a (or of the product a @ b) with sorted columns, as tensorkit returns it."""
+    m = a.tocsr() if b is None else a @ b
+    m.sort_indices()
+    return m
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--no-torch", action="store_true")
     args = ap.parse_args()
     binary = os.path.join(args.build, "bin", "bench_spcompute")
-    tk = peerlib.run_tensorkit(binary, "SpMV|SpMM64|CooToCsr|SpGEMM", threads=THREADS)
+    tk = peerlib.run_tensorkit(binary, "SpMV|SpMVCoo|SpMM64|CooToCsr|SpGEMM", threads=THREADS)
 
     coo = random_coo(ROWS, COLS, NNZ, np.float32, 1)
     csr = coo.tocsr()
@@ -63,10 +72,14 @@ def main():
         spmm["torch coo"] = peerlib.median_time(lambda: torch.sparse.mm(tcoo, txm), repeat=3)
         del tcsr, tcoo
     rows.append(("SpMV [1M x 64k] 10M nnz float32", spmv))
+    rows.append(("SpMV from COO input (conversion included)",
+                 {"tensorkit": tk.get("SpMVCoo/float32/real_time"),
+                  "scipy": peerlib.median_time(lambda: coo @ x, repeat=3)}))
     rows.append(("SpMM N=64 [1M x 64k] 10M nnz float32", spmm))
     rows.append(("COO->CSR 10M entries, random order",
                  {"tensorkit": tk.get("CooToCsr/float32/real_time"),
-                  "scipy": peerlib.median_time(lambda: coo.tocsr(), repeat=3)}))
+                  "scipy": peerlib.median_time(lambda: coo.tocsr(), repeat=3),
+                  "scipy + sort": peerlib.median_time(lambda: sorted_csr(coo), repeat=3)}))
     rows.append(("COO->CSR 10M entries, already sorted",
                  {"tensorkit": tk.get("CooToCsrSorted/float32/real_time"),
                   "scipy": peerlib.median_time(lambda: csr.tocoo().tocsr(), repeat=3)}))
@@ -75,7 +88,8 @@ def main():
     b = random_coo(GEMM_DIM, GEMM_DIM, GEMM_NNZ, np.float64, 3).tocsr()
     rows.append(("SpGEMM [100k x 100k] 1M nnz each, float64",
                  {"tensorkit": tk.get("SpGEMM/float64/real_time"),
-                  "scipy": peerlib.median_time(lambda: a @ b, repeat=3)}))
+                  "scipy": peerlib.median_time(lambda: a @ b, repeat=3),
+                  "scipy + sort": peerlib.median_time(lambda: sorted_csr(a, b), repeat=3)}))
     peerlib.print_table(f"sparse compute ({THREADS} threads)", rows)
 
 
