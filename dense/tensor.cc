@@ -77,6 +77,15 @@ Tensor Tensor::WithPattern(const Pattern& pattern) const {
   return Tensor(storage_, pattern, dtype_);
 }
 
+Tensor Tensor::ViewUnchecked(std::shared_ptr<Storage> storage, const Pattern& pattern,
+                             DType dtype) {
+  Tensor t;
+  t.storage_ = std::move(storage);
+  t.pattern_ = pattern;
+  t.dtype_ = dtype;
+  return t;
+}
+
 void GatherToHost(const Tensor& src, void* dst) {
   src.CheckDefined("GatherToHost");
   if (!src.device().is_cpu()) {
@@ -117,9 +126,8 @@ Tensor Tensor::To(Device device) const {
     const int64_t lo = MinMemoryIndex(pattern_), hi = MaxMemoryIndex(pattern_);
     Tensor host = Empty({hi - lo + 1}, dtype_);
     const int64_t esize = DTypeSize(dtype_);
-    CopyBytes(host.raw_data(), Device::Cpu(),
-              static_cast<char*>(storage_->data()) + lo * esize, this->device(),
-              (hi - lo + 1) * esize);
+    CopyBytes(host.raw_data(), Device::Cpu(), static_cast<char*>(storage_->data()) + lo * esize,
+              this->device(), (hi - lo + 1) * esize);
     Pattern shifted = pattern_;
     shifted.offset -= lo;
     Tensor view = host.WithPattern(shifted);

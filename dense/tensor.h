@@ -34,10 +34,8 @@ class Tensor {
   // the storage.
   Tensor(std::shared_ptr<Storage> storage, const Pattern& pattern, DType dtype);
 
-  static Tensor Zeros(const std::vector<int64_t>& dims, DType dtype,
-                      Device device = Device::Cpu());
-  static Tensor Empty(const std::vector<int64_t>& dims, DType dtype,
-                      Device device = Device::Cpu());
+  static Tensor Zeros(const std::vector<int64_t>& dims, DType dtype, Device device = Device::Cpu());
+  static Tensor Empty(const std::vector<int64_t>& dims, DType dtype, Device device = Device::Cpu());
   template <typename T>
   static Tensor FromVector(std::vector<T> data, const std::vector<int64_t>& dims);
   template <typename T>
@@ -74,6 +72,11 @@ class Tensor {
   Tensor Clone() const;
   // A handle on the same storage with a different pattern (checked like the constructor).
   Tensor WithPattern(const Pattern& pattern) const;
+  // Library-internal: a handle on `storage` with `pattern`, WITHOUT the constructor's checks.
+  // Only for patterns valid and inside the storage by construction (e.g. a row range of a
+  // contiguous tensor) on hot paths that make one view per small piece; never for user input.
+  static Tensor ViewUnchecked(std::shared_ptr<Storage> storage, const Pattern& pattern,
+                              DType dtype);
 
   // Throws Error naming `op` if this tensor is not defined.
   void CheckDefined(const char* op) const;
@@ -97,8 +100,8 @@ void GatherToHost(const Tensor& src, void* dst);
 
 template <typename T>
 T* Tensor::data() const {
-  TK_CHECK(DTypeOf<T> == dtype_, kDTypeMismatch, "Tensor::data: requested ",
-           DTypeName(DTypeOf<T>), " from a ", DTypeName(dtype_), " tensor");
+  TK_CHECK(DTypeOf<T> == dtype_, kDTypeMismatch, "Tensor::data: requested ", DTypeName(DTypeOf<T>),
+           " from a ", DTypeName(dtype_), " tensor");
   return static_cast<T*>(raw_data());
 }
 

@@ -8,7 +8,8 @@
 namespace tensorkit {
 namespace si = sparse_internal;
 
-// What an iteration needs: contiguous indices and values, the dims, and where each group starts.
+// What an iteration needs: contiguous indices and values and the dims (iterators find each
+// group's end by scanning the rows, so group() itself makes no table of boundaries).
 struct SparseTensor::Group::State {
   Tensor indices;  // [nnz, rank], default strides
   Tensor values;   // [nnz], default strides
@@ -17,8 +18,7 @@ struct SparseTensor::Group::State {
   int64_t value_size = 0;             // bytes per value
   int rank = 0;
   std::vector<int> dims;
-  std::vector<int64_t> starts;  // group g is entries [starts[g], starts[g + 1])
-  std::vector<int64_t> coords;  // group g's coordinates on dims: [g * dims.size(), + dims.size())
+  int64_t nnz = 0;
 };
 
 namespace {
@@ -60,53 +60,24 @@ void CheckGroupDims(const std::vector<int>& dims, const std::vector<int>& order,
   }
 }
 
-// Where each run of rows equal on `dims` starts, and its coordinates on `dims`: one sequential
-// pass over the rows, each fixed chunk collecting its own heads, then the lists are joined.
-void FindGroups(const int64_t* rows, int64_t n, int r, const std::vector<int>& dims,
-                std::vector<int64_t>* starts, std::vector<int64_t>* coords) {
+// Number of runs of rows equal on `dims`: each fixed chunk counts the entries that differ from
+// their predecessor (an integer sum: the same at any thread count).
+int64_t CountGroups(const int64_t* rows, int64_t n, int r, const std::vector<int>& dims) {
+  if (n == 0) return 0;
   const int64_t num_chunks = NumChunks(n, si::kChunk);
-  const size_t k = dims.size();
-  std::vector<std::vector<int64_t>> part_starts(static_cast<size_t>(num_chunks));
-  std::vector<std::vector<int64_t>> part_coords(static_cast<size_t>(num_chunks));
+  std::vector<int64_t> counts(static_cast<size_t>(num_chunks), 0);
   ParallelChunks(n, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
-    std::vector<int64_t>& ps = part_starts[c];
-    std::vector<int64_t>& pc = part_coords[c];
-    ps.reserve(static_cast<size_t>(e - b) / 4);
-    if (k == 1) {  // the common case, without the inner loop
-      const int d = dims[0];
-      int64_t prev = b > 0 ? rows[(b - 1) * r + d] : 0;
-      for (int64_t i = b; i < e; ++i) {
-        const int64_t v = rows[i * r + d];
-        if (i == 0 || v != prev) {
-          ps.push_back(i);
-          pc.push_back(v);
-        }
-        prev = v;
-      }
-      return;
+    int64_t heads = 0;
+    for (int64_t i = std::max<int64_t>(b, 1); i < e; ++i) {
+      bool same = true;
+      for (int d : dims) same &= rows[i * r + d] == rows[(i - 1) * r + d];
+      heads += !same;
     }
-    for (int64_t i = b; i < e; ++i) {
-      const int64_t* row = rows + i * r;
-      bool same = i > 0;
-      for (size_t j = 0; j < k && same; ++j) same = row[dims[j]] == rows[(i - 1) * r + dims[j]];
-      if (same) continue;
-      ps.push_back(i);
-      for (size_t j = 0; j < k; ++j) pc.push_back(row[dims[j]]);
-    }
+    counts[c] = heads;
   });
-  std::vector<int64_t> offset(static_cast<size_t>(num_chunks) + 1, 0);
-  for (int64_t c = 0; c < num_chunks; ++c) {
-    offset[c + 1] = offset[c] + static_cast<int64_t>(part_starts[c].size());
-  }
-  starts->resize(static_cast<size_t>(offset[num_chunks]));
-  coords->resize(static_cast<size_t>(offset[num_chunks]) * k);
-  ParallelFor(0, num_chunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      std::copy(part_starts[c].begin(), part_starts[c].end(), starts->begin() + offset[c]);
-      std::copy(part_coords[c].begin(), part_coords[c].end(),
-                coords->begin() + offset[c] * static_cast<int64_t>(k));
-    }
-  });
+  int64_t total = 1;  // entry 0 starts a group
+  for (int64_t c : counts) total += c;
+  return total;
 }
 
 }  // namespace
@@ -122,11 +93,7 @@ SparseTensor::GroupIterable SparseTensor::group(const std::vector<int>& dims) co
   state->value_size = DTypeSize(state->values.dtype());
   state->rank = rank();
   state->dims = dims;
-  const int64_t n = nnz();
-  const int r = rank();
-  const int64_t* rows = state->rows;
-  FindGroups(rows, n, r, dims, &state->starts, &state->coords);
-  state->starts.push_back(n);
+  state->nnz = nnz();
   GroupIterable it;
   it.state_ = std::move(state);
   return it;
@@ -135,42 +102,64 @@ SparseTensor::GroupIterable SparseTensor::group(const std::vector<int>& dims) co
 SparseTensor::GroupIterable::Iterator SparseTensor::GroupIterable::begin() const {
   const Group::State& s = *state_;
   Iterator it;
-  it.starts_ = s.starts.data();
-  it.coords_ = s.coords.data();
   it.rows_base_ = s.rows;
   it.values_base_ = s.value_bytes;
+  it.dims_ = s.dims.data();
   it.value_size_ = s.value_size;
-  it.num_dims_ = static_cast<int64_t>(s.dims.size());
-  it.num_groups_ = size();
-  it.index_ = 0;
+  it.nnz_ = s.nnz;
+  it.num_dims_ = static_cast<int>(s.dims.size());
   it.group_.state_ = state_.get();
   it.group_.rank_ = s.rank;
   it.group_.dtype_ = s.values.dtype();
+  it.group_.coords_.assign(s.dims.size(), 0);
+  it.group_.begin_ = 0;
   it.Load();
   return it;
 }
 
 SparseTensor::GroupIterable::Iterator SparseTensor::GroupIterable::end() const {
   Iterator it;
-  it.index_ = size();
+  it.group_.begin_ = state_->nnz;
   return it;
 }
 
 int64_t SparseTensor::GroupIterable::size() const {
-  return static_cast<int64_t>(state_->starts.size()) - 1;
+  const Group::State& s = *state_;
+  return CountGroups(s.rows, s.nnz, s.rank, s.dims);
 }
 
+namespace {
+
+// The pattern of `rows` rows of `cols` numbers from element `offset` of a contiguous buffer:
+// valid by construction (C-order strides, stride 0 on dim-1 axes as Pattern requires).
+Pattern RowRange(int64_t rows, int64_t cols, int64_t offset, int num_axes) {
+  Pattern p;
+  p.num_axes = num_axes;
+  p.offset = offset;
+  p.dims[0] = num_axes == 2 ? cols : rows;
+  p.strides[0] = p.dims[0] == 1 ? 0 : 1;
+  if (num_axes == 2) {
+    p.dims[1] = rows;
+    p.strides[1] = rows == 1 ? 0 : cols;
+  }
+  return p;
+}
+
+}  // namespace
+
+// A group is a row range of the contiguous indices and values that State holds, so its views
+// skip the constructor's pattern checks (this runs once per group, often for tiny groups).
 Tensor SparseTensor::Group::indices() const {
-  const Pattern& base = state_->indices.pattern();
-  const int64_t r = state_->rank;
-  return state_->indices.WithPattern(
-      MakePattern({size(), r}, {r, 1}, base.offset + begin_ * r, "Group::indices"));
+  const Tensor& base = state_->indices;
+  return Tensor::ViewUnchecked(base.storage(),
+                               RowRange(size(), rank_, base.pattern().offset + begin_ * rank_, 2),
+                               DType::kInt64);
 }
 
 Tensor SparseTensor::Group::values() const {
-  const Pattern& base = state_->values.pattern();
-  return state_->values.WithPattern(
-      MakePattern({size()}, {1}, base.offset + begin_, "Group::values"));
+  const Tensor& base = state_->values;
+  return Tensor::ViewUnchecked(
+      base.storage(), RowRange(size(), 1, base.pattern().offset + begin_, 1), base.dtype());
 }
 
 }  // namespace tensorkit

@@ -54,6 +54,15 @@ std::vector<int64_t> SortPermutation(const int64_t* idx, int64_t nnz,
                                      const std::vector<int64_t>& shape,
                                      const std::vector<int>& order, int64_t* sorted_rows = nullptr);
 
+// Reorder's and Coalesce's sort: throws Error(kOutOfRange) naming `op` and the first entry
+// outside `shape`, else writes the rows sorted stably by `order` to `sorted_rows` (nnz * rank
+// numbers, also used as scratch) and returns the contiguous host `values` in the same sequence
+// (strings moved when `may_move`). Packs fields into 64-bit words when they fit, else falls back
+// to SortPermutation and a gather.
+Tensor SortEntries(const char* op, const int64_t* idx, int64_t nnz,
+                   const std::vector<int64_t>& shape, const std::vector<int>& order,
+                   const Tensor& values, bool may_move, int64_t* sorted_rows);
+
 // Rows perm[0], perm[1], ... of host rows `idx` as a new [perm.size(), rank] tensor.
 Tensor GatherRows(const int64_t* idx, int rank, const std::vector<int64_t>& perm);
 // Values perm[i] of the contiguous host tensor `values`; strings are moved when `may_move`.

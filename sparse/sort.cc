@@ -1,4 +1,5 @@
-// Sorting entries: the packed-key radix sort behind Reorder, Coalesce and ValidateIndices.
+// Sorting entries: the radix sorts behind Reorder and Coalesce (Note [field keys]) and behind
+// ValidateIndices and the wide-key fallback (Note [packed keys]).
 //
 // Note [packed keys]: the key of a row is its linear index in the order's axis sequence
 // (row[o0] * shape[o1] + row[o1]) * shape[o2] + ... which is < prod(shape). When key bits plus
@@ -9,7 +10,10 @@
 // the same for every entry is skipped. Stable sorts have a unique result, so any thread count
 // gives the same permutation.
 #include <algorithm>
+#include <memory>
 #include <numeric>
+#include <string>
+#include <type_traits>
 
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/sparse_tensor.h"
@@ -167,7 +171,212 @@ std::vector<int64_t> MergePermutation(const int64_t* idx, int64_t nnz, int rank,
   return perm;
 }
 
+// ---- Note [field keys] ----------------------------------------------------------------------
+// Reorder and Coalesce need the sorted rows and the values moved with them, not a permutation.
+// When each axis gets its own bit field (BitsBelow(shape[a]) bits, order[0] highest) and the
+// fields plus the position bits fit 64, one uint64 per entry carries everything: packing checks
+// the bounds in the same read of the rows, the radix passes sort only the key bits (stable by
+// construction, so thread-count independent), and one last sequential pass decodes each row
+// with shifts and masks and fetches its value by the position bits. The two key arrays live in
+// the output rows' buffer when it is large enough (rank >= 2), so the sort allocates nothing
+// besides the outputs; the decode then runs in phases so that no row overwrites an unread key.
+
+// Rows of at most this many entries are decoded sequentially (the tail of the phase sequence).
+constexpr int64_t kSequentialDecode = 4096;
+// Digit width limit: 4096 buckets, a good balance of passes and scatter locality.
+constexpr int kMaxDigitBits = 12;
+
+// Where each axis's field sits in an entry word, from the shape and the order.
+struct FieldLayout {
+  std::vector<int> shift;      // by axis
+  std::vector<uint64_t> mask;  // by axis
+  int key_bits = 0;
+  int pos_bits = 0;
+};
+
+FieldLayout MakeFieldLayout(const std::vector<int64_t>& shape, const std::vector<int>& order,
+                            int64_t nnz) {
+  FieldLayout f;
+  const int rank = static_cast<int>(shape.size());
+  f.shift.assign(static_cast<size_t>(rank), 0);
+  f.mask.assign(static_cast<size_t>(rank), 0);
+  f.pos_bits = BitsBelow(static_cast<Uint128>(nnz));
+  int bits = f.pos_bits;
+  for (int k = rank - 1; k >= 0; --k) {  // the last order axis sits just above the position
+    const int a = order[k];
+    const int w = BitsBelow(static_cast<Uint128>(std::max<int64_t>(shape[a], 0)));
+    f.shift[a] = w == 0 ? 0 : std::min(bits, 63);  // an empty field never shifts
+    f.mask[a] = w >= 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
+    bits += w;
+    if (bits > 128) bits = 128;  // saturate: "does not fit" is all that matters then
+  }
+  f.key_bits = bits - f.pos_bits;
+  return f;
+}
+
+// Packs entry i as its fields | i; returns false when some index is outside `shape` (the rows
+// are read once for both jobs).
+template <int kRank>
+bool PackFields(const int64_t* idx, int64_t nnz, const std::vector<int64_t>& shape,
+                const FieldLayout& f, uint64_t* out) {
+  const int r = kRank > 0 ? kRank : static_cast<int>(shape.size());
+  const int64_t num_chunks = NumChunks(nnz, kChunk);
+  std::vector<uint8_t> bad(static_cast<size_t>(num_chunks), 0);
+  const int* shift = f.shift.data();
+  const int64_t* dims = shape.data();
+  ParallelChunks(nnz, kChunk, [&](int64_t c, int64_t b, int64_t e) {
+    bool any = false;
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t* row = idx + i * r;
+      uint64_t word = static_cast<uint64_t>(i);
+      for (int a = 0; a < r; ++a) {
+        const uint64_t v = static_cast<uint64_t>(row[a]);
+        any |= v >= static_cast<uint64_t>(dims[a]);
+        word |= v << shift[a];
+      }
+      out[i] = word;
+    }
+    bad[c] = any;
+  });
+  return std::none_of(bad.begin(), bad.end(), [](uint8_t x) { return x != 0; });
+}
+
+// Decodes sorted words [lo, hi) into rows and gathers their values; `reverse` walks backwards
+// (needed where rows may overwrite later words of the same range).
+template <int kRank, typename T>
+void DecodeRange(const uint64_t* words, int64_t lo, int64_t hi, bool reverse, const FieldLayout& f,
+                 int rank, const T* src, T* dst, bool may_move, int64_t* rows) {
+  const int r = kRank > 0 ? kRank : rank;
+  const uint64_t pos_mask = (uint64_t{1} << f.pos_bits) - 1;
+  const int* shift = f.shift.data();
+  const uint64_t* mask = f.mask.data();
+  auto one = [&](int64_t i) {
+    const uint64_t w = words[i];  // read before the row write, which may cover it
+    const int64_t pos = static_cast<int64_t>(w & pos_mask);
+    int64_t* out = rows + i * r;
+    for (int a = 0; a < r; ++a) out[a] = static_cast<int64_t>((w >> shift[a]) & mask[a]);
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (may_move) {
+        dst[i] = std::move(const_cast<T*>(src)[pos]);
+        return;
+      }
+    }
+    dst[i] = src[pos];
+  };
+  if (reverse) {
+    for (int64_t i = hi - 1; i >= lo; --i) one(i);
+    return;
+  }
+  constexpr int64_t kAhead = 16;  // prefetch the value of a later entry: random reads overlap
+  for (int64_t i = lo; i < hi; ++i) {
+    if (i + kAhead < hi) __builtin_prefetch(src + (words[i + kAhead] & pos_mask));
+    one(i);
+  }
+}
+
+// Decodes every word; when `words` aliases `rows`, row i covers words [rank*i, rank*i + rank),
+// all at or after i, so ranges [lo, hi) with rank*lo >= hi run in parallel from the top down and
+// the small rest runs backwards.
+template <int kRank, typename T>
+void DecodeAll(const uint64_t* words, int64_t n, const FieldLayout& f, int rank, bool aliased,
+               const T* src, T* dst, bool may_move, int64_t* rows) {
+  const int64_t grain = GrainFor(8 * (rank + 1) + static_cast<int64_t>(sizeof(T)));
+  int64_t hi = n;
+  while (hi > 0) {
+    const int64_t lo = aliased ? (hi + rank - 1) / rank : 0;
+    if (aliased && (lo == hi || hi <= kSequentialDecode)) {
+      DecodeRange<kRank>(words, 0, hi, /*reverse=*/true, f, rank, src, dst, may_move, rows);
+      return;
+    }
+    ParallelFor(lo, hi, grain, [&](int64_t b, int64_t e) {
+      DecodeRange<kRank>(words, b, e, /*reverse=*/false, f, rank, src, dst, may_move, rows);
+    });
+    hi = lo;
+  }
+}
+
+template <typename T>
+void DecodeDispatch(const uint64_t* words, int64_t n, const FieldLayout& f, int rank, bool aliased,
+                    const T* src, T* dst, bool may_move, int64_t* rows) {
+  switch (rank) {
+    case 2:
+      return DecodeAll<2>(words, n, f, rank, aliased, src, dst, may_move, rows);
+    case 3:
+      return DecodeAll<3>(words, n, f, rank, aliased, src, dst, may_move, rows);
+    case 4:
+      return DecodeAll<4>(words, n, f, rank, aliased, src, dst, may_move, rows);
+    default:
+      return DecodeAll<0>(words, n, f, rank, aliased, src, dst, may_move, rows);
+  }
+}
+
+bool PackDispatch(const int64_t* idx, int64_t nnz, const std::vector<int64_t>& shape,
+                  const FieldLayout& f, uint64_t* out) {
+  switch (shape.size()) {
+    case 2:
+      return PackFields<2>(idx, nnz, shape, f, out);
+    case 3:
+      return PackFields<3>(idx, nnz, shape, f, out);
+    case 4:
+      return PackFields<4>(idx, nnz, shape, f, out);
+    default:
+      return PackFields<0>(idx, nnz, shape, f, out);
+  }
+}
+
+// Note [field keys]; the caller checked that key_bits + pos_bits <= 64.
+Tensor SortFields(const char* op, const int64_t* idx, int64_t nnz,
+                  const std::vector<int64_t>& shape, const FieldLayout& f, const Tensor& values,
+                  bool may_move, int64_t* sorted_rows) {
+  const int rank = static_cast<int>(shape.size());
+  std::shared_ptr<Storage> own;  // scratch when the rows' buffer is too small
+  const bool aliased = rank >= 2;
+  uint64_t* scratch = reinterpret_cast<uint64_t*>(sorted_rows);
+  if (!aliased) {
+    own = Storage::Allocate(DType::kInt64, 2 * nnz, Device::Cpu());
+    scratch = static_cast<uint64_t*>(own->data());
+  }
+  const int passes = (f.key_bits + kMaxDigitBits - 1) / kMaxDigitBits;
+  const int width = passes > 0 ? (f.key_bits + passes - 1) / passes : 0;
+  // Pack where an unskipped pass sequence ends in scratch[0, nnz).
+  uint64_t* src = scratch + (passes % 2 ? nnz : 0);
+  uint64_t* dst = scratch + (passes % 2 ? 0 : nnz);
+  if (!PackDispatch(idx, nnz, shape, f, src)) {
+    ThrowOutOfBounds(op, idx, FirstOutOfBounds(idx, nnz, shape), shape);
+  }
+  const int64_t chunk = std::max<int64_t>(kChunk, (nnz + 31) / 32);  // depends on nnz only
+  for (int p = 0; p < passes; ++p) {
+    const int shift = f.pos_bits + p * width;
+    const int w = std::min(width, f.pos_bits + f.key_bits - shift);
+    if (RadixPass(src, dst, nnz, shift, w, chunk)) std::swap(src, dst);
+  }
+  if (src != scratch) {  // a skipped pass left the words in the upper half
+    ParallelFor(0, nnz, GrainFor(16),
+                [&](int64_t b, int64_t e) { std::copy(src + b, src + e, scratch + b); });
+  }
+  Tensor out = Tensor::Empty({nnz}, values.dtype());
+  Dispatch(values.dtype(), op, [&]<typename T>() {
+    DecodeDispatch<T>(scratch, nnz, f, rank, aliased, values.data<T>(), out.data<T>(), may_move,
+                      sorted_rows);
+  });
+  return out;
+}
+
 }  // namespace
+
+Tensor SortEntries(const char* op, const int64_t* idx, int64_t nnz,
+                   const std::vector<int64_t>& shape, const std::vector<int>& order,
+                   const Tensor& values, bool may_move, int64_t* sorted_rows) {
+  if (nnz > 1) {
+    const FieldLayout f = MakeFieldLayout(shape, order, nnz);
+    if (f.key_bits + f.pos_bits <= 64) {
+      return SortFields(op, idx, nnz, shape, f, values, may_move, sorted_rows);
+    }
+  }
+  CheckBounds(op, idx, nnz, shape);
+  const std::vector<int64_t> perm = SortPermutation(idx, nnz, shape, order, sorted_rows);
+  return GatherValues(values, perm, may_move);
+}
 
 std::vector<int64_t> SortPermutation(const int64_t* idx, int64_t nnz,
                                      const std::vector<int64_t>& shape,
@@ -245,12 +454,10 @@ void SparseTensor::Reorder(const std::vector<int>& order) {
   Tensor idx = si::HostContiguous(indices_);
   Tensor vals = si::HostContiguous(values_);
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
-  si::CheckBounds("Reorder", rows, nnz(), shape_);
   Tensor new_indices = Tensor::Empty({nnz(), rank()}, DType::kInt64);
-  std::vector<int64_t> perm = si::SortPermutation(rows, nnz(), shape_, order,
-                                                  static_cast<int64_t*>(new_indices.raw_data()));
-  const bool may_move = MayMove(vals, values_);
-  Tensor new_values = si::GatherValues(vals, perm, may_move);
+  Tensor new_values =
+      si::SortEntries("Reorder", rows, nnz(), shape_, order, vals, MayMove(vals, values_),
+                      static_cast<int64_t*>(new_indices.raw_data()));
   indices_ = si::OnDevice(new_indices, device);
   values_ = si::OnDevice(new_values, device);
   order_ = order;
@@ -264,15 +471,13 @@ void SparseTensor::Coalesce() {
   Tensor vals = si::HostContiguous(values_);
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
   const int64_t n = nnz();
-  si::CheckBounds("Coalesce", rows, n, shape_);
   std::vector<int> order(static_cast<size_t>(r));
   std::iota(order.begin(), order.end(), 0);
   // Rows and values in sorted sequence, so that everything after reads memory in sequence.
   Tensor sorted_indices = Tensor::Empty({n, r}, DType::kInt64);
-  std::vector<int64_t> perm =
-      si::SortPermutation(rows, n, shape_, order, static_cast<int64_t*>(sorted_indices.raw_data()));
-  Tensor sorted_values = si::GatherValues(vals, perm, MayMove(vals, values_));
-  perm = {};
+  Tensor sorted_values =
+      si::SortEntries("Coalesce", rows, n, shape_, order, vals, MayMove(vals, values_),
+                      static_cast<int64_t*>(sorted_indices.raw_data()));
   const int64_t* srows = static_cast<const int64_t*>(sorted_indices.raw_data());
   // Runs of equal rows are adjacent now; each head starts one output entry.
   std::vector<int64_t> heads = si::SelectPositions(

@@ -138,32 +138,32 @@ class SparseTensor::GroupIterable {
     const Group& operator*() const { return group_; }
     const Group* operator->() const { return &group_; }
     Iterator& operator++() {
-      ++index_;
+      group_.begin_ = group_.end_;
       Load();
       return *this;
     }
-    bool operator==(const Iterator& o) const { return index_ == o.index_; }
-    bool operator!=(const Iterator& o) const { return index_ != o.index_; }
+    bool operator==(const Iterator& o) const { return group_.begin_ == o.group_.begin_; }
+    bool operator!=(const Iterator& o) const { return group_.begin_ != o.group_.begin_; }
 
    private:
     friend class GroupIterable;
-    // Points group_ at group index_ (inline: stepping through many small groups is hot).
+    // Finds the end of the group that starts at group_.begin_ by scanning the rows (inline:
+    // stepping through many small groups is hot, and the scan needs no table of boundaries).
     void Load();
     // Copied from the iterable's state, so that a step needs no call into the library.
-    const int64_t* starts_ = nullptr;  // num_groups_ + 1 entry positions
-    const int64_t* coords_ = nullptr;  // num_groups_ * num_dims_ coordinates
     const int64_t* rows_base_ = nullptr;
     const char* values_base_ = nullptr;
+    const int* dims_ = nullptr;
     int64_t value_size_ = 0;
-    int64_t num_dims_ = 0;
-    int64_t num_groups_ = 0;
-    int64_t index_ = 0;  // group number
+    int64_t nnz_ = 0;
+    int num_dims_ = 0;
     Group group_;
   };
 
   Iterator begin() const;
   Iterator end() const;
-  // Number of groups.
+  // Number of groups (counted by one parallel pass over the entries on each call; iterating
+  // needs no count).
   int64_t size() const;
 
  private:
@@ -180,12 +180,27 @@ inline std::span<const int64_t> SparseTensor::Group::index_span() const {
 }
 
 inline void SparseTensor::GroupIterable::Iterator::Load() {
-  if (index_ >= num_groups_) return;
-  group_.begin_ = starts_[index_];
-  group_.end_ = starts_[index_ + 1];
-  group_.coords_.assign(coords_ + index_ * num_dims_, coords_ + (index_ + 1) * num_dims_);
-  group_.rows_ = rows_base_ + group_.begin_ * group_.rank_;
-  group_.values_ = values_base_ + group_.begin_ * value_size_;
+  const int64_t b = group_.begin_;
+  if (b >= nnz_) return;
+  const int r = group_.rank_;
+  const int64_t* first = rows_base_ + b * r;
+  int64_t e = b + 1;
+  if (num_dims_ == 1) {  // the common case: one strided column
+    const int d = dims_[0];
+    const int64_t v = first[d];
+    while (e < nnz_ && rows_base_[e * r + d] == v) ++e;
+    group_.coords_[0] = v;
+  } else {
+    for (; e < nnz_; ++e) {
+      bool same = true;
+      for (int j = 0; j < num_dims_; ++j) same &= rows_base_[e * r + dims_[j]] == first[dims_[j]];
+      if (!same) break;
+    }
+    for (int j = 0; j < num_dims_; ++j) group_.coords_[j] = first[dims_[j]];
+  }
+  group_.end_ = e;
+  group_.rows_ = first;
+  group_.values_ = values_base_ + b * value_size_;
 }
 
 template <typename T>

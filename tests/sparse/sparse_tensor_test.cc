@@ -198,6 +198,79 @@ TEST(SparseReorder, MatchesStableSortOracle) {
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], perm[i]);
 }
 
+// The stable-sort oracle: positions of `rows` sorted by `order`.
+std::vector<int64_t> OraclePermutation(const std::vector<int64_t>& rows, int64_t n, int rank,
+                                       const std::vector<int>& order) {
+  std::vector<int64_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t x, int64_t y) {
+    for (int o : order) {
+      if (rows[rank * x + o] != rows[rank * y + o]) return rows[rank * x + o] < rows[rank * y + o];
+    }
+    return false;
+  });
+  return perm;
+}
+
+// Reorder of rows with value = position must give the oracle's rows and positions.
+void ExpectReorderMatchesOracle(const std::vector<int64_t>& rows, const std::vector<int64_t>& shape,
+                                const std::vector<int>& order) {
+  const int rank = static_cast<int>(shape.size());
+  const int64_t n = rank > 0 ? static_cast<int64_t>(rows.size()) / rank : 0;
+  std::vector<int64_t> vals(n);
+  std::iota(vals.begin(), vals.end(), 0);
+  SparseTensor st = MakeSparse<int64_t>(rows, vals, shape);
+  st.Reorder(order);
+  const std::vector<int64_t> perm = OraclePermutation(rows, n, rank, order);
+  const std::vector<int64_t> got = st.values().ToVector<int64_t>();
+  const std::vector<int64_t> out = Rows(st);
+  ASSERT_EQ(got, perm);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int a = 0; a < rank; ++a) ASSERT_EQ(out[rank * i + a], rows[rank * perm[i] + a]);
+  }
+}
+
+TEST(SparseReorder, LargeInputsMatchOracleAtEveryRank) {
+  // Sizes past the sequential decode tail (several parallel decode phases); ranks 1..5.
+  std::mt19937_64 rng(7);
+  const int64_t n = 30000;
+  const std::vector<std::vector<int64_t>> shapes = {
+      {5000}, {300, 70}, {1000, 9, 64}, {7, 3, 11, 2}, {3, 4, 5, 6, 7}};
+  for (const std::vector<int64_t>& shape : shapes) {
+    std::vector<int> order(shape.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::reverse(order.begin(), order.end());
+    ExpectReorderMatchesOracle(RandomRows(rng, n, shape), shape, order);
+  }
+}
+
+TEST(SparseReorder, ConstantHighDigitsSkipPasses) {
+  // Only the last axis varies: the passes over the other fields are skipped, which leaves the
+  // sorted words in the other half of the scratch buffer.
+  std::mt19937_64 rng(8);
+  const std::vector<int64_t> shape = {int64_t{1} << 20, int64_t{1} << 20, 8};
+  const int64_t n = 9000;
+  std::vector<int64_t> rows;
+  for (int64_t i = 0; i < n; ++i) {
+    rows.insert(rows.end(), {3, 7, static_cast<int64_t>(rng() % 8)});
+  }
+  ExpectReorderMatchesOracle(rows, shape, {0, 1, 2});
+  ExpectReorderMatchesOracle(rows, shape, {2, 1, 0});
+}
+
+TEST(SparseReorder, OutOfBoundsNamesFirstBadEntryAcrossChunks) {
+  std::mt19937_64 rng(9);
+  const std::vector<int64_t> shape = {50, 40};
+  const int64_t n = 140000;  // several packing chunks
+  std::vector<int64_t> rows = RandomRows(rng, n, shape);
+  rows[2 * 139000 + 1] = 40;
+  rows[2 * 70001] = -1;
+  SparseTensor st = MakeSparse<float>(rows, std::vector<float>(n, 1.0f), shape);
+  ExpectError([&] { st.Reorder({1, 0}); }, {"Reorder", "entry 70001 at [-1 ", "axis 0: -1 < 0"});
+  ExpectError([&] { st.Coalesce(); }, {"Coalesce", "entry 70001"});
+  EXPECT_EQ(st.order(), (std::vector<int>{-1, -1}));
+}
+
 TEST(SparseReorder, WideKeysUseTheFallbackCorrectly) {
   // prod(shape) needs 64 + 62 bits: neither packing fits, so rows are compared directly.
   std::mt19937_64 rng(3);
@@ -349,6 +422,46 @@ TEST(SparseGroup, SeedExampleGroupsByDims) {
   }
   EXPECT_EQ(groups, static_cast<int64_t>(expect.size()));
   EXPECT_EQ(seen, n);
+}
+
+TEST(SparseGroup, ManyChunksMatchOracleWithValidViews) {
+  // group({0}) over more than one scan chunk, with groups of one entry and of many; rank 1 and 3
+  // (indices with one column have a dim-1 axis, whose stride must be 0 in a valid pattern).
+  std::mt19937_64 rng(6);
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{90000}, std::vector<int64_t>{40000, 5, 3}}) {
+    const int r = static_cast<int>(shape.size());
+    const int64_t n = 70000;  // two scan chunks
+    std::vector<int64_t> rows = RandomRows(rng, n, shape);
+    std::vector<double> vals = RandomValues(rng, n);
+    SparseTensor st = MakeSparse<double>(rows, vals, shape);
+    std::vector<int> order(shape.size());
+    std::iota(order.begin(), order.end(), 0);
+    st.Reorder(order);
+    std::map<int64_t, std::vector<double>> expect;  // values per axis-0 coordinate, in order
+    const std::vector<int64_t> srows = Rows(st);
+    const std::vector<double> svals = st.values().ToVector<double>();
+    for (int64_t i = 0; i < n; ++i) expect[srows[r * i]].push_back(svals[i]);
+    auto want = expect.begin();
+    int64_t groups = 0;
+    for (const auto& g : st.group({0})) {
+      ASSERT_NE(want, expect.end());
+      ASSERT_EQ(g.group(), std::vector<int64_t>{want->first});
+      const Tensor gv = g.values(), gi = g.indices();
+      EXPECT_NO_THROW(gv.WithPattern(gv.pattern()));  // the unchecked views pass the checks
+      EXPECT_NO_THROW(gi.WithPattern(gi.pattern()));
+      EXPECT_EQ(gi.Dims(), (std::vector<int64_t>{g.size(), r}));
+      EXPECT_EQ(gv.ToVector<double>(), want->second);
+      const std::vector<int64_t> grows = gi.ToVector<int64_t>();
+      EXPECT_EQ(grows,
+                std::vector<int64_t>(srows.begin() + r * g.begin(), srows.begin() + r * g.end()));
+      ++want;
+      ++groups;
+    }
+    EXPECT_EQ(want, expect.end());
+    EXPECT_EQ(groups, static_cast<int64_t>(expect.size()));
+    EXPECT_EQ(st.group({0}).size(), groups);
+  }
 }
 
 TEST(SparseGroup, DimsMayBeGivenInAnySequence) {
