@@ -2,6 +2,7 @@
 bench/dense_bench.cc. Usage: /usr/bin/python3 bench/peers/dense_peers.py --build build"""
 import argparse
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -87,6 +88,19 @@ LABELS = {
 }
 
 
+def eigen_times(build):
+    """Compiles bench/peers/eigen_peer.cc (-O3, no -march: a portable binary like ours) and returns
+    {benchmark name: median seconds}; {} when Eigen is not installed."""
+    if not os.path.isdir("/usr/include/eigen3"):
+        print("Eigen 3 not installed (libeigen3-dev): its column is skipped")
+        return {}
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "eigen_peer.cc")
+    exe = os.path.join(build, "eigen_peer")
+    subprocess.run(["g++", "-O3", "-DNDEBUG", "-I/usr/include/eigen3", src, "-o", exe], check=True)
+    out = subprocess.run([exe], capture_output=True, text=True).stdout
+    return {line.split()[0]: float(line.split()[1]) for line in out.splitlines() if line.strip()}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -101,6 +115,7 @@ def main():
         tk = peerlib.run_tensorkit(binary, "BM_", threads=threads)
         tk = {k.replace("/real_time", ""): v for k, v in tk.items()}
         npc, tc = numpy_cases(np), torch_cases(torch)
+        eigen = eigen_times(args.build)
         memcpy = tk.get("BM_Memcpy")
         rows, bw = [], []
         for name, (label, nbytes) in LABELS.items():
@@ -108,6 +123,8 @@ def main():
             if name in npc:  # NumPy has no sigmoid
                 times["numpy"] = peerlib.median_time(npc[name])
             times["torch"] = peerlib.median_time(tc[name])
+            if name in eigen:
+                times["eigen"] = eigen[name]
             if nbytes and memcpy:
                 times["memcpy"] = memcpy * nbytes / (2 * N * N * 4)
                 bw.append((label, nbytes / tk[name] / 1e9, nbytes / memcpy * 0 + 2 * N * N * 4
