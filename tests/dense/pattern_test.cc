@@ -11,23 +11,14 @@
 
 #include "reference/reference.h"
 #include "tensorkit/common/error.h"
+#include "test_util.h"
 
 namespace tensorkit {
 namespace {
 
 using ::testing::HasSubstr;
 
-// Runs fn, expects an Error with `code` whose message contains every one of `parts`.
-template <typename F>
-void ExpectError(F&& fn, ErrorCode code, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no Error thrown; expected one containing " << parts.front();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    for (const auto& p : parts) EXPECT_THAT(e.what(), HasSubstr(p));
-  }
-}
+using ::tensorkit::testing::ExpectError;
 
 // A pattern straight from public dims/strides without any check or fix-up.
 Pattern Raw(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,

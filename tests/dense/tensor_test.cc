@@ -9,6 +9,7 @@
 
 #include "reference/reference.h"
 #include "tensorkit/common/error.h"
+#include "test_util.h"
 
 namespace tensorkit {
 namespace {
@@ -16,16 +17,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-template <typename F>
-void ExpectError(F&& fn, ErrorCode code, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no Error thrown; expected one containing " << parts.front();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    for (const auto& p : parts) EXPECT_THAT(e.what(), HasSubstr(p));
-  }
-}
+using ::tensorkit::testing::ExpectError;
 
 // Calls fn.template operator()<T>() for the C type of every dtype.
 template <typename F>

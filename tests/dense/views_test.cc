@@ -13,6 +13,7 @@
 
 #include "reference/reference.h"
 #include "tensorkit/common/error.h"
+#include "test_util.h"
 
 namespace tensorkit {
 namespace {
@@ -20,16 +21,7 @@ namespace {
 using ::testing::HasSubstr;
 using IndexMap = std::function<ref::Index(const ref::Index&)>;
 
-template <typename F>
-void ExpectError(F&& fn, ErrorCode code, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no Error thrown; expected one containing " << parts.front();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    for (const auto& p : parts) EXPECT_THAT(e.what(), HasSubstr(p));
-  }
-}
+using ::tensorkit::testing::ExpectError;
 
 // Checks that `view` has `dims`, is valid, shares src's storage, and that each of its index
 // tuples i reaches the memory-index (and so the value) of src at map(i).

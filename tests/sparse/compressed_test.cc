@@ -10,6 +10,7 @@
 
 #include "spcompute_test_util.h"
 #include "tensorkit/common/parallel.h"
+#include "test_util.h"
 
 namespace tensorkit {
 namespace {
@@ -165,17 +166,7 @@ TEST(CsrMatrixTest, IntegerAndFloatValues) {
   EXPECT_EQ(m.values().ToVector<int32_t>(), (std::vector<int32_t>{8, 7, 9}));
 }
 
-// Runs f and returns the Error message, failing the test when nothing is thrown.
-template <typename F>
-std::string ErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no Error thrown";
-  return "";
-}
+using ::tensorkit::testing::ErrorOf;
 
 TEST(CsrMatrixTest, CreateValidates) {
   auto make = [](std::vector<int64_t> ptr, std::vector<int64_t> col) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "spcompute_test_util.h"
+#include "test_util.h"
 
 namespace tensorkit {
 namespace {
@@ -89,16 +90,7 @@ TEST(MixedTest, AddSparseSparseIsTheUnion) {
   EXPECT_TRUE(sum.IndicesValid());
 }
 
-template <typename F>
-std::string ErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no Error thrown";
-  return "";
-}
+using ::tensorkit::testing::ErrorOf;
 
 TEST(MixedTest, RejectsBadInput) {
   std::mt19937 rng(44);

@@ -11,6 +11,7 @@
 
 #include "spcompute_test_util.h"
 #include "tensorkit/common/parallel.h"
+#include "test_util.h"
 
 namespace tensorkit {
 namespace {
@@ -202,16 +203,7 @@ TEST(DenseSparseProductTest, MatchesDenseOracle) {
   }
 }
 
-template <typename F>
-std::string ErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no Error thrown";
-  return "";
-}
+using ::tensorkit::testing::ErrorOf;
 
 TEST(SparseDenseProductTest, RejectsBadInput) {
   std::mt19937 rng(18);

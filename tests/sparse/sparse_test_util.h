@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tensorkit/tensorkit.h"
+#include "test_util.h"
 
 namespace tensorkit::testing {
 
@@ -89,20 +90,6 @@ inline std::vector<double> RandomValues(std::mt19937_64& rng, int64_t n) {
   std::uniform_real_distribution<double> dist(-10.0, 10.0);
   for (int64_t i = 0; i < n; ++i) v.push_back(dist(rng));
   return v;
-}
-
-// Expects `call` to throw Error whose message contains every string in `parts`.
-template <typename F>
-void ExpectError(F&& call, const std::vector<std::string>& parts) {
-  try {
-    call();
-    ADD_FAILURE() << "no Error thrown; expected one containing '" << parts[0] << "'";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const std::string& p : parts) {
-      EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
-    }
-  }
 }
 
 }  // namespace tensorkit::testing

@@ -1,0 +1,57 @@
+// Helpers shared by every test suite: checking the Errors that user mistakes must raise.
+#ifndef TENSORKIT_TESTS_TEST_UTIL_H_
+#define TENSORKIT_TESTS_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tensorkit/common/error.h"
+
+namespace tensorkit::testing {
+
+// Runs `call` and returns the message of the Error it throws; fails the test when none is thrown.
+template <typename F>
+std::string ErrorOf(F&& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no Error thrown";
+  return "";
+}
+
+// Expects `call` to throw an Error whose message contains every string in `parts`.
+template <typename F>
+void ExpectError(F&& call, const std::vector<std::string>& parts) {
+  try {
+    call();
+    ADD_FAILURE() << "no Error thrown; expected one containing '" << parts.front() << "'";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    for (const std::string& p : parts) {
+      EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
+    }
+  }
+}
+
+// The same, and the Error's code must be `code`.
+template <typename F>
+void ExpectError(F&& call, ErrorCode code, const std::vector<std::string>& parts) {
+  try {
+    call();
+    ADD_FAILURE() << "no Error thrown; expected one containing '" << parts.front() << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    const std::string msg = e.what();
+    for (const std::string& p : parts) {
+      EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
+    }
+  }
+}
+
+}  // namespace tensorkit::testing
+
+#endif  // TENSORKIT_TESTS_TEST_UTIL_H_
