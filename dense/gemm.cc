@@ -259,46 +259,23 @@ constexpr DTypeSet kGemmDTypes = Bit(DType::kFloat32) | Bit(DType::kFloat64);
 
 }  // namespace
 
-void Gemm(DType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
-          const void* a, int64_t lda, const void* b, int64_t ldb, double beta, void* c,
-          int64_t ldc) {
-  Dispatch<kGemmDTypes>(dtype, "Gemm", [&]<typename T>() {
-    CheckShapes("Gemm", trans_a, trans_b, m, n, k, lda, ldb, ldc);
-    CheckPointers("Gemm", m, n, k, alpha, a, b, c);
-    const Problem<T> p{trans_a,
-                       trans_b,
-                       m,
-                       n,
-                       k,
-                       static_cast<T>(alpha),
-                       static_cast<T>(beta),
-                       static_cast<const T*>(a),
-                       lda,
-                       0,
-                       static_cast<const T*>(b),
-                       ldb,
-                       0,
-                       static_cast<T*>(c),
-                       ldc,
-                       0};
-    RunBatch(p, 1);
-  });
-}
+namespace {
 
-void GemmBatched(DType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                 double alpha, const void* a, int64_t lda, int64_t stride_a, const void* b,
-                 int64_t ldb, int64_t stride_b, double beta, void* c, int64_t ldc, int64_t stride_c,
-                 int64_t batch) {
-  Dispatch<kGemmDTypes>(dtype, "GemmBatched", [&]<typename T>() {
-    CheckShapes("GemmBatched", trans_a, trans_b, m, n, k, lda, ldb, ldc);
-    TK_CHECK(batch >= 0, kInvalidArgument, "GemmBatched: batch ", batch, " must be >= 0");
+// The body of Gemm and GemmBatched (a Gemm is a batch of one); `op` names the call in errors.
+void CheckedGemm(const char* op, DType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                 int64_t k, double alpha, const void* a, int64_t lda, int64_t stride_a,
+                 const void* b, int64_t ldb, int64_t stride_b, double beta, void* c, int64_t ldc,
+                 int64_t stride_c, int64_t batch) {
+  Dispatch<kGemmDTypes>(dtype, op, [&]<typename T>() {
+    CheckShapes(op, trans_a, trans_b, m, n, k, lda, ldb, ldc);
+    TK_CHECK(batch >= 0, kInvalidArgument, op, ": batch ", batch, " must be >= 0");
     if (batch == 0) return;
-    CheckPointers("GemmBatched", m, n, k, alpha, a, b, c);
+    CheckPointers(op, m, n, k, alpha, a, b, c);
     CheckBatchStride("stride_a", stride_a, batch, sizeof(T));
     CheckBatchStride("stride_b", stride_b, batch, sizeof(T));
     CheckBatchStride("stride_c", stride_c, batch, sizeof(T));
-    TK_CHECK(stride_c != 0 || batch == 1 || m == 0 || n == 0, kInvalidArgument,
-             "GemmBatched: stride_c is 0 for a batch of ", batch,
+    TK_CHECK(stride_c != 0 || batch == 1 || m == 0 || n == 0, kInvalidArgument, op,
+             ": stride_c is 0 for a batch of ", batch,
              ", so every product would write the same C; give each product its own C");
     const Problem<T> p{trans_a,
                        trans_b,
@@ -318,6 +295,23 @@ void GemmBatched(DType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, 
                        stride_c};
     RunBatch(p, batch);
   });
+}
+
+}  // namespace
+
+void Gemm(DType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+          const void* a, int64_t lda, const void* b, int64_t ldb, double beta, void* c,
+          int64_t ldc) {
+  CheckedGemm("Gemm", dtype, trans_a, trans_b, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c, ldc,
+              0, 1);
+}
+
+void GemmBatched(DType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                 double alpha, const void* a, int64_t lda, int64_t stride_a, const void* b,
+                 int64_t ldb, int64_t stride_b, double beta, void* c, int64_t ldc, int64_t stride_c,
+                 int64_t batch) {
+  CheckedGemm("GemmBatched", dtype, trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb,
+              stride_b, beta, c, ldc, stride_c, batch);
 }
 
 const char* BackendName() {
