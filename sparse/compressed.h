@@ -140,6 +140,8 @@ Tensor Contiguous(const Tensor& t);
 // Copies values[perm[i]] to out[i] for every i (any dtype; `values` of any strides).
 Tensor Gather(const Tensor& values, const int64_t* perm, int64_t n);
 
+// a @ b through GraphBLAS (spgemm.cc's path for very wide b). Operands already checked.
+CsrMatrix GraphBLASProduct(const CsrMatrix& a, const CsrMatrix& b);
 // Arithmetic of the compute files: integers wrap in uint64 (no signed-overflow UB), floats
 // compute in ComputeType (float for the 16-bit floats).
 template <typename T>

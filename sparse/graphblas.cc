@@ -1,5 +1,6 @@
-// Sparse results of sparse operands (SpGEMM, elementwise union and intersection) through
-// SuiteSparse:GraphBLAS (v7 pack/unpack API).
+// Sparse results of sparse operands through SuiteSparse:GraphBLAS (v7 pack/unpack API):
+// elementwise union and intersection, and SpGEMM of matrices too wide for spgemm.cc's dense
+// accumulator (GraphBLAS picks a hash-based product for those).
 //
 // Arrays cross the boundary without copies: inputs are CSR arrays that GraphBLAS borrows
 // (packed, then unpacked again before the tensors that own them can be freed; their sparsity
@@ -425,29 +426,10 @@ SparseTensor Elementwise(const SparseTensor& a, const SparseTensor& b, EWise kin
 
 }  // namespace
 
-CsrMatrix SparseSparseProduct(const CsrMatrix& a, const CsrMatrix& b) {
+CsrMatrix compressed_detail::GraphBLASProduct(const CsrMatrix& a, const CsrMatrix& b) {
   const char* op = "SparseSparseProduct";
-  a.row_ptr().CheckDefined(op);
-  b.row_ptr().CheckDefined(op);
-  TK_CHECK(a.cols() == b.rows(), kShapeMismatch, op, ": a is ", ShapeString(a.shape()),
-           " and b is ", ShapeString(b.shape()), "; a's columns must equal b's rows");
-  TK_CHECK(a.dtype() == b.dtype(), kDTypeMismatch, op, ": dtypes differ: ", DTypeName(a.dtype()),
-           " and ", DTypeName(b.dtype()), "; convert the values of one operand");
   TypeOf(a.dtype(), op);
   return RunGraphBLAS(SumDuplicates(a, op), SumDuplicates(b, op), true, EWise::kAdd, op);
-}
-
-SparseTensor SparseSparseProduct(const SparseTensor& a, const SparseTensor& b) {
-  const char* op = "SparseSparseProduct";
-  TK_CHECK(a.rank() == 2 && b.rank() == 2, kShapeMismatch, op,
-           ": needs 2-D sparse tensors, got shapes ", ShapeString(a.shape()), " and ",
-           ShapeString(b.shape()));
-  TK_CHECK(a.shape()[1] == b.shape()[0], kShapeMismatch, op, ": a is ", ShapeString(a.shape()),
-           " and b is ", ShapeString(b.shape()), "; a's columns must equal b's rows");
-  TK_CHECK(a.dtype() == b.dtype(), kDTypeMismatch, op, ": dtypes differ: ", DTypeName(a.dtype()),
-           " and ", DTypeName(b.dtype()), "; convert the values of one operand");
-  TypeOf(a.dtype(), op);
-  return SparseSparseProduct(CsrMatrix::FromSparse(a), CsrMatrix::FromSparse(b)).ToSparse();
 }
 
 SparseTensor SparseAdd(const SparseTensor& a, const SparseTensor& b) {

@@ -1,5 +1,5 @@
-// Sparse-dense products (SpMV, SpMM, batched SpMM, dense @ sparse) on CSR arrays. The sparse
-// products with sparse results live in graphblas.cc.
+// Sparse-dense products (SpMV, SpMM, batched SpMM, dense @ sparse) on CSR arrays. Products
+// with sparse results live in spgemm.cc (SpGEMM) and graphblas.cc (elementwise).
 #include "tensorkit/sparse/products.h"
 
 #include <memory>

@@ -4,14 +4,17 @@
 //   SpMV / SpMM      sparse matrix times a dense vector / matrix: c = alpha*(a @ b) + beta*c.
 //   batched          a sparse [B, M, K] times a dense [B, K, N] (or one shared [K, N]) gives a
 //                    dense [B, M, N]: one product per batch entry.
-//   SpGEMM           sparse times sparse, a sparse result (SuiteSparse:GraphBLAS computes it).
+//   SpGEMM           sparse times sparse, a sparse result: tensorkit's row-by-row kernel with a
+//                    dense accumulator (spgemm.cc) for b up to 4M columns, SuiteSparse:GraphBLAS's
+//                    hash-based product for wider b. Every product of a pair of entries makes a
+//                    result entry, even when the sum cancels to 0.
 //   duplicates       entries with the same index count as their sum in every product.
 //   absent entries   are zeros: an entry of the result that no product touches is absent from
 //                    a sparse result and 0 (times alpha) in a dense one.
 //   beta == 0        c is never read, so NaN in an uninitialised c cannot leak.
 //   Dense operands may have any strides (views, transposes). Results are bit-identical at any
-//   thread count except SpGEMM of floating values, whose sums GraphBLAS may split across
-//   threads. Everything runs on the CPU; accumulation is in the value type (float for the
+//   thread count except SpGEMM of floating values with b wider than 4M columns, whose sums
+//   GraphBLAS may split across threads. Everything runs on the CPU; accumulation is in the value type (float for the
 //   16-bit floats; integers wrap around on overflow).
 #ifndef TENSORKIT_SPARSE_PRODUCTS_H_
 #define TENSORKIT_SPARSE_PRODUCTS_H_

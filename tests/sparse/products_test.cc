@@ -265,8 +265,8 @@ TEST(SparseSparseProductTest, MatchesDenseOracle) {
   }
 }
 
-// Result rows long and short, dense and sparse, so that GraphBLAS hands back unsorted (jumbled)
-// rows of every length; the result must be sorted, duplicate-free and equal to the oracle
+// Result rows long and short, dense and sparse (the last case is wide enough for GraphBLAS,
+// which hands back unsorted rows of every length); the result must be sorted, duplicate-free and equal to the oracle
 // (a map over the COO entries: the widest case is too big for a dense oracle).
 TEST(SparseSparseProductTest, LongResultRowsAreSorted) {
   std::mt19937 rng(29);
