@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <climits>
 #include <memory>
 #include <utility>
@@ -43,6 +44,37 @@ void FillPtrFromSorted(KeyView major, int64_t nnz, int64_t num_major, int64_t* p
   });
   const int64_t first_after = nnz == 0 ? 0 : major[nnz - 1] + 1;
   std::fill(ptr + first_after, ptr + num_major + 1, nnz);
+}
+
+// Stable sort of one slice by minor index, moving the values along.
+template <typename T>
+void SortSlice(int64_t* minor, T* vals, int64_t len) {
+  if (std::is_sorted(minor, minor + len)) return;
+  if (len <= kInsertionSortMax) {
+    for (int64_t i = 1; i < len; ++i) {
+      const int64_t m = minor[i];
+      T v = std::move(vals[i]);
+      int64_t j = i;
+      for (; j > 0 && minor[j - 1] > m; --j) {
+        minor[j] = minor[j - 1];
+        vals[j] = std::move(vals[j - 1]);
+      }
+      minor[j] = m;
+      vals[j] = std::move(v);
+    }
+    return;
+  }
+  std::vector<int64_t> order(static_cast<size_t>(len));
+  for (int64_t i = 0; i < len; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t x, int64_t y) { return minor[x] < minor[y]; });
+  std::vector<int64_t> m(minor, minor + len);
+  std::vector<T> v(static_cast<size_t>(len));
+  for (int64_t i = 0; i < len; ++i) v[i] = std::move(vals[i]);
+  for (int64_t i = 0; i < len; ++i) {
+    minor[i] = m[order[i]];
+    vals[i] = std::move(v[order[i]]);
+  }
 }
 
 // Stable counting sort by major key: fills ptr and scatters minor keys and values. Each chunk
@@ -94,9 +126,89 @@ void ScatterByMajorAs(KeyView major, KeyView minor, int64_t nnz, int64_t num_maj
   });
 }
 
+// Large inputs: the random scatter of ScatterByMajorAs misses the cache on every entry. Instead,
+// entries first go to 2^kBucketBits buckets of consecutive major keys (few enough output
+// streams to stay in cache), then each bucket is scattered within its own output region, small
+// enough to stay in cache, and its slices are sorted while hot. Both passes keep input order
+// within a major key, so the result is the same stable order.
+constexpr int kBucketBits = 10;
+
 template <typename T>
-void ScatterByMajor(KeyView major, KeyView minor, int64_t nnz, int64_t num_major, const T* vals,
-                    int64_t vstride, int64_t* ptr, int64_t* minor_out, T* vals_out) {
+void ScatterByBuckets(KeyView major, KeyView minor, int64_t nnz, int64_t num_major, const T* vals,
+                      int64_t vstride, int64_t* ptr, int64_t* minor_out, T* vals_out) {
+  const int shift = std::max(
+      0, static_cast<int>(std::bit_width(static_cast<uint64_t>(num_major - 1))) - kBucketBits);
+  const int64_t num_buckets = ((num_major - 1) >> shift) + 1;
+  const int64_t num_chunks = std::clamp<int64_t>(nnz >> 16, 1, GetNumThreads());
+  const int64_t chunk = (nnz + num_chunks - 1) / num_chunks;
+  // Per-chunk counts per major key give ptr; per-chunk counts per bucket give each chunk's
+  // first write position in every bucket.
+  std::vector<int32_t> hist(static_cast<size_t>(num_chunks * num_major), 0);
+  ParallelChunks(nnz, chunk, [&](int64_t c, int64_t b, int64_t e) {
+    int32_t* h = hist.data() + c * num_major;
+    for (int64_t i = b; i < e; ++i) ++h[major[i]];
+  });
+  std::vector<int64_t> bucket_pos(static_cast<size_t>(num_chunks * num_buckets));
+  ptr[0] = 0;
+  for (int64_t k = 0; k < num_buckets; ++k) {
+    const int64_t r0 = k << shift, r1 = std::min(num_major, (k + 1) << shift);
+    int64_t pos = ptr[r0];
+    for (int64_t c = 0; c < num_chunks; ++c) {
+      bucket_pos[c * num_buckets + k] = pos;
+      for (int64_t r = r0; r < r1; ++r) pos += hist[c * num_major + r];
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t n = 0;
+      for (int64_t c = 0; c < num_chunks; ++c) n += hist[c * num_major + r];
+      ptr[r + 1] = ptr[r] + n;
+    }
+  }
+  Tensor tmp_key_t = Tensor::Empty({nnz}, DType::kInt32);
+  Tensor tmp_minor_t = Tensor::Empty({nnz}, DType::kInt64);
+  Tensor tmp_val_t = Tensor::Empty({nnz}, DTypeOf<T>);
+  int32_t* tmp_key = tmp_key_t.data<int32_t>();  // major key minus its bucket's first key
+  int64_t* tmp_minor = tmp_minor_t.data<int64_t>();
+  T* tmp_val = tmp_val_t.data<T>();
+  ParallelChunks(nnz, chunk, [&](int64_t c, int64_t b, int64_t e) {
+    int64_t* pos = bucket_pos.data() + c * num_buckets;
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t r = major[i];
+      const int64_t p = pos[r >> shift]++;
+      tmp_key[p] = static_cast<int32_t>(r & ((int64_t{1} << shift) - 1));
+      tmp_minor[p] = minor[i];
+      tmp_val[p] = vals[i * vstride];
+    }
+  });
+  ParallelFor(0, num_buckets, 1, [&](int64_t kb, int64_t ke) {
+    std::vector<int64_t> cursor(size_t{1} << shift);
+    for (int64_t k = kb; k < ke; ++k) {
+      const int64_t r0 = k << shift, r1 = std::min(num_major, (k + 1) << shift);
+      std::copy(ptr + r0, ptr + r1, cursor.begin());
+      for (int64_t p = ptr[r0]; p < ptr[r1]; ++p) {
+        const int64_t q = cursor[tmp_key[p]]++;
+        minor_out[q] = tmp_minor[p];
+        vals_out[q] = tmp_val[p];
+      }
+      for (int64_t r = r0; r < r1; ++r) {
+        SortSlice<T>(minor_out + ptr[r], vals_out + ptr[r], ptr[r + 1] - ptr[r]);
+      }
+    }
+  });
+}
+
+// Fills ptr and the minor keys and values in (major, minor) order, stable.
+template <typename T>
+void ScatterSorted(KeyView major, KeyView minor, int64_t nnz, int64_t num_major, const T* vals,
+                   int64_t vstride, int64_t* ptr, int64_t* minor_out, T* vals_out) {
+  // Buckets pay off once the per-key counters outgrow the caches; kBucketBits + 32 bits of
+  // major key keep the in-bucket key in 32 bits and the counts fit int32.
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    if (num_major > (int64_t{1} << 18) && num_major < (int64_t{1} << (kBucketBits + 31)) &&
+        nnz > (int64_t{1} << 20) && nnz < INT32_MAX) {
+      ScatterByBuckets<T>(major, minor, nnz, num_major, vals, vstride, ptr, minor_out, vals_out);
+      return;
+    }
+  }
   if (nnz < INT32_MAX) {
     ScatterByMajorAs<int32_t, T>(major, minor, nnz, num_major, vals, vstride, ptr, minor_out,
                                  vals_out);
@@ -104,37 +216,12 @@ void ScatterByMajor(KeyView major, KeyView minor, int64_t nnz, int64_t num_major
     ScatterByMajorAs<int64_t, T>(major, minor, nnz, num_major, vals, vstride, ptr, minor_out,
                                  vals_out);
   }
-}
-
-// Stable sort of one slice by minor index, moving the values along.
-template <typename T>
-void SortSlice(int64_t* minor, T* vals, int64_t len) {
-  if (std::is_sorted(minor, minor + len)) return;
-  if (len <= kInsertionSortMax) {
-    for (int64_t i = 1; i < len; ++i) {
-      const int64_t m = minor[i];
-      T v = std::move(vals[i]);
-      int64_t j = i;
-      for (; j > 0 && minor[j - 1] > m; --j) {
-        minor[j] = minor[j - 1];
-        vals[j] = std::move(vals[j - 1]);
-      }
-      minor[j] = m;
-      vals[j] = std::move(v);
+  const int64_t avg = nnz / std::max<int64_t>(1, num_major) + 1;
+  ParallelFor(0, num_major, GrainFor(16 * avg), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      SortSlice<T>(minor_out + ptr[r], vals_out + ptr[r], ptr[r + 1] - ptr[r]);
     }
-    return;
-  }
-  std::vector<int64_t> order(static_cast<size_t>(len));
-  for (int64_t i = 0; i < len; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t x, int64_t y) { return minor[x] < minor[y]; });
-  std::vector<int64_t> m(minor, minor + len);
-  std::vector<T> v(static_cast<size_t>(len));
-  for (int64_t i = 0; i < len; ++i) v[i] = std::move(vals[i]);
-  for (int64_t i = 0; i < len; ++i) {
-    minor[i] = m[order[i]];
-    vals[i] = std::move(v[order[i]]);
-  }
+  });
 }
 
 }  // namespace
@@ -171,16 +258,9 @@ Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major
     return out;
   }
   out.values = Tensor::Empty({nnz}, values.dtype());
-  const int64_t avg = nnz / std::max<int64_t>(1, num_major) + 1;
   Dispatch(values.dtype(), "Compress", [&]<typename T>() {
-    T* vals_out = out.values.data<T>();
-    ScatterByMajor<T>(major, minor, nnz, num_major, values.data<T>(), values.Stride(0), ptr,
-                      minor_out, vals_out);
-    ParallelFor(0, num_major, GrainFor(16 * avg), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) {
-        SortSlice<T>(minor_out + ptr[r], vals_out + ptr[r], ptr[r + 1] - ptr[r]);
-      }
-    });
+    ScatterSorted<T>(major, minor, nnz, num_major, values.data<T>(), values.Stride(0), ptr,
+                     minor_out, out.values.data<T>());
   });
   return out;
 }

@@ -128,6 +128,44 @@ TEST(CsrMatrixTest, ResultDoesNotDependOnThreadCount) {
   ExpectCsr(four, StableCompress(st, 0));
 }
 
+// Many rows and over 2^20 entries take the bucketed scatter; distinct values show that entries
+// with equal (row, column) keep their input order. Rows are not a power of two, so the last
+// bucket is partial; the CSC form has 2^19 + 3 columns.
+TEST(CsrMatrixTest, LargeInputsKeepStableOrderAtAnyThreadCount) {
+  std::mt19937 rng(8);
+  const int64_t rows = (int64_t{1} << 19) + 3, cols = 40, nnz = (int64_t{1} << 20) + 4096;
+  std::vector<int64_t> idx(static_cast<size_t>(2 * nnz));
+  std::vector<double> val(static_cast<size_t>(nnz));
+  for (int64_t e = 0; e < nnz; ++e) {
+    const bool copy = e > 0 && rng() % 8 == 0;  // duplicates of earlier entries
+    const int64_t src = copy ? static_cast<int64_t>(rng() % e) : e;
+    idx[2 * e] = copy ? idx[2 * src] : static_cast<int64_t>(rng() % rows);
+    idx[2 * e + 1] = copy ? idx[2 * src + 1] : static_cast<int64_t>(rng() % cols);
+    val[e] = static_cast<double>(e);
+  }
+  SparseTensor st = SparseTensor::Create(Tensor::FromVector(idx, {nnz, 2}), Tensor::FromVector(val),
+                                         {rows, cols});
+  const Expected want = StableCompress(st, 0);
+  std::vector<int64_t> tidx(idx.size());  // the transpose, for CscMatrix
+  for (int64_t e = 0; e < nnz; ++e) {
+    tidx[2 * e] = idx[2 * e + 1];
+    tidx[2 * e + 1] = idx[2 * e];
+  }
+  SparseTensor tst = SparseTensor::Create(Tensor::FromVector(tidx, {nnz, 2}),
+                                          Tensor::FromVector(val), {cols, rows});
+  const int saved = GetNumThreads();
+  for (int threads : {1, 3}) {
+    SetNumThreads(threads);
+    SCOPED_TRACE(threads);
+    ExpectCsr(CsrMatrix::FromSparse(st), want);
+    CscMatrix csc = CscMatrix::FromSparse(tst);
+    EXPECT_EQ(csc.col_ptr().ToVector<int64_t>(), want.ptr);
+    EXPECT_EQ(csc.row_indices().ToVector<int64_t>(), want.minor);
+    EXPECT_EQ(csc.values().ToVector<double>(), want.values);
+  }
+  SetNumThreads(saved);
+}
+
 TEST(CsrMatrixTest, ToSparseRoundTripsWithOrder01) {
   std::mt19937 rng(6);
   SparseTensor st = RandomCoo<double>(rng, {12, 9}, 50);
