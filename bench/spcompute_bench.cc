@@ -3,7 +3,7 @@
 //
 // Benchmarks (names are what the peers script filters on):
 //   SpMV/float32            CSR [1000000, 64000] with 10M entries @ x [64000]
-//   SpMVCoo/float32         the same product from the COO SparseTensor (converts to CSR each call)
+//   SpMVCoo/float32         the same product from the COO SparseTensor (straight from the entries)
 //   SpMM64/float32          the same matrix @ X [64000, 64] (row-major)
 //   CooToCsr/float32        CsrMatrix::FromSparse of the same entries in random order
 //   CooToCsrSorted/float32  the same entries already sorted, order {0, 1} (the fast path)

@@ -301,14 +301,6 @@ void CheckIndexBounds(const SparseTensor& st, const char* op) {
   }
 }
 
-}  // namespace compressed_detail
-
-namespace {
-
-using compressed_detail::Compressed;
-using compressed_detail::KeyView;
-
-// Compresses a 2-D SparseTensor by `major_axis` (0: CSR, 1: CSC).
 Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op) {
   TK_CHECK(st.rank() == 2, kShapeMismatch, op, ": needs a 2-D sparse tensor, got shape ",
            ShapeString(st.shape()));
@@ -329,6 +321,13 @@ Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op
   KeyView minor{base + (1 - major_axis) * s1, s0};
   return compressed_detail::Compress(major, minor, nnz, num_major, st.values());
 }
+
+}  // namespace compressed_detail
+
+namespace {
+
+using compressed_detail::Compressed;
+using compressed_detail::KeyView;
 
 // Checks the arrays of a compressed matrix; `major`/`minor` name the axes in messages.
 void ValidateCompressed(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_major,
@@ -453,7 +452,7 @@ CsrMatrix CsrMatrix::Create(Tensor row_ptr, Tensor col_indices, Tensor values,
 }
 
 CsrMatrix CsrMatrix::FromSparse(const SparseTensor& st) {
-  Compressed c = CompressSparse(st, 0, "CsrMatrix::FromSparse");
+  Compressed c = compressed_detail::CompressSparse(st, 0, "CsrMatrix::FromSparse");
   CsrMatrix m;
   m.row_ptr_ = std::move(c.ptr);
   m.col_indices_ = std::move(c.minor);
@@ -517,7 +516,7 @@ CscMatrix CscMatrix::Create(Tensor col_ptr, Tensor row_indices, Tensor values,
 }
 
 CscMatrix CscMatrix::FromSparse(const SparseTensor& st) {
-  Compressed c = CompressSparse(st, 1, "CscMatrix::FromSparse");
+  Compressed c = compressed_detail::CompressSparse(st, 1, "CscMatrix::FromSparse");
   CscMatrix m;
   m.col_ptr_ = std::move(c.ptr);
   m.row_indices_ = std::move(c.minor);

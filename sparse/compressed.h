@@ -130,6 +130,9 @@ struct KeyView {
 Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major,
                     const Tensor& values);
 
+// Compresses a 2-D SparseTensor by `major_axis` (0: CSR, 1: CSC), as FromSparse does; errors
+// name `op`.
+Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op);
 // Checks that column `axis` of a SparseTensor's indices lies in [0, shape[axis]); throws Error
 // naming `op`, the entry position and its coordinates.
 void CheckIndexBounds(const SparseTensor& st, const char* op);

@@ -230,13 +230,11 @@ void CheckOperands(const char* op, DType sparse_dtype, const Tensor& dense, cons
 // Strides of axis `axis` of t, or 0 when t has fewer axes (a broadcast batch).
 int64_t StrideOr0(const Tensor& t, int axis) { return axis < t.NumAxes() ? t.Stride(axis) : 0; }
 
-// Runs the SpMM kernel on CSR arrays with `batches` * `m` rows and `k` columns.
-// `narrow`, when given, is the matrix whose int32 column copy the kernel may read instead.
-void RunSparseDense(const char* op, Scalar alpha, Scalar beta, const int64_t* ptr,
-                    const int64_t* col, const Tensor& values, bool batched, int64_t batches,
-                    int64_t m, int64_t k, const Tensor& b, Tensor* c,
-                    const CsrMatrix* narrow = nullptr) {
-  CheckOperands(op, values.dtype(), b, c);
+// Checks b and c against a sparse [batches *] m x k operand of `dtype` and describes them as
+// DenseViews; returns n, the columns of b and c (1 for vectors).
+int64_t DenseOperands(const char* op, DType dtype, bool batched, int64_t batches, int64_t m,
+                      int64_t k, const Tensor& b, Tensor* c, DenseView* b_view, DenseView* c_view) {
+  CheckOperands(op, dtype, b, c);
   const std::vector<int64_t> bd = b.Dims(), cd = c->Dims();
   DenseView bv{}, cv{};
   int64_t n = 1;
@@ -267,6 +265,19 @@ void RunSparseDense(const char* op, Scalar alpha, Scalar beta, const int64_t* pt
     bv = {b.raw_data(), off ? StrideOr0(b, 0) : 0, b.Stride(off), b.Stride(off + 1)};
     cv = {c->raw_data(), c->Stride(0), c->Stride(1), c->Stride(2)};
   }
+  *b_view = bv;
+  *c_view = cv;
+  return n;
+}
+
+// Runs the SpMM kernel on CSR arrays with `batches` * `m` rows and `k` columns.
+// `narrow`, when given, is the matrix whose int32 column copy the kernel may read instead.
+void RunSparseDense(const char* op, Scalar alpha, Scalar beta, const int64_t* ptr,
+                    const int64_t* col, const Tensor& values, bool batched, int64_t batches,
+                    int64_t m, int64_t k, const Tensor& b, Tensor* c,
+                    const CsrMatrix* narrow = nullptr) {
+  DenseView bv{}, cv{};
+  const int64_t n = DenseOperands(op, values.dtype(), batched, batches, m, k, b, c, &bv, &cv);
   const int64_t rows = batches * m;
   if (rows == 0 || n == 0) return;
   const int64_t rpb = std::max<int64_t>(m, 1);
@@ -278,6 +289,80 @@ void RunSparseDense(const char* op, Scalar alpha, Scalar beta, const int64_t* pt
     } else {
       const CsrView<int64_t> av{ptr, col, values.raw_data(), rows, rpb, ptr[rows]};
       SpmmKernel<T, int64_t>(av, bv, cv, n, alpha, beta);
+    }
+  });
+}
+
+// Chunks of entries for a COO product straight from the entries, or 0 when building CSR pays
+// off. Each chunk sums into a private accumulator shaped like c, so each chunk must hold at
+// least 4 entries per element of c; the count depends only on the sizes (never on the thread
+// count), which keeps the result bit-identical at any thread count.
+int64_t DirectCooChunks(int64_t nnz, int64_t m, int64_t n) {
+  const int64_t chunks = std::min<int64_t>(16, nnz / std::max<int64_t>(4 * m * n, 1));
+  return chunks >= 2 ? chunks : 0;
+}
+
+// out[row, :] += val * b[col, :] for `count` COO entries; false when an index is out of range
+// (that entry is skipped). Plain arguments, so that the random read-modify-writes of out are the
+// only memory traffic the loop waits on.
+template <typename T>
+bool CooAccumulate(const int64_t* __restrict idx, int64_t s0, int64_t s1, const T* __restrict val,
+                   int64_t vs, int64_t count, int64_t m, int64_t k, const T* __restrict b,
+                   int64_t bs0, int64_t bs1, int64_t n, Acc<T>* __restrict out) {
+  bool ok = true;
+  for (int64_t e = 0; e < count; ++e) {
+    const int64_t r = idx[e * s0], q = idx[e * s0 + s1];
+    if (static_cast<uint64_t>(r) >= static_cast<uint64_t>(m) ||
+        static_cast<uint64_t>(q) >= static_cast<uint64_t>(k)) {
+      ok = false;
+      continue;
+    }
+    const Acc<T> v = ToAcc(val[e * vs]);
+    if (n == 1) {  // SpMV: no inner loop
+      out[r] += v * ToAcc(b[q * bs0]);
+      continue;
+    }
+    for (int64_t j = 0; j < n; ++j) out[r * n + j] += v * ToAcc(b[q * bs0 + j * bs1]);
+  }
+  return ok;
+}
+
+// c = alpha * (a @ b) + beta * c for a 2-D COO a in any order: chunk c0 of the entries adds
+// val * b[col, :] into row `row` of its accumulator; the accumulators are summed in chunk order
+// per element. c is written only after every index was found in range.
+template <typename T>
+void DirectCooProduct(const SparseTensor& a, const DenseView& bv, const DenseView& cv, int64_t n,
+                      int64_t num_chunks, Scalar alpha_s, Scalar beta_s, const char* op) {
+  const int64_t nnz = a.nnz(), m = a.shape()[0], k = a.shape()[1];
+  const int64_t* idx = a.indices().data<int64_t>();
+  const int64_t s0 = a.indices().Stride(0), s1 = a.indices().Stride(1);
+  const T* val = a.values().data<T>();
+  const int64_t vs = a.values().Stride(0);
+  const T* b = static_cast<const T*>(bv.base);
+  const int64_t chunk = (nnz + num_chunks - 1) / num_chunks, size = m * n;
+  // Zeroed storage (huge pages when large: the accumulators are hit at random).
+  Tensor acc_t = Tensor::Zeros({num_chunks * size * int64_t{sizeof(Acc<T>)}}, DType::kUInt8);
+  Acc<T>* acc = static_cast<Acc<T>*>(acc_t.raw_data());
+  std::vector<char> bad(static_cast<size_t>(num_chunks), 0);
+  ParallelChunks(nnz, chunk, [&](int64_t ci, int64_t eb, int64_t ee) {
+    bad[ci] = !CooAccumulate<T>(idx + eb * s0, s0, s1, val + eb * vs, vs, ee - eb, m, k, b, bv.s0,
+                                bv.s1, n, acc + ci * size);
+  });
+  if (std::find(bad.begin(), bad.end(), 1) != bad.end()) {
+    compressed_detail::CheckIndexBounds(a, op);  // throws, naming the first bad entry
+  }
+  const Acc<T> alpha = ScalarToAcc<T>(alpha_s), beta = ScalarToAcc<T>(beta_s);
+  const bool read_c = !(beta_s == Scalar(0));
+  T* c = static_cast<T*>(cv.base);
+  ParallelFor(0, m, GrainFor(8 * n * (num_chunks + 1)), [&](int64_t rb, int64_t re) {
+    std::vector<Acc<T>> row(static_cast<size_t>(n));
+    for (int64_t r = rb; r < re; ++r) {
+      for (int64_t j = 0; j < n; ++j) {
+        Acc<T> sum = acc[r * n + j];
+        for (int64_t ci = 1; ci < num_chunks; ++ci) sum += acc[ci * size + r * n + j];
+        row[j] = sum;
+      }
+      StoreRow<T>(row.data(), n, alpha, beta, read_c, c + r * cv.s0, cv.s1);
     }
   });
 }
@@ -296,11 +381,21 @@ void SparseDenseProduct(Scalar alpha, Scalar beta, const SparseTensor& a, const 
   const char* op = "SparseDenseProduct";
   TK_CHECK(a.rank() == 2 || a.rank() == 3, kShapeMismatch, op,
            ": a must be [M, K] or [B, M, K], got shape ", ShapeString(a.shape()));
-  if (a.rank() == 2) {  // a one-off CSR: its int32 column copy would not pay for itself
-    const CsrMatrix csr = CsrMatrix::FromSparse(a);
-    RunSparseDense(op, alpha, beta, csr.row_ptr().data<int64_t>(),
-                   csr.col_indices().data<int64_t>(), csr.values(), /*batched=*/false, 1,
-                   csr.rows(), csr.cols(), b, c);
+  if (a.rank() == 2) {
+    DenseView bv{}, cv{};
+    const int64_t n =
+        DenseOperands(op, a.dtype(), false, 1, a.shape()[0], a.shape()[1], b, c, &bv, &cv);
+    const int64_t chunks = DirectCooChunks(a.nnz(), a.shape()[0], n);
+    if (chunks > 0) {
+      Dispatch<kProductDTypes>(a.dtype(), op, [&]<typename T>() {
+        DirectCooProduct<T>(a, bv, cv, n, chunks, alpha, beta, op);
+      });
+      return;
+    }
+    // One-off CSR arrays: an int32 column copy would not pay for itself.
+    const compressed_detail::Compressed csr = compressed_detail::CompressSparse(a, 0, op);
+    RunSparseDense(op, alpha, beta, csr.ptr.data<int64_t>(), csr.minor.data<int64_t>(), csr.values,
+                   /*batched=*/false, 1, a.shape()[0], a.shape()[1], b, c);
     return;
   }
   // Batched: compress by the row key batch * M + m, columns by k.

@@ -228,6 +228,8 @@ SparseTensor SparseSparseProduct(const SparseTensor& a, const SparseTensor& b) {
   TK_CHECK(a.dtype() == b.dtype(), kDTypeMismatch, op, ": dtypes differ: ", DTypeName(a.dtype()),
            " and ", DTypeName(b.dtype()), "; convert the values of one operand");
   Dispatch<kSpGemmDTypes>(a.dtype(), op, []<typename T>() {});
+  compressed_detail::CheckIndexBounds(a, op);  // so that errors name this operation
+  compressed_detail::CheckIndexBounds(b, op);
   return SparseSparseProduct(CsrMatrix::FromSparse(a), CsrMatrix::FromSparse(b)).ToSparse();
 }
 

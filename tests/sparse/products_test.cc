@@ -21,6 +21,7 @@ using spcompute_testing::DenseOracle;
 using spcompute_testing::RandomCoo;
 using spcompute_testing::RandomDense;
 using spcompute_testing::TransposedView;
+using ::tensorkit::testing::ErrorOf;
 
 // alpha * (A @ B) + beta * C0 with A given densely [batches][m][k], B [batches or 1][k][n].
 std::vector<double> MatmulOracle(const std::vector<double>& a, const std::vector<double>& b,
@@ -182,6 +183,74 @@ TEST(SparseDenseProductTest, SpmvResultDoesNotDependOnThreadCount) {
   }
 }
 
+// With at least 8 entries per output element, a 2-D COO operand is multiplied straight from its
+// entries (private accumulators per fixed chunk of entries) instead of through CSR.
+TEST(SparseDenseProductTest, ManyEntriesPerOutputUseTheCooEntriesDirectly) {
+  std::mt19937 rng(18);
+  for (auto [m, k, n, nnz] : std::vector<std::array<int64_t, 4>>{
+           {10, 7, 1, 400}, {6, 5, 3, 300}, {3, 4, 2, 500}, {1, 9, 1, 64}}) {
+    CheckSpmm<double>(rng, m, k, n, nnz, 0.5);
+    CheckSpmm<float>(rng, m, k, n, nnz, 0.0);
+    CheckSpmm<int64_t>(rng, m, k, n, nnz, -1.0);
+    CheckSpmm<int16_t>(rng, m, k, n, nnz, 1.0);
+    CheckSpmm<Half>(rng, m, k, n, nnz, 1.0);
+  }
+  // Strided vectors, and beta == 0 with NaN in c.
+  SparseTensor a = RandomCoo<double>(rng, {12, 6}, 200);
+  Tensor xs = RandomDense<double>(rng, {12});
+  Tensor x = xs.WithPattern(MakePattern({6}, {-2}, 11));
+  Tensor ys = Tensor::FromVector(std::vector<double>(24, std::numeric_limits<double>::quiet_NaN()));
+  Tensor y = ys.WithPattern(MakePattern({12}, {2}, 0));
+  SparseDenseProduct(2, 0, a, x, &y);
+  EXPECT_EQ(AsDoubles(y),
+            MatmulOracle(DenseOracle(a), AsDoubles(x), {}, 1, 12, 6, 1, false, 2.0, 0.0));
+  EXPECT_TRUE(std::isnan(ys.ToVector<double>()[1]));  // the gaps are not written
+}
+
+TEST(SparseDenseProductTest, CooEntriesDirectlyAreBitIdenticalAtAnyThreadCount) {
+  std::mt19937 rng(19);
+  SparseTensor a = RandomCoo<float>(rng, {3000, 200}, 200000);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> xv(200), yv(3000);
+  for (float& v : xv) v = u(rng);
+  for (float& v : yv) v = u(rng);
+  Tensor x = Tensor::FromVector(xv, {200});
+  const int saved = GetNumThreads();
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2, 3}) {
+    SetNumThreads(threads);
+    Tensor y = Tensor::FromVector(yv, {3000});
+    SparseDenseProduct(0.7, 0.5, a, x, &y);
+    results.push_back(y.ToVector<float>());
+  }
+  SetNumThreads(saved);
+  EXPECT_EQ(results[1], results[0]);
+  EXPECT_EQ(results[2], results[0]);
+  const std::vector<double> want =
+      MatmulOracle(DenseOracle(a), AsDoubles(x), AsDoubles(Tensor::FromVector(yv, {3000})), 1, 3000,
+                   200, 1, false, 0.7, 0.5);
+  for (int64_t r = 0; r < 3000; ++r) ASSERT_NEAR(results[0][r], want[r], 1e-3) << r;
+}
+
+// An entry outside the shape is reported, naming it, and c keeps its contents.
+TEST(SparseDenseProductTest, OutOfRangeEntryLeavesOutputUntouched) {
+  std::mt19937 rng(20);
+  for (int64_t nnz : {5, 400}) {  // through CSR, and straight from the entries
+    SparseTensor good = RandomCoo<double>(rng, {10, 4}, nnz);
+    std::vector<int64_t> idx = good.indices().ToVector<int64_t>();
+    idx[2 * (nnz - 2) + 1] = 4;  // column 4 of a [10, 4] matrix
+    SparseTensor a =
+        SparseTensor::Create(Tensor::FromVector(idx, {nnz, 2}), good.values(), {10, 4});
+    Tensor b = RandomDense<double>(rng, {4, 1});
+    Tensor c = RandomDense<double>(rng, {10, 1});
+    const std::vector<double> before = AsDoubles(c);
+    const std::string msg = ErrorOf([&] { SparseDenseProduct(1, 1, a, b, &c); });
+    EXPECT_NE(msg.find("SparseDenseProduct"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("4"), std::string::npos) << msg;
+    EXPECT_EQ(AsDoubles(c), before);
+  }
+}
+
 TEST(DenseSparseProductTest, MatchesDenseOracle) {
   std::mt19937 rng(17);
   for (auto [m, k, n, nnz] :
@@ -202,8 +271,6 @@ TEST(DenseSparseProductTest, MatchesDenseOracle) {
               MatmulOracle(AsDoubles(x), DenseOracle(b), {}, 1, 1, k, n, false, 1.0, 0.0));
   }
 }
-
-using ::tensorkit::testing::ErrorOf;
 
 TEST(SparseDenseProductTest, RejectsBadInput) {
   std::mt19937 rng(18);
@@ -266,8 +333,8 @@ TEST(SparseSparseProductTest, MatchesDenseOracle) {
 }
 
 // Result rows long and short, dense and sparse (the last case is wide enough for GraphBLAS,
-// which hands back unsorted rows of every length); the result must be sorted, duplicate-free and equal to the oracle
-// (a map over the COO entries: the widest case is too big for a dense oracle).
+// which hands back unsorted rows of every length); the result must be sorted, duplicate-free and
+// equal to the oracle (a map over the COO entries: the widest case is too big for a dense oracle).
 TEST(SparseSparseProductTest, LongResultRowsAreSorted) {
   std::mt19937 rng(29);
   for (auto [m, k, n, na, nb] :
