@@ -1,11 +1,12 @@
 // .npz: a zip archive of .npy members. NumPy's savez/savez_compressed hold dense arrays;
-// scipy.sparse.save_npz holds one matrix as members format ('coo', 'csr' or 'csc'), shape, and
-// row/col or indices/indptr, plus data.
+// scipy.sparse.save_npz holds one matrix or array as members format ('coo', 'csr' or 'csc'),
+// shape, row/col (2-D coo) or coords (n-D coo arrays) or indices/indptr, plus data.
 #include <algorithm>
 #include <cstring>
 #include <map>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/views.h"
 #include "tensorkit/io/formats.h"
 
 namespace tensorkit::io {
@@ -51,69 +52,103 @@ class Archive {
   std::map<std::string, size_t> index_;
 };
 
-// A 1-D integer member as int64 values (scipy writes int32 or int64).
-std::vector<int64_t> IntMember(Archive& ar, const std::string& name) {
+// An integer member as int64 values with its dims (scipy writes int32 or int64).
+std::vector<int64_t> IntArray(Archive& ar, const std::string& name, std::vector<int64_t>* dims) {
   Tensor t = ar.Array(name);
-  TK_CHECK(t.NumAxes() == 1 && IsInteger(t.dtype()), kCorrupt, "npz: '", ar.name(), "': member '",
-           name, "' should be a 1-D integer array, got ", DTypeName(t.dtype()), " dims ",
-           ShapeString(t.Dims()));
+  TK_CHECK(IsInteger(t.dtype()), kCorrupt, "npz: '", ar.name(), "': member '", name,
+           "' should hold integers, got ", DTypeName(t.dtype()));
+  *dims = t.Dims();
   return Dispatch<kIntDTypes>(t.dtype(), "npz", [&]<typename T>() {
     std::vector<T> v = t.ToVector<T>();
     return std::vector<int64_t>(v.begin(), v.end());
   });
 }
 
-// A scipy.sparse matrix (coo, csr or csc) as a SparseTensor in the file's entry order.
+// A 1-D integer member as int64 values.
+std::vector<int64_t> IntMember(Archive& ar, const std::string& name) {
+  std::vector<int64_t> dims;
+  std::vector<int64_t> v = IntArray(ar, name, &dims);
+  TK_CHECK(dims.size() == 1, kCorrupt, "npz: '", ar.name(), "': member '", name,
+           "' should be a 1-D integer array, got dims ", ShapeString(dims));
+  return v;
+}
+
+// A scipy.sparse matrix or array as a SparseTensor in the file's entry order: coo of any rank
+// (members row/col, or coords [rank, nnz] as SciPy writes n-D arrays), csr/csc (2-D, or a 1-D
+// csr array: one row).
 SparseTensor ReadScipy(Archive& ar) {
   const std::string format = ar.ByteString("format");
+  TK_CHECK(format == "coo" || format == "csr" || format == "csc", kUnsupported, "npz: '", ar.name(),
+           "': scipy format '", format,
+           "' is not supported (coo, csr, csc are); convert it with .tocoo() before save_npz");
   std::vector<int64_t> shape = IntMember(ar, "shape");
-  TK_CHECK(shape.size() == 2 && shape[0] >= 0 && shape[1] >= 0, kCorrupt, "npz: '", ar.name(),
-           "': scipy shape ", ShapeString(shape), " is not a 2-D shape");
+  bool shape_ok = !shape.empty();
+  for (int64_t d : shape) shape_ok = shape_ok && d >= 0;
+  TK_CHECK(
+      shape_ok && (format == "coo" || shape.size() == 2 || (format == "csr" && shape.size() == 1)),
+      kCorrupt, "npz: '", ar.name(), "': scipy shape ", ShapeString(shape),
+      " does not suit format ", format);
+  const int rank = static_cast<int>(shape.size());
   Tensor data = ar.Array("data");
   TK_CHECK(data.NumAxes() == 1, kCorrupt, "npz: '", ar.name(),
            "': member 'data' should be 1-D, got dims ", ShapeString(data.Dims()));
   data = data.IsContiguous() ? data : data.Clone();
   const int64_t nnz = data.Dim(0);
-  Tensor indices = Tensor::Empty({nnz, 2}, DType::kInt64);
+  Tensor indices = Tensor::Empty({nnz, rank}, DType::kInt64);
   int64_t* idx = indices.data<int64_t>();
-  auto bad = [&](const char* what, int64_t at, int64_t v, int64_t limit) {
-    Throw(ErrorCode::kCorrupt, "npz: '", ar.name(), "': ", what, " ", v, " of entry ", at,
-          " is out of range [0, ", limit, ")");
+  auto check = [&](int axis, int64_t at, int64_t v) {
+    TK_CHECK(v >= 0 && v < shape[axis], kCorrupt, "npz: '", ar.name(), "': index ", v, " on axis ",
+             axis, " of entry ", at, " is out of range [0, ", shape[axis], ")");
   };
   if (format == "coo") {
-    std::vector<int64_t> row = IntMember(ar, "row"), col = IntMember(ar, "col");
-    TK_CHECK(static_cast<int64_t>(row.size()) == nnz && static_cast<int64_t>(col.size()) == nnz,
-             kCorrupt, "npz: '", ar.name(), "': coo members row (", row.size(), "), col (",
-             col.size(), ") and data (", nnz, ") differ in length");
+    std::vector<int64_t> dims;
+    std::vector<int64_t> coords;  // [rank, nnz]
+    if (ar.Has("coords")) {
+      coords = IntArray(ar, "coords", &dims);
+      TK_CHECK(dims == (std::vector<int64_t>{rank, nnz}), kCorrupt, "npz: '", ar.name(),
+               "': coo member coords has dims ", ShapeString(dims), ", expected [", rank, " ", nnz,
+               "] for shape ", ShapeString(shape), " and ", nnz, " values");
+    } else {
+      TK_CHECK(rank == 2, kCorrupt, "npz: '", ar.name(), "': a coo file of shape ",
+               ShapeString(shape), " needs a coords member");
+      std::vector<int64_t> row = IntMember(ar, "row"), col = IntMember(ar, "col");
+      TK_CHECK(static_cast<int64_t>(row.size()) == nnz && static_cast<int64_t>(col.size()) == nnz,
+               kCorrupt, "npz: '", ar.name(), "': coo members row (", row.size(), "), col (",
+               col.size(), ") and data (", nnz, ") differ in length");
+      coords = std::move(row);
+      coords.insert(coords.end(), col.begin(), col.end());
+    }
     for (int64_t i = 0; i < nnz; ++i) {
-      if (row[i] < 0 || row[i] >= shape[0]) bad("row", i, row[i], shape[0]);
-      if (col[i] < 0 || col[i] >= shape[1]) bad("col", i, col[i], shape[1]);
-      idx[2 * i] = row[i];
-      idx[2 * i + 1] = col[i];
+      for (int a = 0; a < rank; ++a) {
+        check(a, i, coords[a * nnz + i]);
+        idx[i * rank + a] = coords[a * nnz + i];
+      }
     }
     return SparseTensor::Create(indices, data, shape);
   }
-  TK_CHECK(format == "csr" || format == "csc", kUnsupported, "npz: '", ar.name(),
-           "': scipy format '", format, "' is not supported (coo, csr, csc are)");
-  const bool csr = format == "csr";
-  const int major = csr ? 0 : 1;  // the compressed axis
+  // csr / csc: ptr over the major axis, indices on the other; a 1-D csr array is a single row.
+  const int major = format == "csr" ? 0 : 1;
+  const int64_t num_major = rank == 1 ? 1 : shape[major];
+  const int minor_axis = rank == 1 ? 0 : 1 - major;
   std::vector<int64_t> ptr = IntMember(ar, "indptr"), minor = IntMember(ar, "indices");
-  TK_CHECK(static_cast<int64_t>(ptr.size()) == shape[major] + 1 &&
+  TK_CHECK(static_cast<int64_t>(ptr.size()) == num_major + 1 &&
                static_cast<int64_t>(minor.size()) == nnz && ptr.front() == 0 && ptr.back() == nnz,
            kCorrupt, "npz: '", ar.name(), "': ", format, " indptr (", ptr.size(),
            " entries) and indices (", minor.size(), ") do not fit shape ", ShapeString(shape),
            " with ", nnz, " values");
-  for (int64_t m = 0; m < shape[major]; ++m) {  // first, so that the loop below stays in bounds
+  for (int64_t m = 0; m < num_major; ++m) {  // first, so that the loop below stays in bounds
     TK_CHECK(ptr[m] <= ptr[m + 1], kCorrupt, "npz: '", ar.name(), "': indptr decreases at ", m,
              " (", ptr[m], " then ", ptr[m + 1], ")");
   }
-  for (int64_t m = 0; m < shape[major]; ++m) {
+  for (int64_t m = 0; m < num_major; ++m) {
     for (int64_t k = ptr[m]; k < ptr[m + 1]; ++k) {
-      if (minor[k] < 0 || minor[k] >= shape[1 - major]) {
-        bad("index", k, minor[k], shape[1 - major]);
+      check(minor_axis, k, minor[k]);
+      if (rank == 1) {
+        idx[k] = minor[k];
+      } else {
+        idx[2 * k + major] = m;
+        idx[2 * k + 1 - major] = minor[k];
       }
-      idx[2 * k + major] = m;
-      idx[2 * k + 1 - major] = minor[k];
     }
   }
   return SparseTensor::Create(indices, data, shape);
@@ -163,27 +198,35 @@ void WriteNpz(const std::string& path, const TensorData& data, const WriteOption
     zip.Add("arr_0.npy", NpyPieces(data.dense, &header, &keep), options.compress);
   } else {
     SparseTensor st = HostContiguous(data.sparse);
-    TK_CHECK(st.rank() == 2, kUnsupported, "npz: scipy.sparse holds matrices only; cannot write a ",
-             "rank-", st.rank(), " sparse tensor to '", path, "' (use .tns for any rank)");
+    const int rank = st.rank();
+    TK_CHECK(rank >= 1, kUnsupported, "npz: scipy.sparse has no rank-0 arrays; cannot write '",
+             path, "' (use .tns)");
     TK_CHECK(st.dtype() != DType::kString && st.dtype() != DType::kBFloat16, kUnsupported,
              "npz: cannot write ", DTypeName(st.dtype()), " values to '", path, "'");
+    // 2-D: coo_matrix members row and col (every SciPy reads them); other ranks: a coo_array
+    // with coords [rank, nnz] (SciPy 1.15 and later).
     const int64_t nnz = st.nnz();
-    std::vector<Tensor> rc = {Tensor::Empty({nnz}, DType::kInt64),
-                              Tensor::Empty({nnz}, DType::kInt64)};
+    Tensor coords = Tensor::Empty({rank, nnz}, DType::kInt64);
     const int64_t* idx = st.indices().data<int64_t>();
+    int64_t* out = coords.data<int64_t>();
     for (int64_t i = 0; i < nnz; ++i) {
-      rc[0].data<int64_t>()[i] = idx[2 * i];
-      rc[1].data<int64_t>()[i] = idx[2 * i + 1];
+      for (int a = 0; a < rank; ++a) out[a * nnz + i] = idx[i * rank + a];
     }
     const std::string fmt = "coo";
     std::string fmt_header = NpyByteStringHeader(fmt.size());
     zip.Add("format.npy", {fmt_header, fmt}, options.compress);
     Tensor shape = Tensor::FromVector<int64_t>(st.shape());
-    std::string h1, h2, h3, h4;
-    Tensor k1, k2, k3, k4;
+    std::string h1, h2, h3, h4, h5;
+    Tensor k1, k2, k3, k4, k5;
     zip.Add("shape.npy", NpyPieces(shape, &h1, &k1), options.compress);
-    zip.Add("row.npy", NpyPieces(rc[0], &h2, &k2), options.compress);
-    zip.Add("col.npy", NpyPieces(rc[1], &h3, &k3), options.compress);
+    if (rank == 2) {
+      zip.Add("row.npy", NpyPieces(Select(coords, 0, 0), &h2, &k2), options.compress);
+      zip.Add("col.npy", NpyPieces(Select(coords, 0, 1), &h3, &k3), options.compress);
+    } else {
+      zip.Add("coords.npy", NpyPieces(coords, &h2, &k2), options.compress);
+      Tensor is_array = Tensor::FromVector(std::vector<bool>{true}, {});
+      zip.Add("_is_array.npy", NpyPieces(is_array, &h5, &k5), options.compress);
+    }
     zip.Add("data.npy", NpyPieces(st.values(), &h4, &k4), options.compress);
   }
   zip.Finish();

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "io/io_test_util.h"
 #include "tensorkit/io/formats.h"
 #include "tensorkit/io/io.h"
@@ -170,12 +173,48 @@ TEST(NpzTest, CorruptArchivesAreErrors) {
   }
 }
 
-TEST(NpzTest, RankThreeSparseIsUnsupported) {
+// Other ranks than 2 go out as scipy n-D coo arrays (coords [rank, nnz]) and read back; a
+// rank-0 sparse tensor has no scipy form.
+TEST(NpzTest, SparseOfOtherRanksRoundTripsThroughCoords) {
   TempDir dir;
-  SparseTensor st = SparseTensor::Create(Tensor::Zeros({1, 3}, DType::kInt64),
-                                         Tensor::FromVector<float>({1}), {2, 2, 2});
-  EXPECT_EQ(CatchError([&] { Write(dir / "x.npz", st); }).code(), ErrorCode::kUnsupported);
-  EXPECT_TRUE(dir.List().empty());
+  for (std::vector<int64_t> shape : std::vector<std::vector<int64_t>>{{2, 3, 4}, {9}}) {
+    const int rank = static_cast<int>(shape.size());
+    std::vector<int64_t> idx =
+        rank == 3 ? std::vector<int64_t>{1, 2, 3, 0, 1, 0, 1, 0, 2} : std::vector<int64_t>{7, 2, 5};
+    const int64_t nnz = static_cast<int64_t>(idx.size()) / rank;
+    SparseTensor st = SparseTensor::Create(Tensor::FromVector(idx, {nnz, rank}),
+                                           Tensor::FromVector<float>({1.5f, -2, 3}), shape);
+    const std::string path = dir / ("r" + std::to_string(rank) + ".npz");
+    Write(path, st);
+    TensorData back = Read(path);
+    ASSERT_TRUE(back.is_sparse());
+    EXPECT_EQ(back.sparse.shape(), shape);
+    EXPECT_EQ(back.sparse.indices().ToVector<int64_t>(), idx);
+    EXPECT_EQ(back.sparse.values().ToVector<float>(), (std::vector<float>{1.5f, -2, 3}));
+    std::vector<std::string> names;
+    for (const auto& [name, t] : ReadNpzMembers(path)) names.push_back(name);
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(names, (std::vector<std::string>{"_is_array", "coords", "data", "format", "shape"}));
+  }
+  SparseTensor scalar = SparseTensor::Create(Tensor::Zeros({1, 0}, DType::kInt64),
+                                             Tensor::FromVector<float>({1}), {});
+  EXPECT_EQ(CatchError([&] { Write(dir / "x.npz", scalar); }).code(), ErrorCode::kUnsupported);
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.npz"));
+}
+
+// Entries already sorted in the file give a known order; unsorted ones leave it unknown.
+TEST(NpzTest, ReadFindsTheOrderOfSortedEntries) {
+  TempDir dir;
+  auto round_trip = [&](const std::string& name, std::vector<int64_t> idx) {
+    const int64_t nnz = static_cast<int64_t>(idx.size()) / 2;
+    Write(dir / name,
+          SparseTensor::Create(Tensor::FromVector(idx, {nnz, 2}),
+                               Tensor::FromVector(std::vector<double>(nnz, 1.0)), {3, 3}));
+    return Read(dir / name).sparse;
+  };
+  EXPECT_EQ(round_trip("rows.npz", {0, 1, 0, 2, 2, 0}).order(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(round_trip("cols.npz", {1, 0, 0, 1, 2, 1}).order(), (std::vector<int>{1, 0}));
+  EXPECT_FALSE(round_trip("mixed.npz", {1, 1, 0, 2, 2, 0}).OrderKnown());
 }
 
 }  // namespace

@@ -205,6 +205,50 @@ def test_tns_and_info(tmp, rng):
           abs(info["density"] - np.count_nonzero(dense) / dense.size) < 1e-6, f"info {info}")
 
 
+def save_nd_coo(path, coords, data, shape):
+    """An n-D scipy coo_array file as SciPy 1.15+ save_npz writes it (coords, _is_array)."""
+    np.savez(path, coords=np.asarray(coords), format=np.array(b"coo"), shape=np.asarray(shape),
+             data=np.asarray(data), _is_array=True)
+
+
+def test_scipy_arrays_and_order(tmp, rng):
+    src = os.path.join(tmp, "arr_in")
+    os.makedirs(src)
+    m = sp.random(30, 40, density=0.1, format="csr", random_state=7)
+    cube = np.zeros((3, 4, 5))
+    cube_idx = np.array([[0, 1, 2, 2], [1, 0, 3, 3], [4, 2, 0, 1]])  # [rank, nnz], row-major sorted
+    cube[tuple(cube_idx)] = [1.5, -2.0, 3.0, 4.0]
+    line = np.zeros(9)
+    line[[7, 2, 5]] = [1.0, 2.0, 3.0]
+    sp.save_npz(os.path.join(src, "csr_array.npz"), sp.csr_array(m))
+    sp.save_npz(os.path.join(src, "csc_array.npz"), sp.csc_array(m))
+    sp.save_npz(os.path.join(src, "coo_array.npz"), sp.coo_array(m))
+    save_nd_coo(os.path.join(src, "cube.npz"), cube_idx, cube[tuple(cube_idx)], cube.shape)
+    save_nd_coo(os.path.join(src, "line.npz"), [[7, 2, 5]], [1.0, 2.0, 3.0], [9])
+    files = sorted(os.path.join(src, n) for n in os.listdir(src))
+    tk("convert", "--to", "npy", "-o", os.path.join(tmp, "arr_npy"), *files)
+    want = {"csr_array": m.toarray(), "csc_array": m.toarray(), "coo_array": m.toarray(),
+            "cube": cube, "line": line}
+    for name, dense in want.items():
+        check(same(np.load(os.path.join(tmp, "arr_npy", name + ".npy")), dense),
+              f"save_npz {name} -> .npy")
+    orders = {"csr_array": [0, 1], "csc_array": [1, 0], "cube": [0, 1, 2], "line": None}
+    for name, order in orders.items():
+        info = json.loads(tk("info", "--json", os.path.join(src, name + ".npz")))
+        check(info["order"] == order, f"{name}: order {info['order']}, want {order}")
+    # A rank-3 sparse tensor written by tensorkit: scipy's n-D coo_array members.
+    tk("convert", os.path.join(src, "cube.npz"), os.path.join(tmp, "cube_tk.npz"))
+    with np.load(os.path.join(tmp, "cube_tk.npz")) as z:
+        check(z["format"].item() == b"coo" and list(z["shape"]) == [3, 4, 5] and
+              np.array_equal(z["coords"], cube_idx) and bool(z["_is_array"]) and
+              np.array_equal(z["data"], cube[tuple(cube_idx)]), "rank-3 sparse -> scipy coo members")
+    # Formats tensorkit does not read are refused by name.
+    sp.save_npz(os.path.join(src, "m.bsr.npz"), m.tobsr())
+    r = subprocess.run([TOOL, "info", os.path.join(src, "m.bsr.npz")], capture_output=True,
+                       text=True)
+    check(r.returncode != 0 and "'bsr' is not supported" in r.stderr, f"bsr refused: {r.stderr}")
+
+
 def main():
     global TOOL
     ap = argparse.ArgumentParser()
@@ -212,7 +256,8 @@ def main():
     TOOL = os.path.abspath(ap.parse_args().tool)
     rng = np.random.default_rng(20240601)
     with tempfile.TemporaryDirectory(prefix="tk_roundtrip_") as tmp:
-        for test in [test_npy, test_savez, test_scipy_npz, test_mmwrite, test_tns_and_info]:
+        for test in [test_npy, test_savez, test_scipy_npz, test_scipy_arrays_and_order,
+                     test_mmwrite, test_tns_and_info]:
             try:
                 test(tmp, rng)
             except Exception as e:  # a crash of one part still reports the others
