@@ -4,6 +4,7 @@
 #include "tensorkit/sparse/reduce.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <limits>
 #include <utility>
@@ -112,6 +113,36 @@ void CheckInput(const SparseTensor& st, const char* op) {
   Dispatch<kReduceDTypes>(st.dtype(), op, []<typename T>() {});
 }
 
+// Max (kMax) or min of one output's slice: entries [p0, p1) sorted by their position `in`
+// within the slice (duplicates of a position summed first), and 0 when fewer than slice_size
+// positions are stored (an absent entry is an implicit zero).
+template <typename T, bool kMax>
+T SliceExtreme(const T* val, const int64_t* in, int64_t p0, int64_t p1, int64_t slice_size) {
+  auto better = [](Acc<T> x, Acc<T> y) {  // x beats y
+    if constexpr (std::is_integral_v<T>) {
+      return kMax ? static_cast<int64_t>(x) > static_cast<int64_t>(y)
+                  : static_cast<int64_t>(x) < static_cast<int64_t>(y);
+    } else {
+      return kMax ? x > y : x < y;
+    }
+  };
+  Acc<T> best{};
+  bool have = false;
+  int64_t distinct = 0;
+  for (int64_t p = p0; p < p1;) {
+    Acc<T> sum = ToAcc(val[p]);
+    int64_t q = p + 1;
+    for (; q < p1 && in[q] == in[p]; ++q) sum += ToAcc(val[q]);
+    sum = ToAcc(FromAcc<T>(sum));  // round as a stored value would be
+    if (!have || better(sum, best)) best = sum;
+    have = true;
+    ++distinct;
+    p = q;
+  }
+  if (distinct < slice_size && (!have || better(Acc<T>{}, best))) best = Acc<T>{};
+  return FromAcc<T>(best);
+}
+
 // Dense max (kMax) or min over the plan's axes.
 template <bool kMax>
 Tensor ReduceExtreme(const SparseTensor& st, std::vector<int> axes, const char* op) {
@@ -130,34 +161,10 @@ Tensor ReduceExtreme(const SparseTensor& st, std::vector<int> axes, const char* 
   Dispatch<kReduceDTypes>(st.dtype(), op, [&]<typename T>() {
     const T* val = g.values.data<T>();
     T* o = out.data<T>();
-    auto better = [](Acc<T> x, Acc<T> y) {  // x beats y
-      if constexpr (std::is_integral_v<T>) {
-        return kMax ? static_cast<int64_t>(x) > static_cast<int64_t>(y)
-                    : static_cast<int64_t>(x) < static_cast<int64_t>(y);
-      } else {
-        return kMax ? x > y : x < y;
-      }
-    };
     ParallelFor(0, plan.out_size, GrainFor(16 * (st.nnz() / plan.out_size + 1)),
                 [&](int64_t b, int64_t e) {
                   for (int64_t r = b; r < e; ++r) {
-                    Acc<T> best{};
-                    bool have = false;
-                    int64_t distinct = 0;
-                    for (int64_t p = ptr[r]; p < ptr[r + 1];) {
-                      Acc<T> sum = ToAcc(val[p]);  // duplicates of one position summed first
-                      int64_t q = p + 1;
-                      for (; q < ptr[r + 1] && in[q] == in[p]; ++q) sum += ToAcc(val[q]);
-                      sum = ToAcc(FromAcc<T>(sum));  // round as a stored value would be
-                      if (!have || better(sum, best)) best = sum;
-                      have = true;
-                      ++distinct;
-                      p = q;
-                    }
-                    if (distinct < plan.slice_size && (!have || better(Acc<T>{}, best))) {
-                      best = Acc<T>{};  // an absent entry is an implicit zero
-                    }
-                    o[r] = FromAcc<T>(best);
+                    o[r] = SliceExtreme<T, kMax>(val, in, ptr[r], ptr[r + 1], plan.slice_size);
                   }
                 });
   });
@@ -203,19 +210,28 @@ Tensor ReduceMin(const SparseTensor& st, std::vector<int> axes) {
   return ReduceExtreme<false>(st, std::move(axes), "ReduceMin");
 }
 
-SparseTensor ReduceSumSparse(const SparseTensor& st, std::vector<int> axes) {
-  const char* op = "ReduceSumSparse";
+namespace {
+
+enum class Reduction { kSum, kMax, kMin };
+
+// The sparse result of a reduction: one entry per output position that has stored entries,
+// coalesced, order {0..rank-1}.
+SparseTensor ReduceToSparse(const SparseTensor& st, std::vector<int> axes, Reduction kind,
+                            const char* op) {
   CheckInput(st, op);
   const ReducePlan plan = MakePlan(st, std::move(axes), op);
   const int out_rank = static_cast<int>(plan.out_shape.size());
   TK_CHECK(!plan.out_overflow && plan.out_size <= (int64_t{1} << 62), kUnsupported, op,
            ": the kept axes of shape ", ShapeString(st.shape()), " span more than 2^62 positions");
+  const bool by_in = kind != Reduction::kSum;  // extremes count the distinct reduced positions
+  TK_CHECK(!by_in || !plan.slice_overflow, kUnsupported, op, ": the reduced axes of shape ",
+           ShapeString(st.shape()), " span more than 2^63 positions");
   const int64_t nnz = st.nnz();
   // Group by output position: counting sort when the position space is small, else a sort.
-  Tensor ptr_t, values;
+  Tensor ptr_t, values, in_t;
   std::vector<int64_t> keys;  // the output position of each group
   if (plan.out_size <= 4 * nnz + 1024) {
-    compressed_detail::Compressed g = Group(st, plan, false);
+    compressed_detail::Compressed g = Group(st, plan, by_in);
     const int64_t* ptr = g.ptr.data<int64_t>();
     std::vector<int64_t> starts;
     for (int64_t r = 0; r < plan.out_size; ++r) {
@@ -227,29 +243,48 @@ SparseTensor ReduceSumSparse(const SparseTensor& st, std::vector<int> axes) {
     starts.push_back(nnz);
     ptr_t = Tensor::FromVector(std::move(starts));
     values = g.values;
+    in_t = g.minor;
   } else {
-    std::vector<int64_t> out_key(static_cast<size_t>(nnz));
-    ComputeKeys(st, plan, false, out_key.data(), nullptr);
-    std::vector<std::pair<int64_t, int64_t>> pairs(static_cast<size_t>(nnz));
-    for (int64_t e = 0; e < nnz; ++e) pairs[e] = {out_key[e], e};
-    std::sort(pairs.begin(), pairs.end());  // (key, position) pairs are distinct: stable
-    std::vector<int64_t> perm(static_cast<size_t>(nnz)), starts;
+    std::vector<int64_t> out_key(static_cast<size_t>(nnz)), in_key(by_in ? nnz : 0);
+    ComputeKeys(st, plan, by_in, out_key.data(), in_key.data());
+    std::vector<std::array<int64_t, 3>> rows(static_cast<size_t>(nnz));
+    for (int64_t e = 0; e < nnz; ++e) rows[e] = {out_key[e], by_in ? in_key[e] : 0, e};
+    std::sort(rows.begin(), rows.end());  // the entry number makes it stable
+    std::vector<int64_t> perm(static_cast<size_t>(nnz)), starts, in(by_in ? nnz : 0);
     for (int64_t e = 0; e < nnz; ++e) {
-      perm[e] = pairs[e].second;
-      if (e == 0 || pairs[e].first != pairs[e - 1].first) {
-        keys.push_back(pairs[e].first);
+      perm[e] = rows[e][2];
+      if (by_in) in[e] = rows[e][1];
+      if (e == 0 || rows[e][0] != rows[e - 1][0]) {
+        keys.push_back(rows[e][0]);
         starts.push_back(e);
       }
     }
     starts.push_back(nnz);
     ptr_t = Tensor::FromVector(std::move(starts));
+    in_t = Tensor::FromVector(std::move(in));
     values = compressed_detail::Gather(st.values(), perm.data(), nnz);
   }
   const int64_t groups = static_cast<int64_t>(keys.size());
   Tensor out_values = Tensor::Empty({groups}, st.dtype());
   Tensor out_idx = Tensor::Empty({groups, out_rank}, DType::kInt64);
   Dispatch<kReduceDTypes>(st.dtype(), op, [&]<typename T>() {
-    SumGroups<T>(ptr_t, values, groups, out_values.data<T>());
+    if (kind == Reduction::kSum) {
+      SumGroups<T>(ptr_t, values, groups, out_values.data<T>());
+      return;
+    }
+    const int64_t* ptr = ptr_t.data<int64_t>();
+    const int64_t* in = in_t.data<int64_t>();
+    const T* val = values.data<T>();
+    T* o = out_values.data<T>();
+    ParallelFor(0, groups, GrainFor(16 * (nnz / std::max<int64_t>(groups, 1) + 1)),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t i = b; i < e; ++i) {
+                    o[i] =
+                        kind == Reduction::kMax
+                            ? SliceExtreme<T, true>(val, in, ptr[i], ptr[i + 1], plan.slice_size)
+                            : SliceExtreme<T, false>(val, in, ptr[i], ptr[i + 1], plan.slice_size);
+                  }
+                });
   });
   int64_t* oi = out_idx.data<int64_t>();
   ParallelFor(0, groups, GrainFor(8 * (out_rank + 1)), [&](int64_t b, int64_t e) {
@@ -264,6 +299,20 @@ SparseTensor ReduceSumSparse(const SparseTensor& st, std::vector<int> axes) {
   std::vector<int> order(out_rank);
   for (int a = 0; a < out_rank; ++a) order[a] = a;
   return SparseTensor::Create(out_idx, out_values, plan.out_shape, order);
+}
+
+}  // namespace
+
+SparseTensor ReduceSumSparse(const SparseTensor& st, std::vector<int> axes) {
+  return ReduceToSparse(st, std::move(axes), Reduction::kSum, "ReduceSumSparse");
+}
+
+SparseTensor ReduceMaxSparse(const SparseTensor& st, std::vector<int> axes) {
+  return ReduceToSparse(st, std::move(axes), Reduction::kMax, "ReduceMaxSparse");
+}
+
+SparseTensor ReduceMinSparse(const SparseTensor& st, std::vector<int> axes) {
+  return ReduceToSparse(st, std::move(axes), Reduction::kMin, "ReduceMinSparse");
 }
 
 Tensor RowNnz(const SparseTensor& st, int axis) {

@@ -32,9 +32,13 @@ Tensor ReduceSum(const SparseTensor& st, std::vector<int> axes);
 // when a reduced slice is empty (a reduced dim is 0) and the result is not.
 Tensor ReduceMax(const SparseTensor& st, std::vector<int> axes);
 Tensor ReduceMin(const SparseTensor& st, std::vector<int> axes);
-// Sparse sum over `axes`: one entry per output position that has at least one stored entry
-// (kept even when the sum is 0), coalesced, order {0..rank-1}. Any rank.
+// Sparse sum / max / min over `axes`: one entry per output position that has at least one
+// stored entry (kept even when the value is 0), coalesced, order {0..rank-1}. Any rank. Values
+// are those of ReduceSum / ReduceMax / ReduceMin (implicit zeros included), so ToDense() of the
+// result equals the dense reduction.
 SparseTensor ReduceSumSparse(const SparseTensor& st, std::vector<int> axes);
+SparseTensor ReduceMaxSparse(const SparseTensor& st, std::vector<int> axes);
+SparseTensor ReduceMinSparse(const SparseTensor& st, std::vector<int> axes);
 // Stored entries (duplicates counted) per index of `axis`: int64 [shape[axis]].
 Tensor RowNnz(const SparseTensor& st, int axis);
 

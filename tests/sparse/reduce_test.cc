@@ -78,6 +78,14 @@ TEST(ReduceTest, SumMaxMinMatchDenseOracle) {
         if (empty_slices) continue;
         EXPECT_EQ(AsDoubles(ReduceMax(st, axes)), DenseReduce(dense, shape, axes, mx));
         EXPECT_EQ(AsDoubles(ReduceMin(sti, axes)), DenseReduce(densei, shape, axes, mn));
+        // Sparse extremes: entries where some entry is stored, values of the dense reduction.
+        SparseTensor smax = ReduceMaxSparse(st, axes), smin = ReduceMinSparse(sti, axes);
+        EXPECT_EQ(AsDoubles(smax.ToDense()), DenseReduce(dense, shape, axes, mx));
+        EXPECT_EQ(AsDoubles(smin.ToDense()), DenseReduce(densei, shape, axes, mn));
+        EXPECT_EQ(smax.indices().ToVector<int64_t>(),
+                  ReduceSumSparse(st, axes).indices().ToVector<int64_t>());
+        EXPECT_EQ(smin.indices().ToVector<int64_t>(),
+                  ReduceSumSparse(sti, axes).indices().ToVector<int64_t>());
       }
     }
   }
@@ -124,6 +132,14 @@ TEST(ReduceTest, SparseSumOverHugeShapeUsesSortPath) {
   int64_t sum_s = 0;
   for (int64_t v : s.values().ToVector<int64_t>()) sum_s += v;
   EXPECT_EQ(sum_s, total);
+  // Max and min take the same sort path; reducing in two steps gives the one-step result.
+  for (bool is_max : {true, false}) {
+    auto sparse = is_max ? ReduceMaxSparse : ReduceMinSparse;
+    auto dense = is_max ? ReduceMax : ReduceMin;
+    SparseTensor step = sparse(st, {2});
+    EXPECT_EQ(step.indices().ToVector<int64_t>(), s.indices().ToVector<int64_t>());
+    EXPECT_EQ(AsDoubles(dense(step, {1})), AsDoubles(sparse(st, {1, 2}).ToDense()));
+  }
 }
 
 TEST(ReduceTest, SumDoesNotDependOnThreadCount) {
