@@ -146,6 +146,31 @@ bool SharesStorage(const Tensor& a, const Tensor& b) {
   return a.defined() && b.defined() && a.storage() == b.storage();
 }
 
+bool Broadcastable(const Tensor& a, const Tensor& b) {
+  return a.defined() && b.defined() && Broadcastable(a.pattern(), b.pattern());
+}
+
+bool Broadcastable(const Tensor& a, const Tensor& b, const Tensor& c) {
+  return a.defined() && b.defined() && c.defined() &&
+         Broadcastable(a.pattern(), b.pattern(), c.pattern());
+}
+
+bool Compatible(const Tensor& a, const Tensor& b) {
+  return a.defined() && b.defined() && a.dtype() == b.dtype() && a.device() == b.device();
+}
+
+bool Compatible(const Tensor& a, const Tensor& b, const Tensor& c) {
+  return Compatible(a, b) && Compatible(a, c);
+}
+
+bool Identical(const Tensor& a, const Tensor& b) {
+  return SharesStorage(a, b) && a.dtype() == b.dtype() && a.pattern() == b.pattern();
+}
+
+bool Overlap(const Tensor& a, const Tensor& b) {
+  return SharesStorage(a, b) && Overlap(a.pattern(), b.pattern());
+}
+
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "Tensor(undefined)";
   os << "Tensor " << DTypeName(t.dtype()) << ' ' << t.device() << " dims=" << ShapeString(t.Dims())

@@ -88,6 +88,16 @@ class Tensor {
 };
 
 bool SharesStorage(const Tensor& a, const Tensor& b);
+// The seed's predicates, on tensors. Broadcastable: dims, padded on the left with 1s, agree on
+// every axis or one of them is 1. Compatible: same dtype and device. Identical: the same
+// elements of the same storage in the same arrangement (same pattern and dtype). Overlap: some
+// element of a is also an element of b. All are false for an undefined tensor.
+bool Broadcastable(const Tensor& a, const Tensor& b);
+bool Broadcastable(const Tensor& a, const Tensor& b, const Tensor& c);
+bool Compatible(const Tensor& a, const Tensor& b);
+bool Compatible(const Tensor& a, const Tensor& b, const Tensor& c);
+bool Identical(const Tensor& a, const Tensor& b);
+bool Overlap(const Tensor& a, const Tensor& b);
 // "Tensor float32 cpu dims=[2 3]" followed by the values (at most 64 of them).
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 

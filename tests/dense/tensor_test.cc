@@ -9,6 +9,7 @@
 
 #include "reference/reference.h"
 #include "tensorkit/common/error.h"
+#include "tensorkit/dense/views.h"
 #include "test_util.h"
 
 namespace tensorkit {
@@ -244,6 +245,38 @@ TEST(TensorTest, GpuRoundTripWhenAvailable) {
     EXPECT_EQ(g.ToVector<float>(), ref::Elements<float>(t));
     EXPECT_EQ(ref::Elements<float>(g.To(Device::Cpu())), ref::Elements<float>(t));
   }
+}
+
+}  // namespace
+}  // namespace tensorkit
+
+namespace tensorkit {
+namespace {
+
+TEST(TensorPredicatesTest, BroadcastableCompatibleIdenticalOverlap) {
+  Tensor a = Tensor::Zeros({3, 4}, DType::kFloat32);
+  Tensor row = Tensor::Zeros({4}, DType::kFloat32);
+  Tensor col = Tensor::Zeros({3, 1}, DType::kFloat64);
+  Tensor other = Tensor::Zeros({2, 4}, DType::kFloat32);
+  EXPECT_TRUE(Broadcastable(a, row));  // [3 4] with [1 4] after padding
+  EXPECT_TRUE(Broadcastable(a, col));
+  EXPECT_TRUE(Broadcastable(row, col, a));
+  EXPECT_FALSE(Broadcastable(a, other));
+  EXPECT_FALSE(Broadcastable(a, row, other));
+  EXPECT_TRUE(Compatible(a, row));
+  EXPECT_FALSE(Compatible(a, col));  // float64
+  EXPECT_FALSE(Compatible(a, row, col));
+  EXPECT_FALSE(Compatible(a, Tensor()));
+  // Views of one storage: identical only with the same pattern; overlap by elements.
+  Tensor first_row = Select(a, 0, 0), last_row = Select(a, 0, 2);
+  EXPECT_TRUE(Identical(first_row, Select(a, 0, 0)));
+  EXPECT_FALSE(Identical(first_row, last_row));
+  EXPECT_FALSE(Identical(a, a.Clone()));
+  EXPECT_TRUE(Overlap(a, last_row));
+  EXPECT_FALSE(Overlap(first_row, last_row));
+  EXPECT_TRUE(Overlap(Select(a, 1, 1), last_row));  // column 1 meets row 2 at (2, 1)
+  EXPECT_FALSE(Overlap(Slice(a, 1, 0, 4, 2), Slice(a, 1, 1, 4, 2)));  // even / odd columns
+  EXPECT_FALSE(Overlap(a, a.Clone()));
 }
 
 }  // namespace
