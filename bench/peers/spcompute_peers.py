@@ -72,7 +72,7 @@ def main():
         spmm["torch coo"] = peerlib.median_time(lambda: torch.sparse.mm(tcoo, txm), repeat=3)
         del tcsr, tcoo
     rows.append(("SpMV [1M x 64k] 10M nnz float32", spmv))
-    rows.append(("SpMV from COO input (conversion included)",
+    rows.append(("SpMV from a COO SparseTensor (any order)",
                  {"tensorkit": tk.get("SpMVCoo/float32/real_time"),
                   "scipy": peerlib.median_time(lambda: coo @ x, repeat=3)}))
     rows.append(("SpMM N=64 [1M x 64k] 10M nnz float32", spmm))
