@@ -139,7 +139,10 @@ void ScatterByBuckets(KeyView major, KeyView minor, int64_t nnz, int64_t num_maj
   const int shift = std::max(
       0, static_cast<int>(std::bit_width(static_cast<uint64_t>(num_major - 1))) - kBucketBits);
   const int64_t num_buckets = ((num_major - 1) >> shift) + 1;
-  const int64_t num_chunks = std::clamp<int64_t>(nnz >> 16, 1, GetNumThreads());
+  // One histogram of num_major counters per chunk: at most one chunk per 2^16 entries, per
+  // thread, and per num_major entries (so the histograms never outgrow the input).
+  const int64_t num_chunks =
+      std::clamp<int64_t>(std::min<int64_t>(nnz >> 16, nnz / num_major), 1, GetNumThreads());
   const int64_t chunk = (nnz + num_chunks - 1) / num_chunks;
   // Per-chunk counts per major key give ptr; per-chunk counts per bucket give each chunk's
   // first write position in every bucket.
@@ -200,11 +203,12 @@ void ScatterByBuckets(KeyView major, KeyView minor, int64_t nnz, int64_t num_maj
 template <typename T>
 void ScatterSorted(KeyView major, KeyView minor, int64_t nnz, int64_t num_major, const T* vals,
                    int64_t vstride, int64_t* ptr, int64_t* minor_out, T* vals_out) {
-  // Buckets pay off once the per-key counters outgrow the caches; kBucketBits + 32 bits of
-  // major key keep the in-bucket key in 32 bits and the counts fit int32.
+  // Buckets pay off once the per-key counters outgrow the caches; with no more keys than
+  // entries the in-bucket key (below 2^31 / 2^kBucketBits keys per bucket) and the counts fit
+  // int32.
   if constexpr (std::is_trivially_copyable_v<T>) {
-    if (num_major > (int64_t{1} << 18) && num_major < (int64_t{1} << (kBucketBits + 31)) &&
-        nnz > (int64_t{1} << 20) && nnz < INT32_MAX) {
+    if (num_major > (int64_t{1} << 18) && num_major <= nnz && nnz > (int64_t{1} << 20) &&
+        nnz < INT32_MAX) {
       ScatterByBuckets<T>(major, minor, nnz, num_major, vals, vstride, ptr, minor_out, vals_out);
       return;
     }
