@@ -269,9 +269,13 @@ Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major
   return out;
 }
 
-void CheckIndexBounds(const SparseTensor& st, const char* op) {
+void CheckOnCpu(const SparseTensor& st, const char* op) {
   TK_CHECK(st.device().is_cpu(), kUnsupported, op, ": the sparse tensor is on ", st.device(),
            "; sparse compute runs on the CPU, move it with To(Device::Cpu()) first");
+}
+
+void CheckIndexBounds(const SparseTensor& st, const char* op) {
+  CheckOnCpu(st, op);
   const int64_t nnz = st.nnz();
   const int rank = st.rank();
   if (nnz == 0 || rank == 0) return;

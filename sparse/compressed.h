@@ -133,7 +133,9 @@ Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major
 // Compresses a 2-D SparseTensor by `major_axis` (0: CSR, 1: CSC), as FromSparse does; errors
 // name `op`.
 Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op);
-// Checks that column `axis` of a SparseTensor's indices lies in [0, shape[axis]); throws Error
+// Throws Error naming `op` unless the sparse tensor is on the CPU.
+void CheckOnCpu(const SparseTensor& st, const char* op);
+// Checks that st is on the CPU and every index lies inside its shape; throws Error
 // naming `op`, the entry position and its coordinates.
 void CheckIndexBounds(const SparseTensor& st, const char* op);
 

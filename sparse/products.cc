@@ -382,6 +382,7 @@ void SparseDenseProduct(Scalar alpha, Scalar beta, const SparseTensor& a, const 
   TK_CHECK(a.rank() == 2 || a.rank() == 3, kShapeMismatch, op,
            ": a must be [M, K] or [B, M, K], got shape ", ShapeString(a.shape()));
   if (a.rank() == 2) {
+    compressed_detail::CheckOnCpu(a, op);
     DenseView bv{}, cv{};
     const int64_t n =
         DenseOperands(op, a.dtype(), false, 1, a.shape()[0], a.shape()[1], b, c, &bv, &cv);
