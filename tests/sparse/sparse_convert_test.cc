@@ -6,6 +6,7 @@
 #include <random>
 
 #include "sparse/sparse_test_util.h"
+#include "tensorkit/sparse/products.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
 namespace tensorkit {
@@ -207,6 +208,9 @@ TEST(SparseGpu, OperationsOnDeviceTensorsMatchTheHost) {
   dev.Coalesce();
   EXPECT_EQ(dev.values().device(), gpu);
   EXPECT_TRUE(dev.IndicesValid());
+  // Sparse compute runs on the CPU: a device operand is refused, not read from the host.
+  Tensor x = Tensor::Zeros({4}, DType::kFloat32), y = Tensor::Zeros({3}, DType::kFloat32);
+  EXPECT_THROW(SparseDenseProduct(1, 0, dev, x, &y), Error);
 }
 
 }  // namespace
