@@ -52,25 +52,48 @@ class Archive {
   std::map<std::string, size_t> index_;
 };
 
-// An integer member as int64 values with its dims (scipy writes int32 or int64).
-std::vector<int64_t> IntArray(Archive& ar, const std::string& name, std::vector<int64_t>* dims) {
+// An integer member (scipy writes int32 or int64) with the given dims, or 1-D when `dims` is
+// empty.
+Tensor IntTensor(Archive& ar, const std::string& name, const std::vector<int64_t>& dims = {}) {
   Tensor t = ar.Array(name);
   TK_CHECK(IsInteger(t.dtype()), kCorrupt, "npz: '", ar.name(), "': member '", name,
            "' should hold integers, got ", DTypeName(t.dtype()));
-  *dims = t.Dims();
+  TK_CHECK(dims.empty() ? t.NumAxes() == 1 : t.Dims() == dims, kCorrupt, "npz: '", ar.name(),
+           "': member '", name, "' has dims ", ShapeString(t.Dims()), ", expected ",
+           dims.empty() ? std::string("1-D") : ShapeString(dims));
+  return t;
+}
+
+// A small 1-D integer member as int64 values.
+std::vector<int64_t> IntMember(Archive& ar, const std::string& name) {
+  Tensor t = IntTensor(ar, name);
   return Dispatch<kIntDTypes>(t.dtype(), "npz", [&]<typename T>() {
     std::vector<T> v = t.ToVector<T>();
     return std::vector<int64_t>(v.begin(), v.end());
   });
 }
 
-// A 1-D integer member as int64 values.
-std::vector<int64_t> IntMember(Archive& ar, const std::string& name) {
-  std::vector<int64_t> dims;
-  std::vector<int64_t> v = IntArray(ar, name, &dims);
-  TK_CHECK(dims.size() == 1, kCorrupt, "npz: '", ar.name(), "': member '", name,
-           "' should be a 1-D integer array, got dims ", ShapeString(dims));
-  return v;
+// Writes the integers of the 1-D view `src` to dst[i * dst_stride] as int64, in parallel,
+// checking each against [0, limit); throws naming the first entry outside it.
+void CopyIndexColumn(const Tensor& src, int64_t* dst, int64_t dst_stride, int64_t limit, int axis,
+                     const std::string& file) {
+  const int64_t n = src.Dim(0), stride = src.Stride(0);
+  constexpr int64_t kChunk = 1 << 16;
+  std::vector<int64_t> first_bad(static_cast<size_t>(NumChunks(n, kChunk)), -1);
+  Dispatch<kIntDTypes>(src.dtype(), "npz", [&]<typename T>() {
+    const T* in = src.data<T>();
+    ParallelChunks(n, kChunk, [&](int64_t c, int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t v = static_cast<int64_t>(in[i * stride]);
+        dst[i * dst_stride] = v;
+        if ((v < 0 || v >= limit) && first_bad[c] < 0) first_bad[c] = i;
+      }
+    });
+  });
+  for (int64_t i : first_bad) {
+    TK_CHECK(i < 0, kCorrupt, "npz: '", file, "': index ", dst[i * dst_stride], " on axis ", axis,
+             " of entry ", i, " is out of range [0, ", limit, ")");
+  }
 }
 
 // A scipy.sparse matrix or array as a SparseTensor in the file's entry order: coo of any rank
@@ -96,33 +119,17 @@ SparseTensor ReadScipy(Archive& ar) {
   const int64_t nnz = data.Dim(0);
   Tensor indices = Tensor::Empty({nnz, rank}, DType::kInt64);
   int64_t* idx = indices.data<int64_t>();
-  auto check = [&](int axis, int64_t at, int64_t v) {
-    TK_CHECK(v >= 0 && v < shape[axis], kCorrupt, "npz: '", ar.name(), "': index ", v, " on axis ",
-             axis, " of entry ", at, " is out of range [0, ", shape[axis], ")");
-  };
   if (format == "coo") {
-    std::vector<int64_t> dims;
-    std::vector<int64_t> coords;  // [rank, nnz]
     if (ar.Has("coords")) {
-      coords = IntArray(ar, "coords", &dims);
-      TK_CHECK(dims == (std::vector<int64_t>{rank, nnz}), kCorrupt, "npz: '", ar.name(),
-               "': coo member coords has dims ", ShapeString(dims), ", expected [", rank, " ", nnz,
-               "] for shape ", ShapeString(shape), " and ", nnz, " values");
+      Tensor coords = IntTensor(ar, "coords", {rank, nnz});
+      for (int a = 0; a < rank; ++a) {
+        CopyIndexColumn(Select(coords, 0, a), idx + a, rank, shape[a], a, ar.name());
+      }
     } else {
       TK_CHECK(rank == 2, kCorrupt, "npz: '", ar.name(), "': a coo file of shape ",
                ShapeString(shape), " needs a coords member");
-      std::vector<int64_t> row = IntMember(ar, "row"), col = IntMember(ar, "col");
-      TK_CHECK(static_cast<int64_t>(row.size()) == nnz && static_cast<int64_t>(col.size()) == nnz,
-               kCorrupt, "npz: '", ar.name(), "': coo members row (", row.size(), "), col (",
-               col.size(), ") and data (", nnz, ") differ in length");
-      coords = std::move(row);
-      coords.insert(coords.end(), col.begin(), col.end());
-    }
-    for (int64_t i = 0; i < nnz; ++i) {
-      for (int a = 0; a < rank; ++a) {
-        check(a, i, coords[a * nnz + i]);
-        idx[i * rank + a] = coords[a * nnz + i];
-      }
+      CopyIndexColumn(IntTensor(ar, "row", {nnz}), idx, 2, shape[0], 0, ar.name());
+      CopyIndexColumn(IntTensor(ar, "col", {nnz}), idx + 1, 2, shape[1], 1, ar.name());
     }
     return SparseTensor::Create(indices, data, shape);
   }
@@ -130,26 +137,25 @@ SparseTensor ReadScipy(Archive& ar) {
   const int major = format == "csr" ? 0 : 1;
   const int64_t num_major = rank == 1 ? 1 : shape[major];
   const int minor_axis = rank == 1 ? 0 : 1 - major;
-  std::vector<int64_t> ptr = IntMember(ar, "indptr"), minor = IntMember(ar, "indices");
-  TK_CHECK(static_cast<int64_t>(ptr.size()) == num_major + 1 &&
-               static_cast<int64_t>(minor.size()) == nnz && ptr.front() == 0 && ptr.back() == nnz,
-           kCorrupt, "npz: '", ar.name(), "': ", format, " indptr (", ptr.size(),
-           " entries) and indices (", minor.size(), ") do not fit shape ", ShapeString(shape),
-           " with ", nnz, " values");
-  for (int64_t m = 0; m < num_major; ++m) {  // first, so that the loop below stays in bounds
+  std::vector<int64_t> ptr = IntMember(ar, "indptr");
+  TK_CHECK(
+      static_cast<int64_t>(ptr.size()) == num_major + 1 && ptr.front() == 0 && ptr.back() == nnz,
+      kCorrupt, "npz: '", ar.name(), "': ", format, " indptr (", ptr.size(), " entries, from ",
+      ptr.front(), " to ", ptr.back(), ") does not fit shape ", ShapeString(shape), " with ", nnz,
+      " values");
+  for (int64_t m = 0; m < num_major; ++m) {  // first, so that the fill below stays in bounds
     TK_CHECK(ptr[m] <= ptr[m + 1], kCorrupt, "npz: '", ar.name(), "': indptr decreases at ", m,
              " (", ptr[m], " then ", ptr[m + 1], ")");
   }
-  for (int64_t m = 0; m < num_major; ++m) {
-    for (int64_t k = ptr[m]; k < ptr[m + 1]; ++k) {
-      check(minor_axis, k, minor[k]);
-      if (rank == 1) {
-        idx[k] = minor[k];
-      } else {
-        idx[2 * k + major] = m;
-        idx[2 * k + 1 - major] = minor[k];
-      }
-    }
+  CopyIndexColumn(IntTensor(ar, "indices", {nnz}), idx + minor_axis, rank, shape[minor_axis],
+                  minor_axis, ar.name());
+  if (rank == 2) {
+    ParallelFor(0, num_major, GrainFor(16 * (nnz / std::max<int64_t>(num_major, 1) + 1)),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t m = b; m < e; ++m) {
+                    for (int64_t k = ptr[m]; k < ptr[m + 1]; ++k) idx[2 * k + major] = m;
+                  }
+                });
   }
   return SparseTensor::Create(indices, data, shape);
 }

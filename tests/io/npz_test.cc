@@ -219,3 +219,93 @@ TEST(NpzTest, ReadFindsTheOrderOfSortedEntries) {
 
 }  // namespace
 }  // namespace tensorkit::io
+
+namespace tensorkit::io {
+namespace {
+
+// A scipy.sparse-style archive: format member plus integer/value members.
+std::string ScipyArchive(const TempDir& dir, const std::string& format,
+                         const std::vector<std::pair<std::string, Tensor>>& members) {
+  const std::string path = dir / (format + "_lie.npz");
+  AtomicFile f(path);
+  ZipWriter zip(&f);
+  std::string fh = NpyByteStringHeader(format.size());
+  zip.Add("format.npy", {fh, format}, false);
+  std::vector<std::string> headers;
+  headers.reserve(members.size());
+  for (const auto& [name, t] : members) {
+    headers.push_back(NpyHeaderFor(t, false));
+    zip.Add(name + ".npy",
+            {headers.back(), std::string_view(static_cast<const char*>(t.raw_data()),
+                                              t.NumElements() * DTypeSize(t.dtype()))},
+            false);
+  }
+  zip.Finish();
+  f.Commit();
+  return path;
+}
+
+// Members that contradict each other or the shape are Errors naming the file and the entry.
+TEST(NpzTest, ScipyMembersThatLieAreErrors) {
+  TempDir dir;
+  const Tensor shape = Tensor::FromVector<int64_t>({2, 3});
+  const Tensor data = Tensor::FromVector<double>({1, 2, 3});
+  struct Case {
+    std::string format;
+    std::vector<std::pair<std::string, Tensor>> members;
+    std::string part;
+  };
+  const std::vector<Case> cases = {
+      {"csr",
+       {{"shape", shape},
+        {"indptr", Tensor::FromVector<int32_t>({0, 1, 3})},
+        {"indices", Tensor::FromVector<int32_t>({1, 0, 3})},
+        {"data", data}},
+       "index 3 on axis 1 of entry 2 is out of range [0, 3)"},
+      {"csr",
+       {{"shape", shape},
+        {"indptr", Tensor::FromVector<int64_t>({0, 2, 1, 3})},
+        {"indices", Tensor::FromVector<int32_t>({1, 0, 2})},
+        {"data", data}},
+       "indptr (4 entries"},
+      {"csc",
+       {{"shape", shape},
+        {"indptr", Tensor::FromVector<int32_t>({0, 2, 1, 3})},
+        {"indices", Tensor::FromVector<int32_t>({1, 0, 1})},
+        {"data", data}},
+       "indptr decreases at 1"},
+      {"coo",
+       {{"shape", shape},
+        {"row", Tensor::FromVector<int32_t>({0, -1, 1})},
+        {"col", Tensor::FromVector<int32_t>({0, 1, 2})},
+        {"data", data}},
+       "index -1 on axis 0 of entry 1"},
+      {"coo",
+       {{"shape", shape},
+        {"row", Tensor::FromVector<int32_t>({0, 1})},
+        {"col", Tensor::FromVector<int32_t>({0, 1, 2})},
+        {"data", data}},
+       "member 'row' has dims [2], expected [3]"},
+      {"coo",
+       {{"shape", Tensor::FromVector<int64_t>({2, 3, 4})},
+        {"coords", Tensor::FromVector<int64_t>({0, 1, 1, 0, 2, 2}, {2, 3})},
+        {"data", data}},
+       "member 'coords' has dims [2 3], expected [3 3]"},
+      {"coo",
+       {{"shape", Tensor::FromVector<int64_t>({2, 3, 4})},
+        {"row", Tensor::FromVector<int32_t>({0, 1, 1})},
+        {"col", Tensor::FromVector<int32_t>({0, 1, 2})},
+        {"data", data}},
+       "needs a coords member"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = ScipyArchive(dir, c.format, c.members);
+    Error e = CatchError([&] { Read(path); });
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << e.what();
+    EXPECT_HAS(e.what(), c.part);
+    EXPECT_HAS(e.what(), path);
+  }
+}
+
+}  // namespace
+}  // namespace tensorkit::io
