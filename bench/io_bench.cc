@@ -1,4 +1,5 @@
-// File reading and writing: a 10M-entry Matrix Market file, a 256 MiB .npy, a FROSTT tensor.
+// File reading and writing: a 10M-entry Matrix Market file, the same entries as a scipy.sparse
+// .npz (COO), a 256 MiB .npy, a FROSTT tensor.
 // The files are generated (by tensorkit's own writers) into $TENSORKIT_BENCH_DIR, default
 // /tmp/tensorkit_io_bench, on first use and reused after; bench/peers/io_peers.py times SciPy,
 // NumPy and a plain file copy on the very same files.
@@ -52,6 +53,12 @@ std::string MtxFile() {
   });
 }
 
+std::string NpzFile() {
+  return Ensure("coo_10M.npz", [](const std::string& p) {
+    io::Write(p, RandomSparse(10'000'000, {1'000'000, 1'000'000}));
+  });
+}
+
 std::string TnsFile() {
   return Ensure("tns_5M.tns", [](const std::string& p) {
     io::Write(p, RandomSparse(5'000'000, {2000, 3000, 4000}));
@@ -84,6 +91,16 @@ void BM_WriteMtx10M(benchmark::State& state) {
   std::filesystem::remove(out);
 }
 BENCHMARK(BM_WriteMtx10M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_ReadNpz10M(benchmark::State& state) {
+  const std::string path = NpzFile();
+  for (auto _ : state) {
+    io::TensorData d = io::Read(path);
+    benchmark::DoNotOptimize(d.sparse.nnz());
+  }
+  state.SetBytesProcessed(state.iterations() * std::filesystem::file_size(path));
+}
+BENCHMARK(BM_ReadNpz10M)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_ReadTns5M(benchmark::State& state) {
   const std::string path = TnsFile();

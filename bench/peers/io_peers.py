@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""File I/O against peers: reading a 10M-entry .mtx (scipy.io.mmread), reading and writing a
-256 MiB .npy (numpy.load / numpy.save, and a plain file copy of the same file as the floor).
+"""File I/O against peers: reading a 10M-entry .mtx (scipy.io.mmread) and the same entries as a
+scipy.sparse COO .npz (scipy.sparse.load_npz), reading and writing a 256 MiB .npy (numpy.load /
+numpy.save, and a plain file copy of the same file as the floor).
 
 The files are generated into $TENSORKIT_BENCH_DIR (default /tmp/tensorkit_io_bench) by
 bench_io on its first run; the peers time the very same files. Medians, 2 threads.
@@ -19,6 +20,7 @@ import peerlib  # noqa: E402
 peerlib.set_threads(2)
 import numpy as np  # noqa: E402
 import scipy.io  # noqa: E402
+import scipy.sparse  # noqa: E402
 
 
 def main():
@@ -29,11 +31,12 @@ def main():
     bench_dir = os.environ.get("TENSORKIT_BENCH_DIR", "/tmp/tensorkit_io_bench")
     os.environ["TENSORKIT_BENCH_DIR"] = bench_dir
     binary = os.path.join(args.build, "bin", "bench_io")
-    tk = peerlib.run_tensorkit(binary, "BM_(Read|Write)(Mtx|Npy)", threads=2, repeat=args.repeat)
+    tk = peerlib.run_tensorkit(binary, "BM_(Read|Write)(Mtx|Npy|Npz)", threads=2, repeat=args.repeat)
     def tk_time(name):  # Google Benchmark adds "/real_time" to the run name
         return next(v for k, v in tk.items() if k.split("/")[0] == name)
 
     mtx = os.path.join(bench_dir, "mtx_10M.mtx")
+    npz = os.path.join(bench_dir, "coo_10M.npz")
     npy = os.path.join(bench_dir, "npy_256MiB.npy")
     copy = os.path.join(bench_dir, "copy.tmp")
     scratch = os.path.join(bench_dir, "numpy_out.npy")
@@ -46,6 +49,9 @@ def main():
         ("read .mtx 10M entries (vs scipy.io.mmread)",
          {"tensorkit": tk_time("BM_ReadMtx10M"),
           "scipy": peerlib.median_time(lambda: scipy.io.mmread(mtx), repeat=min(3, args.repeat))}),
+        ("read scipy .npz (coo) 10M entries (vs scipy.sparse.load_npz)",
+         {"tensorkit": tk_time("BM_ReadNpz10M"),
+          "scipy": peerlib.median_time(lambda: scipy.sparse.load_npz(npz), repeat=args.repeat)}),
         ("read .npy 256 MiB (vs numpy.load, copy)",
          {"tensorkit": tk_time("BM_ReadNpy256MiB"),
           "numpy": peerlib.median_time(lambda: np.load(npy), repeat=args.repeat),
