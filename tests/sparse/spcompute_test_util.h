@@ -6,15 +6,12 @@
 #include <random>
 #include <vector>
 
+#include "sparse/sparse_test_util.h"
 #include "tensorkit/tensorkit.h"
 
 namespace tensorkit::spcompute_testing {
 
-inline int64_t Product(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
+using ::tensorkit::testing::Product;
 
 // Random entries in `shape`, in random order, duplicates likely when `dups`; values are small
 // integers held in T so that every sum is exact whatever its order.
