@@ -1,11 +1,9 @@
 #include "tensorkit/io/io.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <numeric>
 
-#include "tensorkit/common/parallel.h"
 #include "tensorkit/io/formats.h"
 
 namespace tensorkit::io {
@@ -60,36 +58,16 @@ TensorData Read(const std::string& path, const ReadOptions& options) {
 
 namespace {
 
-// True when the entries are non-decreasing lexicographically along `order` (a permutation).
-bool SortedAlong(const SparseTensor& st, const std::vector<int>& order) {
-  const Tensor& t = st.indices();
-  const int64_t* idx = t.data<int64_t>();
-  const int64_t s0 = t.Stride(0), s1 = t.Stride(1);
-  std::atomic<bool> sorted{true};
-  ParallelChunks(st.nnz() - 1, 1 << 16, [&](int64_t, int64_t b, int64_t e) {
-    for (int64_t i = b; i < e && sorted.load(std::memory_order_relaxed); ++i) {
-      for (int a : order) {
-        const int64_t x = idx[i * s0 + a * s1], y = idx[(i + 1) * s0 + a * s1];
-        if (x < y) break;
-        if (x > y) {
-          sorted.store(false, std::memory_order_relaxed);
-          break;
-        }
-      }
-    }
-  });
-  return sorted.load();
-}
-
 // `st` with a known order when its entries are already sorted: {0..rank-1}, or {1, 0} for a
 // matrix; otherwise `st` as it is.
 SparseTensor WithFoundOrder(const SparseTensor& st) {
   if (st.OrderKnown() || st.rank() == 0 || !st.indices().device().is_cpu()) return st;
   std::vector<int> order(static_cast<size_t>(st.rank()));
   std::iota(order.begin(), order.end(), 0);
-  if (SortedAlong(st, order))
+  if (st.SortedIn(order)) {
     return SparseTensor::Create(st.indices(), st.values(), st.shape(), order);
-  if (st.rank() == 2 && SortedAlong(st, {1, 0})) {
+  }
+  if (st.rank() == 2 && st.SortedIn({1, 0})) {
     return SparseTensor::Create(st.indices(), st.values(), st.shape(), {1, 0});
   }
   return st;

@@ -57,21 +57,24 @@ namespace tensorkit {
 namespace si = sparse_internal;
 namespace {
 
-// First entry i > 0 that is not strictly after entry i-1 in `order`, or -1.
-int64_t FirstUnordered(const int64_t* rows, int64_t n, int rank, const std::vector<int>& order) {
+// First entry i > 0 that is not after entry i-1 in `order` (strictly after when `strict`, so a
+// repeat also counts), or -1.
+int64_t FirstUnordered(const int64_t* rows, int64_t n, int rank, const std::vector<int>& order,
+                       bool strict = true) {
+  const int limit = strict ? 0 : -1;  // the largest bad value of CompareRows(row i, row i-1)
   const int64_t num_chunks = NumChunks(n, si::kChunk);
   std::vector<uint8_t> bad(static_cast<size_t>(num_chunks), 0);
   ParallelChunks(n, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
     bool any = false;
     for (int64_t i = std::max<int64_t>(b, 1); i < e; ++i) {
-      any |= si::CompareRows(rows + i * rank, rows + (i - 1) * rank, order) <= 0;
+      any |= si::CompareRows(rows + i * rank, rows + (i - 1) * rank, order) <= limit;
     }
     bad[c] = any;
   });
   for (int64_t c = 0; c < num_chunks; ++c) {
     if (!bad[c]) continue;
     for (int64_t i = std::max<int64_t>(c * si::kChunk, 1); i < n; ++i) {
-      if (si::CompareRows(rows + i * rank, rows + (i - 1) * rank, order) <= 0) return i;
+      if (si::CompareRows(rows + i * rank, rows + (i - 1) * rank, order) <= limit) return i;
     }
   }
   return -1;
@@ -86,6 +89,16 @@ void SparseTensor::CheckCreated(const char* op) const {
 }
 
 bool SparseTensor::IndicesValid() const { return CheckIndices("IndicesValid", false); }
+
+bool SparseTensor::SortedIn(const std::vector<int>& order) const {
+  CheckCreated("SortedIn");
+  TK_CHECK(si::IsPermutation(order, rank()), kInvalidArgument, "SortedIn: order ",
+           ShapeString(order), " must be a permutation of all ", rank(), " axes of shape ",
+           ShapeString(shape_));
+  const Tensor idx = si::HostContiguous(indices_);
+  return FirstUnordered(static_cast<const int64_t*>(idx.raw_data()), nnz(), rank(), order,
+                        /*strict=*/false) < 0;
+}
 
 void SparseTensor::ValidateIndices() const { CheckIndices("ValidateIndices", true); }
 

@@ -47,6 +47,9 @@ class SparseTensor {
   bool IndicesValid() const;
   // Same checks; throws Error naming the first bad entry's position and coordinates.
   void ValidateIndices() const;
+  // True when the entries already are in `order` (a permutation of all axes): non-decreasing,
+  // repeats allowed, whatever order() says. Changes nothing; bounds are not checked.
+  bool SortedIn(const std::vector<int>& order) const;
 
   // Stable sort by `order` (a permutation of 0..rank-1), in place; sets order(). Always sorts.
   // Indices and values are replaced by new tensors (other handles to the old ones keep the old

@@ -65,6 +65,18 @@ TEST(SparseValidate, KnownOrderRequiresStrictIncrease) {
   EXPECT_TRUE(by_column.IndicesValid());
 }
 
+// SortedIn reads the entries, whatever order() claims; repeats count as sorted.
+TEST(SparseValidate, SortedInChecksTheEntries) {
+  SparseTensor st = MakeSparse<float>({0, 1, 0, 1, 0, 3, 2, 0}, {1, 2, 3, 4}, {3, 4});
+  EXPECT_TRUE(st.SortedIn({0, 1}));  // (0,1) (0,1) (0,3) (2,0)
+  EXPECT_FALSE(st.SortedIn({1, 0}));
+  SparseTensor claimed = MakeSparse<float>({2, 0, 0, 1}, {1, 2}, {3, 4}, {0, 1});
+  EXPECT_FALSE(claimed.SortedIn({0, 1}));  // the claim is not trusted
+  EXPECT_TRUE(claimed.SortedIn({1, 0}));
+  EXPECT_TRUE(MakeSparse<float>({}, {}, {3, 4}).SortedIn({1, 0}));
+  ExpectError([&] { st.SortedIn({0}); }, ErrorCode::kInvalidArgument, {"SortedIn", "[0]"});
+}
+
 TEST(SparseValidate, UnknownOrderRejectsRepeatsWithoutModifying) {
   const std::vector<int64_t> rows = {2, 2, 0, 1, 1, 1, 0, 1, 2, 2};
   SparseTensor st = MakeSparse<float>(rows, {1, 2, 3, 4, 5}, {3, 3});
