@@ -166,31 +166,35 @@ void ScatterByBuckets(KeyView major, KeyView minor, int64_t nnz, int64_t num_maj
       ptr[r + 1] = ptr[r] + n;
     }
   }
-  Tensor tmp_key_t = Tensor::Empty({nnz}, DType::kInt32);
-  Tensor tmp_minor_t = Tensor::Empty({nnz}, DType::kInt64);
-  Tensor tmp_val_t = Tensor::Empty({nnz}, DTypeOf<T>);
-  int32_t* tmp_key = tmp_key_t.data<int32_t>();  // major key minus its bucket's first key
-  int64_t* tmp_minor = tmp_minor_t.data<int64_t>();
-  T* tmp_val = tmp_val_t.data<T>();
+  // A bucket's entries land in the very range of the outputs that its rows own, so the first
+  // pass writes into the outputs themselves; the second copies each bucket out (a small,
+  // cache-resident copy) and places its entries back by row.
+  Tensor key_t = Tensor::Empty({nnz}, DType::kInt32);
+  int32_t* key = key_t.data<int32_t>();  // major key minus its bucket's first key
   ParallelChunks(nnz, chunk, [&](int64_t c, int64_t b, int64_t e) {
     int64_t* pos = bucket_pos.data() + c * num_buckets;
     for (int64_t i = b; i < e; ++i) {
       const int64_t r = major[i];
       const int64_t p = pos[r >> shift]++;
-      tmp_key[p] = static_cast<int32_t>(r & ((int64_t{1} << shift) - 1));
-      tmp_minor[p] = minor[i];
-      tmp_val[p] = vals[i * vstride];
+      key[p] = static_cast<int32_t>(r & ((int64_t{1} << shift) - 1));
+      minor_out[p] = minor[i];
+      vals_out[p] = vals[i * vstride];
     }
   });
   ParallelFor(0, num_buckets, 1, [&](int64_t kb, int64_t ke) {
     std::vector<int64_t> cursor(size_t{1} << shift);
+    std::vector<int64_t> held_minor;
+    std::vector<T> held_val;
     for (int64_t k = kb; k < ke; ++k) {
       const int64_t r0 = k << shift, r1 = std::min(num_major, (k + 1) << shift);
+      const int64_t p0 = ptr[r0], n = ptr[r1] - p0;
+      held_minor.assign(minor_out + p0, minor_out + p0 + n);
+      held_val.assign(vals_out + p0, vals_out + p0 + n);
       std::copy(ptr + r0, ptr + r1, cursor.begin());
-      for (int64_t p = ptr[r0]; p < ptr[r1]; ++p) {
-        const int64_t q = cursor[tmp_key[p]]++;
-        minor_out[q] = tmp_minor[p];
-        vals_out[q] = tmp_val[p];
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t q = cursor[key[p0 + i]]++;
+        minor_out[q] = held_minor[i];
+        vals_out[q] = held_val[i];
       }
       for (int64_t r = r0; r < r1; ++r) {
         SortSlice<T>(minor_out + ptr[r], vals_out + ptr[r], ptr[r + 1] - ptr[r]);
