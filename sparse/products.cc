@@ -169,6 +169,14 @@ void SpmmKernel(const CsrView<I>& a, const DenseView& b, const DenseView& c, int
       }
       Acc<T>* __restrict ac = acc.get();
       for (int64_t j = 0; j < n; ++j) ac[j] = Acc<T>{};
+      if (b.s1 == 1 && r + 1 < re && m + 1 < a.rows_per_batch) {
+        // b's rows are scattered: fetch those of the next row while this one is summed.
+        const int64_t bytes = std::min<int64_t>(n * static_cast<int64_t>(sizeof(T)), 512);
+        for (int64_t p = p1; p < a.ptr[r + 2]; ++p) {
+          const char* row = reinterpret_cast<const char*>(bb + a.col[p] * b.s0);
+          for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(row + o);
+        }
+      }
       if (b.s1 == 1 && avx2) {  // contiguous rows of b: vectorised loops
         AxpyRowsAvx2<T, I>(a.col, val, p0, p1, bb, b.s0, n, ac);
       } else if (b.s1 == 1) {
