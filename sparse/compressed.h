@@ -145,6 +145,9 @@ Tensor Contiguous(const Tensor& t);
 // Copies values[perm[i]] to out[i] for every i (any dtype; `values` of any strides).
 Tensor Gather(const Tensor& values, const int64_t* perm, int64_t n);
 
+// Value dtypes of the products with sparse results (those GraphBLAS has built-in types for).
+inline constexpr DTypeSet kSparseResultDTypes =
+    Bit(DType::kBool) | kIntDTypes | Bit(DType::kFloat32) | Bit(DType::kFloat64);
 // a @ b through GraphBLAS (spgemm.cc's path for very wide b). Operands already checked.
 CsrMatrix GraphBLASProduct(const CsrMatrix& a, const CsrMatrix& b);
 // Arithmetic of the compute files: integers wrap in uint64 (no signed-overflow UB), floats

@@ -25,8 +25,7 @@ namespace tensorkit {
 namespace {
 
 // Value dtypes GraphBLAS has built-in types for.
-constexpr DTypeSet kGrbDTypes =
-    Bit(DType::kBool) | kIntDTypes | Bit(DType::kFloat32) | Bit(DType::kFloat64);
+constexpr DTypeSet kGrbDTypes = compressed_detail::kSparseResultDTypes;
 
 // Built-in GraphBLAS type and operators of a C++ element type.
 template <typename T>
@@ -428,7 +427,6 @@ SparseTensor Elementwise(const SparseTensor& a, const SparseTensor& b, EWise kin
 
 CsrMatrix compressed_detail::GraphBLASProduct(const CsrMatrix& a, const CsrMatrix& b) {
   const char* op = "SparseSparseProduct";
-  TypeOf(a.dtype(), op);
   return RunGraphBLAS(SumDuplicates(a, op), SumDuplicates(b, op), true, EWise::kAdd, op);
 }
 

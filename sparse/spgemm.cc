@@ -197,9 +197,18 @@ CsrMatrix GustavsonProduct(const CsrMatrix& a, const CsrMatrix& b) {
   return CsrMatrix::Create(row_ptr, col, val, {rows, cols});
 }
 
-// Value dtypes of SparseSparseProduct (those GraphBLAS has built-in types for).
-constexpr DTypeSet kSpGemmDTypes =
-    Bit(DType::kBool) | kIntDTypes | Bit(DType::kFloat32) | Bit(DType::kFloat64);
+// Checks the shapes ([M, K] and [K, N]) and dtypes of the operands before any work.
+void CheckOperands(const std::vector<int64_t>& a_shape, const std::vector<int64_t>& b_shape,
+                   DType a_dtype, DType b_dtype, const char* op) {
+  TK_CHECK(a_shape.size() == 2 && b_shape.size() == 2, kShapeMismatch, op,
+           ": needs 2-D sparse tensors, got shapes ", ShapeString(a_shape), " and ",
+           ShapeString(b_shape));
+  TK_CHECK(a_shape[1] == b_shape[0], kShapeMismatch, op, ": a is ", ShapeString(a_shape),
+           " and b is ", ShapeString(b_shape), "; a's columns must equal b's rows");
+  TK_CHECK(a_dtype == b_dtype, kDTypeMismatch, op, ": dtypes differ: ", DTypeName(a_dtype), " and ",
+           DTypeName(b_dtype), "; convert the values of one operand");
+  Dispatch<compressed_detail::kSparseResultDTypes>(a_dtype, op, []<typename T>() {});
+}
 
 }  // namespace
 
@@ -207,27 +216,17 @@ CsrMatrix SparseSparseProduct(const CsrMatrix& a, const CsrMatrix& b) {
   const char* op = "SparseSparseProduct";
   a.row_ptr().CheckDefined(op);
   b.row_ptr().CheckDefined(op);
-  TK_CHECK(a.cols() == b.rows(), kShapeMismatch, op, ": a is ", ShapeString(a.shape()),
-           " and b is ", ShapeString(b.shape()), "; a's columns must equal b's rows");
-  TK_CHECK(a.dtype() == b.dtype(), kDTypeMismatch, op, ": dtypes differ: ", DTypeName(a.dtype()),
-           " and ", DTypeName(b.dtype()), "; convert the values of one operand");
+  CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
   if (b.cols() > kMaxDenseCols || a.cols() > INT32_MAX) {
     return compressed_detail::GraphBLASProduct(a, b);
   }
-  return Dispatch<kSpGemmDTypes>(a.dtype(), op,
-                                 [&]<typename T>() { return GustavsonProduct<T>(a, b); });
+  return Dispatch<compressed_detail::kSparseResultDTypes>(
+      a.dtype(), op, [&]<typename T>() { return GustavsonProduct<T>(a, b); });
 }
 
 SparseTensor SparseSparseProduct(const SparseTensor& a, const SparseTensor& b) {
   const char* op = "SparseSparseProduct";
-  TK_CHECK(a.rank() == 2 && b.rank() == 2, kShapeMismatch, op,
-           ": needs 2-D sparse tensors, got shapes ", ShapeString(a.shape()), " and ",
-           ShapeString(b.shape()));
-  TK_CHECK(a.shape()[1] == b.shape()[0], kShapeMismatch, op, ": a is ", ShapeString(a.shape()),
-           " and b is ", ShapeString(b.shape()), "; a's columns must equal b's rows");
-  TK_CHECK(a.dtype() == b.dtype(), kDTypeMismatch, op, ": dtypes differ: ", DTypeName(a.dtype()),
-           " and ", DTypeName(b.dtype()), "; convert the values of one operand");
-  Dispatch<kSpGemmDTypes>(a.dtype(), op, []<typename T>() {});
+  CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
   compressed_detail::CheckIndexBounds(a, op);  // so that errors name this operation
   compressed_detail::CheckIndexBounds(b, op);
   return SparseSparseProduct(CsrMatrix::FromSparse(a), CsrMatrix::FromSparse(b)).ToSparse();
