@@ -464,7 +464,11 @@ CsrMatrix CsrMatrix::Create(Tensor row_ptr, Tensor col_indices, Tensor values,
 }
 
 CsrMatrix CsrMatrix::FromSparse(const SparseTensor& st) {
-  Compressed c = compressed_detail::CompressSparse(st, 0, "CsrMatrix::FromSparse");
+  return compressed_detail::CsrFromSparse(st, "CsrMatrix::FromSparse");
+}
+
+CsrMatrix compressed_detail::CsrFromSparse(const SparseTensor& st, const char* op) {
+  Compressed c = CompressSparse(st, 0, op);
   CsrMatrix m;
   m.row_ptr_ = std::move(c.ptr);
   m.col_indices_ = std::move(c.minor);

@@ -32,6 +32,11 @@ namespace tensorkit {
 // ---------------------------------------------------------------------------------------------
 
 class CscMatrix;
+class CsrMatrix;
+namespace compressed_detail {
+// CsrMatrix::FromSparse with errors naming `op` (for operations that take SparseTensors).
+CsrMatrix CsrFromSparse(const SparseTensor& st, const char* op);
+}  // namespace compressed_detail
 
 class CsrMatrix {
  public:
@@ -67,6 +72,7 @@ class CsrMatrix {
 
  private:
   friend class CscMatrix;
+  friend CsrMatrix compressed_detail::CsrFromSparse(const SparseTensor& st, const char* op);
   struct Narrow {
     std::once_flag once;
     Tensor cols;

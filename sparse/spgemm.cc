@@ -227,9 +227,9 @@ CsrMatrix SparseSparseProduct(const CsrMatrix& a, const CsrMatrix& b) {
 SparseTensor SparseSparseProduct(const SparseTensor& a, const SparseTensor& b) {
   const char* op = "SparseSparseProduct";
   CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
-  compressed_detail::CheckIndexBounds(a, op);  // so that errors name this operation
-  compressed_detail::CheckIndexBounds(b, op);
-  return SparseSparseProduct(CsrMatrix::FromSparse(a), CsrMatrix::FromSparse(b)).ToSparse();
+  return SparseSparseProduct(compressed_detail::CsrFromSparse(a, op),
+                             compressed_detail::CsrFromSparse(b, op))
+      .ToSparse();
 }
 
 }  // namespace tensorkit

@@ -179,6 +179,10 @@ TEST(SpGemmTest, RejectsUnsupportedDTypeAndUndefinedOperands) {
               {"SparseSparseProduct", "float16"});
   const CsrMatrix d = CsrMatrix::FromSparse(RandomCoo<double>(rng, {3, 3}, 4));
   EXPECT_THROW(SparseSparseProduct(CsrMatrix(), d), Error);
+  // An index outside the shape is named, with the operation that was called.
+  SparseTensor bad = SparseTensor::Create(Tensor::FromVector<int64_t>({0, 3}, {1, 2}),
+                                          Tensor::FromVector<double>({1}), {3, 3});
+  ExpectError([&] { SparseSparseProduct(bad, bad); }, {"SparseSparseProduct", "[0 3]"});
 }
 
 }  // namespace
