@@ -77,6 +77,39 @@ void SortSlice(int64_t* minor, T* vals, int64_t len) {
   }
 }
 
+// Chunks of entries counted separately: one histogram of num_major counters each, so at most
+// one chunk per thread, per 2^16 entries and per num_major entries (the histograms never
+// outgrow the input). The result does not depend on the count.
+struct Chunking {
+  explicit Chunking(int64_t nnz, int64_t num_major)
+      : num(std::max<int64_t>(
+            1, std::min({int64_t{GetNumThreads()}, std::max<int64_t>(1, nnz >> 16),
+                         std::max<int64_t>(1, (nnz + num_major) / (num_major + 1))}))),
+        size(std::max<int64_t>(1, (nnz + num - 1) / num)) {}
+  int64_t num, size;
+};
+
+// Per-chunk counts of every major key (hist[c * num_major + key]); fills ptr from their totals.
+template <typename P>
+std::vector<P> CountByMajor(KeyView major, int64_t nnz, int64_t num_major, const Chunking& ch,
+                            int64_t* ptr) {
+  std::vector<P> hist(static_cast<size_t>(ch.num * num_major), 0);
+  ParallelChunks(nnz, ch.size, [&](int64_t c, int64_t b, int64_t e) {
+    P* h = hist.data() + c * num_major;
+    for (int64_t i = b; i < e; ++i) ++h[major[i]];
+  });
+  ParallelFor(0, num_major, GrainFor(8 * ch.num), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      int64_t sum = 0;
+      for (int64_t c = 0; c < ch.num; ++c) sum += hist[c * num_major + r];
+      ptr[r + 1] = sum;
+    }
+  });
+  ptr[0] = 0;
+  for (int64_t r = 0; r < num_major; ++r) ptr[r + 1] += ptr[r];
+  return hist;
+}
+
 // Stable counting sort by major key: fills ptr and scatters minor keys and values. Each chunk
 // keeps its own histogram, so entries of one chunk land after those of earlier chunks: the
 // result is the unique stable order whatever the chunk count. The histograms end up holding
@@ -86,25 +119,10 @@ void SortSlice(int64_t* minor, T* vals, int64_t len) {
 template <typename P, typename T>
 void ScatterByMajorAs(KeyView major, KeyView minor, int64_t nnz, int64_t num_major, const T* vals,
                       int64_t vstride, int64_t* ptr, int64_t* minor_out, T* vals_out) {
-  const int64_t by_threads = std::min<int64_t>(GetNumThreads(), std::max<int64_t>(1, nnz >> 16));
-  const int64_t by_memory = std::max<int64_t>(1, (nnz + num_major) / (num_major + 1));
-  const int64_t num_chunks = std::max<int64_t>(1, std::min(by_threads, by_memory));
-  const int64_t chunk = std::max<int64_t>(1, (nnz + num_chunks - 1) / num_chunks);
-  std::vector<P> hist(static_cast<size_t>(num_chunks * num_major), 0);
-  ParallelChunks(nnz, chunk, [&](int64_t c, int64_t b, int64_t e) {
-    P* h = hist.data() + c * num_major;
-    for (int64_t i = b; i < e; ++i) ++h[major[i]];
-  });
+  const Chunking ch(nnz, num_major);
+  const int64_t num_chunks = ch.num, chunk = ch.size;
+  std::vector<P> hist = CountByMajor<P>(major, nnz, num_major, ch, ptr);
   const int64_t grain = GrainFor(8 * num_chunks);
-  ParallelFor(0, num_major, grain, [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      int64_t sum = 0;
-      for (int64_t c = 0; c < num_chunks; ++c) sum += hist[c * num_major + r];
-      ptr[r + 1] = sum;
-    }
-  });
-  ptr[0] = 0;
-  for (int64_t r = 0; r < num_major; ++r) ptr[r + 1] += ptr[r];
   // Per major key: the absolute position where each chunk's first entry goes.
   ParallelFor(0, num_major, grain, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
@@ -139,31 +157,17 @@ void ScatterByBuckets(KeyView major, KeyView minor, int64_t nnz, int64_t num_maj
   const int shift = std::max(
       0, static_cast<int>(std::bit_width(static_cast<uint64_t>(num_major - 1))) - kBucketBits);
   const int64_t num_buckets = ((num_major - 1) >> shift) + 1;
-  // One histogram of num_major counters per chunk: at most one chunk per 2^16 entries, per
-  // thread, and per num_major entries (so the histograms never outgrow the input).
-  const int64_t num_chunks =
-      std::clamp<int64_t>(std::min<int64_t>(nnz >> 16, nnz / num_major), 1, GetNumThreads());
-  const int64_t chunk = (nnz + num_chunks - 1) / num_chunks;
-  // Per-chunk counts per major key give ptr; per-chunk counts per bucket give each chunk's
-  // first write position in every bucket.
-  std::vector<int32_t> hist(static_cast<size_t>(num_chunks * num_major), 0);
-  ParallelChunks(nnz, chunk, [&](int64_t c, int64_t b, int64_t e) {
-    int32_t* h = hist.data() + c * num_major;
-    for (int64_t i = b; i < e; ++i) ++h[major[i]];
-  });
+  const Chunking ch(nnz, num_major);
+  const int64_t num_chunks = ch.num, chunk = ch.size;
+  const std::vector<int32_t> hist = CountByMajor<int32_t>(major, nnz, num_major, ch, ptr);
+  // Each chunk's first write position in every bucket.
   std::vector<int64_t> bucket_pos(static_cast<size_t>(num_chunks * num_buckets));
-  ptr[0] = 0;
   for (int64_t k = 0; k < num_buckets; ++k) {
     const int64_t r0 = k << shift, r1 = std::min(num_major, (k + 1) << shift);
     int64_t pos = ptr[r0];
     for (int64_t c = 0; c < num_chunks; ++c) {
       bucket_pos[c * num_buckets + k] = pos;
       for (int64_t r = r0; r < r1; ++r) pos += hist[c * num_major + r];
-    }
-    for (int64_t r = r0; r < r1; ++r) {
-      int64_t n = 0;
-      for (int64_t c = 0; c < num_chunks; ++c) n += hist[c * num_major + r];
-      ptr[r + 1] = ptr[r] + n;
     }
   }
   // A bucket's entries land in the very range of the outputs that its rows own, so the first
