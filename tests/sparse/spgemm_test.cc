@@ -117,6 +117,23 @@ TEST(SpGemmTest, EveryDTypeMatchesOracleOnBothKernels) {
   CheckShapes<bool>(rng);
 }
 
+// Long and short, dense and sparse result rows; the widest case (2^33 columns) goes through
+// GraphBLAS, which hands back unsorted rows of every length. The oracle is a map over the COO
+// entries: the widest case is too big for a dense one.
+TEST(SpGemmTest, LongResultRowsAreSorted) {
+  std::mt19937 rng(29);
+  for (auto [m, k, n, na, nb] :
+       std::vector<std::array<int64_t, 5>>{{40, 60, 400, 1500, 2500},
+                                           {200, 200, 200, 600, 600},
+                                           {16, 400, 50000, 3200, 1600},
+                                           {4, 50, int64_t{1} << 33, 400, 200}}) {
+    SparseTensor a = RandomCoo<float>(rng, {m, k}, na);
+    SparseTensor b = RandomCoo<float>(rng, {k, n}, nb);
+    ExpectEntries<float>(SparseSparseProduct(CsrMatrix::FromSparse(a), CsrMatrix::FromSparse(b)),
+                         ProductOracle<float>(a, b));
+  }
+}
+
 // A row of the result that covers every column, and one that covers a single column of a wide
 // matrix, in the same product.
 TEST(SpGemmTest, FullAndSingleColumnRows) {
