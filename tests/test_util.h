@@ -1,4 +1,5 @@
-// Helpers shared by every test suite: checking the Errors that user mistakes must raise.
+// Helpers shared by every test suite: checking the Errors that user mistakes must raise, and
+// running a computation at several thread counts.
 #ifndef TENSORKIT_TESTS_TEST_UTIL_H_
 #define TENSORKIT_TESTS_TEST_UTIL_H_
 
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "tensorkit/common/error.h"
+#include "tensorkit/common/parallel.h"
 
 namespace tensorkit::testing {
 
@@ -50,6 +52,22 @@ void ExpectError(F&& call, ErrorCode code, const std::vector<std::string>& parts
       EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
     }
   }
+}
+
+// f() at each thread count in turn, the results in that order; the thread count is restored
+// afterwards (also when f throws).
+template <typename F>
+auto AtThreadCounts(const std::vector<int>& counts, F&& f) {
+  struct Restore {
+    int saved = GetNumThreads();
+    ~Restore() { SetNumThreads(saved); }
+  } restore;
+  std::vector<decltype(f())> out;
+  for (int n : counts) {
+    SetNumThreads(n);
+    out.push_back(f());
+  }
+  return out;
 }
 
 }  // namespace tensorkit::testing

@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "spcompute_test_util.h"
 #include "tensorkit/common/parallel.h"
@@ -16,6 +17,7 @@ namespace tensorkit {
 namespace {
 
 using spcompute_testing::RandomCoo;
+using ::tensorkit::testing::AtThreadCounts;
 
 // The expected compression: entries stably sorted by (major, minor).
 struct Expected {
@@ -116,12 +118,9 @@ TEST(CsrMatrixTest, StridedIndicesAndValues) {
 TEST(CsrMatrixTest, ResultDoesNotDependOnThreadCount) {
   std::mt19937 rng(5);
   SparseTensor st = RandomCoo<double>(rng, {3000, 500}, 140000);
-  const int saved = GetNumThreads();
-  SetNumThreads(1);
-  CsrMatrix one = CsrMatrix::FromSparse(st);
-  SetNumThreads(4);
-  CsrMatrix four = CsrMatrix::FromSparse(st);
-  SetNumThreads(saved);
+  const std::vector<CsrMatrix> both =
+      AtThreadCounts({1, 4}, [&] { return CsrMatrix::FromSparse(st); });
+  const CsrMatrix &one = both[0], &four = both[1];
   EXPECT_EQ(one.row_ptr().ToVector<int64_t>(), four.row_ptr().ToVector<int64_t>());
   EXPECT_EQ(one.col_indices().ToVector<int64_t>(), four.col_indices().ToVector<int64_t>());
   EXPECT_EQ(one.values().ToVector<double>(), four.values().ToVector<double>());
@@ -153,17 +152,14 @@ TEST(CsrMatrixTest, LargeInputsKeepStableOrderAtAnyThreadCount) {
   }
   SparseTensor tst = SparseTensor::Create(Tensor::FromVector(tidx, {nnz, 2}),
                                           Tensor::FromVector(val), {cols, rows});
-  const int saved = GetNumThreads();
-  for (int threads : {1, 3}) {
-    SetNumThreads(threads);
-    SCOPED_TRACE(threads);
-    ExpectCsr(CsrMatrix::FromSparse(st), want);
-    CscMatrix csc = CscMatrix::FromSparse(tst);
+  for (const auto& [csr, csc] : AtThreadCounts({1, 3}, [&] {
+         return std::make_pair(CsrMatrix::FromSparse(st), CscMatrix::FromSparse(tst));
+       })) {
+    ExpectCsr(csr, want);
     EXPECT_EQ(csc.col_ptr().ToVector<int64_t>(), want.ptr);
     EXPECT_EQ(csc.row_indices().ToVector<int64_t>(), want.minor);
     EXPECT_EQ(csc.values().ToVector<double>(), want.values);
   }
-  SetNumThreads(saved);
 }
 
 TEST(CsrMatrixTest, ToSparseRoundTripsWithOrder01) {

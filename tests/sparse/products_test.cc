@@ -19,6 +19,7 @@ using spcompute_testing::DenseOracle;
 using spcompute_testing::RandomCoo;
 using spcompute_testing::RandomDense;
 using spcompute_testing::TransposedView;
+using ::tensorkit::testing::AtThreadCounts;
 using ::tensorkit::testing::ErrorOf;
 
 // alpha * (A @ B) + beta * C0 with A given densely [batches][m][k], B [batches or 1][k][n].
@@ -135,15 +136,12 @@ TEST(SparseDenseProductTest, ResultDoesNotDependOnThreadCount) {
   std::vector<float> bv(300 * 8);
   for (float& x : bv) x = u(rng);
   Tensor b = Tensor::FromVector(bv, {300, 8});
-  const int saved = GetNumThreads();
-  SetNumThreads(1);
-  Tensor c1 = Tensor::Zeros({4000, 8}, DType::kFloat32);
-  SparseDenseProduct(0.3, 0, a, b, &c1);
-  SetNumThreads(4);
-  Tensor c4 = Tensor::Zeros({4000, 8}, DType::kFloat32);
-  SparseDenseProduct(0.3, 0, a, b, &c4);
-  SetNumThreads(saved);
-  EXPECT_EQ(c1.ToVector<float>(), c4.ToVector<float>());
+  const std::vector<std::vector<float>> results = AtThreadCounts({1, 4}, [&] {
+    Tensor c = Tensor::Zeros({4000, 8}, DType::kFloat32);
+    SparseDenseProduct(0.3, 0, a, b, &c);
+    return c.ToVector<float>();
+  });
+  EXPECT_EQ(results[0], results[1]);
 }
 
 // Enough rows that SpMV splits into several tasks; non-integer values make rounding visible.
@@ -156,17 +154,18 @@ TEST(SparseDenseProductTest, SpmvResultDoesNotDependOnThreadCount) {
   for (float& v : yv) v = u(rng);
   Tensor x = Tensor::FromVector(xv, {300});
   CsrMatrix csr = CsrMatrix::FromSparse(a);
-  const int saved = GetNumThreads();
-  std::vector<std::vector<float>> results;
-  for (int threads : {1, 2, 4}) {
-    SetNumThreads(threads);
-    for (double beta : {0.0, 0.5}) {
-      Tensor y = Tensor::FromVector(yv, {20000});
-      SparseDenseProduct(0.3, beta, csr, x, &y);
-      results.push_back(y.ToVector<float>());
-    }
+  std::vector<std::vector<float>> results;  // beta 0 and 0.5 at 1, 2 and 4 threads
+  for (const auto& pair : AtThreadCounts({1, 2, 4}, [&] {
+         std::vector<std::vector<float>> by_beta;
+         for (double beta : {0.0, 0.5}) {
+           Tensor y = Tensor::FromVector(yv, {20000});
+           SparseDenseProduct(0.3, beta, csr, x, &y);
+           by_beta.push_back(y.ToVector<float>());
+         }
+         return by_beta;
+       })) {
+    results.insert(results.end(), pair.begin(), pair.end());
   }
-  SetNumThreads(saved);
   for (size_t i = 2; i < results.size(); ++i) EXPECT_EQ(results[i], results[i % 2]);
   // Oracle straight from the COO entries (a dense [20000, 300] copy would be needlessly big).
   const std::vector<int64_t> idx = a.indices().ToVector<int64_t>();
@@ -213,15 +212,11 @@ TEST(SparseDenseProductTest, CooEntriesDirectlyAreBitIdenticalAtAnyThreadCount) 
   for (float& v : xv) v = u(rng);
   for (float& v : yv) v = u(rng);
   Tensor x = Tensor::FromVector(xv, {200});
-  const int saved = GetNumThreads();
-  std::vector<std::vector<float>> results;
-  for (int threads : {1, 2, 3}) {
-    SetNumThreads(threads);
+  const std::vector<std::vector<float>> results = AtThreadCounts({1, 2, 3}, [&] {
     Tensor y = Tensor::FromVector(yv, {3000});
     SparseDenseProduct(0.7, 0.5, a, x, &y);
-    results.push_back(y.ToVector<float>());
-  }
-  SetNumThreads(saved);
+    return y.ToVector<float>();
+  });
   EXPECT_EQ(results[1], results[0]);
   EXPECT_EQ(results[2], results[0]);
   const std::vector<double> want =

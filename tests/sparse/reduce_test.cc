@@ -9,6 +9,7 @@
 
 #include "spcompute_test_util.h"
 #include "tensorkit/common/parallel.h"
+#include "test_util.h"
 
 namespace tensorkit {
 namespace {
@@ -16,6 +17,7 @@ namespace {
 using spcompute_testing::AsDoubles;
 using spcompute_testing::DenseOracle;
 using spcompute_testing::RandomCoo;
+using ::tensorkit::testing::AtThreadCounts;
 
 // Reduces a dense C-order array of `shape` over `axes` with `combine`, starting each output at
 // its first element (so max/min see every position, zeros included).
@@ -149,13 +151,9 @@ TEST(ReduceTest, SumDoesNotDependOnThreadCount) {
   std::vector<float> v(100000);
   for (float& x : v) x = u(rng);
   SparseTensor sf = SparseTensor::Create(st.indices(), Tensor::FromVector(v), st.shape());
-  const int saved = GetNumThreads();
-  SetNumThreads(1);
-  const std::vector<float> one = ReduceSum(sf, {1}).ToVector<float>();
-  SetNumThreads(4);
-  const std::vector<float> four = ReduceSum(sf, {1}).ToVector<float>();
-  SetNumThreads(saved);
-  EXPECT_EQ(one, four);
+  const std::vector<std::vector<float>> sums =
+      AtThreadCounts({1, 4}, [&] { return ReduceSum(sf, {1}).ToVector<float>(); });
+  EXPECT_EQ(sums[0], sums[1]);
 }
 
 TEST(ReduceTest, RowNnzCountsStoredEntries) {
