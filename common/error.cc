@@ -20,6 +20,8 @@ const char* ErrorCodeName(ErrorCode code) {
       return "Io";
     case ErrorCode::kCorrupt:
       return "Corrupt";
+    case ErrorCode::kResourceExhausted:
+      return "ResourceExhausted";
     case ErrorCode::kInternal:
       return "Internal";
   }

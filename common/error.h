@@ -28,6 +28,7 @@ enum class ErrorCode {
   kUnsupported,
   kIo,
   kCorrupt,
+  kResourceExhausted,  // an allocation failed (host or device memory)
   kInternal,
 };
 

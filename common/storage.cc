@@ -25,9 +25,9 @@ std::shared_ptr<Storage> Storage::Allocate(DType dtype, int64_t num_elements, De
            num_elements);
   CheckDevice(device, "Storage::Allocate");
   const int64_t esize = DTypeSize(dtype);
-  TK_CHECK(num_elements <= std::numeric_limits<int64_t>::max() / esize - kCpuAlignment, kOutOfRange,
-           "Storage::Allocate: ", num_elements, " elements of ", DTypeName(dtype),
-           " overflow a 64-bit byte count; split the data into smaller tensors");
+  TK_CHECK(num_elements <= std::numeric_limits<int64_t>::max() / esize - kCpuAlignment,
+           kResourceExhausted, "Storage::Allocate: ", num_elements, " elements of ",
+           DTypeName(dtype), " overflow a 64-bit byte count; split the data into smaller tensors");
   TK_CHECK(dtype != DType::kString || device.is_cpu(), kUnsupported,
            "Storage::Allocate: string tensors live on the CPU only, not on ", device.ToString());
   std::shared_ptr<Storage> s(new Storage());
@@ -45,7 +45,7 @@ std::shared_ptr<Storage> Storage::Allocate(DType dtype, int64_t num_elements, De
     if (s->data_ != nullptr && align == kHugePageBytes) {
       madvise(s->data_, static_cast<size_t>(rounded), MADV_HUGEPAGE);  // a hint: failure is fine
     }
-    TK_CHECK(s->data_ != nullptr, kOutOfRange, "Storage::Allocate: cannot allocate ", bytes,
+    TK_CHECK(s->data_ != nullptr, kResourceExhausted, "Storage::Allocate: cannot allocate ", bytes,
              " bytes on cpu (", num_elements, " elements of ", DTypeName(dtype),
              "); the system refused the memory");
     if (dtype == DType::kString) {

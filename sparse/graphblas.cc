@@ -57,7 +57,8 @@ TK_GRB_TRAITS(double, FP64)
 // Throws Error naming the operation and the GraphBLAS call when `info` is not success.
 void CheckInfo(GrB_Info info, const char* op, const char* call) {
   if (info == GrB_SUCCESS) return;
-  const ErrorCode code = info == GrB_OUT_OF_MEMORY ? ErrorCode::kOutOfRange : ErrorCode::kInternal;
+  const ErrorCode code =
+      info == GrB_OUT_OF_MEMORY ? ErrorCode::kResourceExhausted : ErrorCode::kInternal;
   Throw(code, op, ": GraphBLAS call ", call, " failed with GrB_Info ", static_cast<int>(info),
         info == GrB_OUT_OF_MEMORY ? " (out of memory)" : "");
 }

@@ -49,7 +49,7 @@ void* Malloc(int64_t bytes, int device) {
   cudaError_t err = cudaMallocAsync(&p, static_cast<size_t>(bytes), cudaStreamPerThread);
   if (err != cudaSuccess) {
     cudaGetLastError();
-    Throw(ErrorCode::kOutOfRange, "Storage::Allocate: cannot allocate ", bytes,
+    Throw(ErrorCode::kResourceExhausted, "Storage::Allocate: cannot allocate ", bytes,
           " bytes on cuda:", device, ": ", cudaGetErrorString(err));
   }
   return p;

@@ -37,7 +37,7 @@ TEST(StorageTest, AbsurdSizeIsAClearError) {
     Storage::Allocate(DType::kFloat64, std::numeric_limits<int64_t>::max() / 2, Device::Cpu());
     FAIL() << "expected Error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kOutOfRange);
+    EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted);
     EXPECT_THAT(e.what(), HasSubstr("Storage::Allocate"));
   }
   // Fits in int64 but no machine has it: the allocator refuses, we report it.
@@ -45,8 +45,9 @@ TEST(StorageTest, AbsurdSizeIsAClearError) {
     Storage::Allocate(DType::kUInt8, int64_t{1} << 60, Device::Cpu());
     FAIL() << "expected Error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kOutOfRange);
+    EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted);
     EXPECT_THAT(e.what(), HasSubstr("cannot allocate"));
+    EXPECT_STREQ(ErrorCodeName(e.code()), "ResourceExhausted");
   }
   EXPECT_THROW(Storage::Allocate(DType::kFloat32, -1, Device::Cpu()), Error);
 }
