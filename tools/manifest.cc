@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -55,8 +56,11 @@ bool ToRecord(const std::map<std::string, JsonValue>& m, ManifestRecord* r) {
   const auto number = [&](const char* k, auto* out) {
     auto it = m.find(k);
     if (it == m.end()) return true;
+    using T = std::remove_pointer_t<decltype(out)>;
+    const double v = it->second.number;
     if (it->second.kind != JsonValue::Kind::kNumber) return false;
-    *out = static_cast<std::remove_pointer_t<decltype(out)>>(it->second.number);
+    if (std::is_integral_v<T> && !(std::abs(v) < 9e18)) return false;  // the cast would be UB
+    *out = static_cast<T>(v);
     return true;
   };
   return text("input", &r->input, true) && text("output", &r->output, true) &&

@@ -307,6 +307,38 @@ class ShardTest(Batch):
         self.assertIn("missing.jsonl", r.stderr)
         self.assertEqual(run("manifest").returncode, 2)
 
+    def test_summary_skips_lines_that_are_not_records(self):
+        lines = [
+            b'{"input": "a.mtx", "output": "o/a.npz", "status": "converted", "bytes_read": 10, '
+            b'"bytes_written": 20, "start": 100.5, "seconds": 2, "error": null}',
+            b'{"input": "b", "output": "c", "status": "converted", "bytes_read": 1e300}',
+            b'{"input": ["nested"], "output": "c", "status": "failed"}',
+            b'{"input": "x\\ud800", "output": "c", "status": "failed"}',
+            b'{"input": "y", "output": "c", "status": 3}',
+            b'{"output": "c", "status": "failed"}',
+            b'\xff\xfe{ garbage',
+            b'',
+            b'{"input": "d.tns", "output": "o/d.npz", "status": "failed", "error": "boom", '
+            b'"start": 101, "seconds": 0.5, "bytes_read": 5} ',
+            b'{"input": "a.mtx", "output": "o/a.npz", "status": "failed", "start": 99}',
+            b'{"input": "e.tns", "output": "o/e.npz", "status": "converted", "start": 104',
+        ]
+        m = self.path("m.jsonl")
+        with open(m, "wb") as f:
+            f.write(b"\n".join(lines))
+        r = run("manifest", "summary", "--json", m)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        j = json.loads(r.stdout)
+        self.assertEqual((j["records"], j["skipped_lines"], j["inputs"]), (3, 7, 2))
+        self.assertEqual((j["converted"], j["failed"]), (1, 1))  # a.mtx: the later start wins
+        self.assertEqual(j["failures"], [{"input": "d.tns", "error": "boom"}])
+        self.assertEqual((j["bytes_read"], j["bytes_written"]), (15, 20))
+        self.assertAlmostEqual(j["span_seconds"], 3.5)
+        self.assertAlmostEqual(j["busy_seconds"], 2.0)  # [99, 99] is empty; [101, 101.5] is in [100.5, 102.5]
+        self.assertAlmostEqual(j["summed_seconds"], 2.5)
+        self.assertIn("line 2: a record needs", r.stderr)
+        self.assertIn("line 7: not a record", r.stderr)
+
     def extra_input(self):
         p = self.path("extra.mtx")
         with open(p, "w") as f:
