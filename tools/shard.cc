@@ -113,6 +113,16 @@ void ReadInputList(const std::string& from, std::vector<std::string>* paths) {
            " (is it a list of paths, one a line?)");
 }
 
+// std::filesystem::path(p).stem() without building a path: the file name up to its last dot,
+// unless the name is "." or "..", or its only dot is the first character.
+std::string_view StemOf(std::string_view p) {
+  const size_t slash = p.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? p : p.substr(slash + 1);
+  if (name == "." || name == "..") return name;
+  const size_t dot = name.rfind('.');
+  return dot == std::string_view::npos || dot == 0 ? name : name.substr(0, dot);
+}
+
 }  // namespace
 
 void AddBatchOptions(CLI::App* convert, BatchOptions* options) {
@@ -179,38 +189,38 @@ BatchPlan PlanBatch(const std::vector<std::string>& files, const BatchOptions& o
         "--inputs-from)");
   }
   plan.total = all.size();
-  std::vector<std::string> outs(all.size());
-  std::unordered_map<std::string, size_t> owner;  // output -> the first input writing it
-  std::vector<std::string> clashes;
+  const auto output_of = [&](const std::string& in) {
+    return (fs::path(out_dir) / (std::string(StemOf(in)) + "." + ext)).string();
+  };
+  // Outputs differ exactly when stems do (one folder, one extension), so the map holds views of
+  // the stems rather than a million output paths.
+  std::unordered_map<std::string_view, size_t> owner;  // stem -> the first input with it
   owner.reserve(all.size());
+  constexpr size_t kShown = 10;
+  size_t clashes = 0;
+  std::string shown;
   for (size_t i = 0; i < all.size(); ++i) {
-    outs[i] = (fs::path(out_dir) / (fs::path(all[i]).stem().string() + "." + ext)).string();
-    auto [it, fresh] = owner.emplace(outs[i], i);
-    if (fresh) continue;
+    auto [it, fresh] = owner.emplace(StemOf(all[i]), i);
+    if (fresh || ++clashes > kShown) continue;
     const size_t j = it->second;
-    clashes.push_back(outs[i] + ": written by both " + all[j] + " and " + all[i] +
-                      (all[i] == all[j] ? " (listed twice: entries " + std::to_string(j + 1) +
-                                              " and " + std::to_string(i + 1) + ")"
-                                        : ""));
+    shown += "\n  " + output_of(all[i]) + ": written by both " + all[j] + " and " + all[i] +
+             (all[i] == all[j] ? " (listed twice: entries " + std::to_string(j + 1) + " and " +
+                                     std::to_string(i + 1) + ")"
+                               : "");
   }
-  if (!clashes.empty()) {
-    constexpr size_t kShown = 10;
-    std::string msg = "convert: refusing the batch before converting anything: " +
-                      std::to_string(clashes.size()) + " output(s) of the " +
-                      std::to_string(all.size()) +
-                      " inputs would be written by more than one input:";
-    for (size_t c = 0; c < std::min(clashes.size(), kShown); ++c) msg += "\n  " + clashes[c];
-    if (clashes.size() > kShown)
-      msg += "\n  ... and " + std::to_string(clashes.size() - kShown) + " more";
-    msg +=
+  if (clashes > 0) {
+    throw UsageError(
+        "convert: refusing the batch before converting anything: " + std::to_string(clashes) +
+        " output(s) of the " + std::to_string(all.size()) +
+        " inputs would be written by more than one input:" + shown +
+        (clashes > kShown ? "\n  ... and " + std::to_string(clashes - kShown) + " more" : "") +
         "\nRename those inputs, convert them into separate folders (-o), or remove repeated "
-        "entries from the list.";
-    throw UsageError(msg);
+        "entries from the list.");
   }
   for (size_t i = 0; i < all.size(); ++i) {
     if (ShardOf(all[i], plan.shard.count) != plan.shard.index) continue;
+    plan.outputs.push_back(output_of(all[i]));
     plan.inputs.push_back(std::move(all[i]));
-    plan.outputs.push_back(std::move(outs[i]));
   }
   return plan;
 }
