@@ -157,19 +157,20 @@ class ShardTest(Batch):
         src = self.path("one.mtx")
         with open(src, "w") as f:
             f.write(mtx(1))
-        names = [self.path("in", f"{i // 1000:03d}", f"f{i:06d}.mtx") for i in range(n)]
-        mine = [p for p in names if shard_of(p, shards) == k]
-        per_shard = [0] * shards
-        for p in names:
-            per_shard[shard_of(p, shards)] += 1
+        # Relative paths (the tool runs in self.dir) keep the Python hash quick.
+        names = [f"in/{i // 1000:03d}/f{i:06d}.mtx" for i in range(n)]
+        shard = [shard_of(p, shards) for p in names]
+        mine = [p for p, s in zip(names, shard) if s == k]
+        per_shard = [shard.count(s) for s in range(shards)]
         self.assertLess(max(per_shard) - min(per_shard), n // shards // 2)  # balanced
         for p in mine:  # only this shard's inputs need to exist
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            os.symlink(src, p)
+            os.makedirs(self.path(os.path.dirname(p)), exist_ok=True)
+            os.symlink(src, self.path(p))
         m = self.path("m.jsonl")
         out = self.path("out")
         r = run("convert", "--to", "npz", "-o", out, "--inputs-from", "-", "--shard",
-                f"{k}/{shards}", "--manifest", m, stdin="".join(p + "\n" for p in names))
+                f"{k}/{shards}", "--manifest", m, stdin="".join(p + "\n" for p in names),
+                cwd=self.dir)
         self.assertEqual(r.returncode, 0, r.stderr[-2000:])
         self.assertIn(f"converted {len(mine)}, skipped 0, failed 0 of {len(mine)} file(s) "
                       f"(shard {k}/{shards} of {n} inputs)", r.stdout)
@@ -178,7 +179,7 @@ class ShardTest(Batch):
         # A clash on the very last line is found before anything is converted.
         clash = names + [names[0].replace(".mtx", ".tns")]
         r = run("convert", "--to", "npz", "-o", self.path("out2"), "--inputs-from", "-",
-                "--shard", f"{k}/{shards}", stdin="".join(p + "\n" for p in clash))
+                "--shard", f"{k}/{shards}", stdin="".join(p + "\n" for p in clash), cwd=self.dir)
         self.assertEqual(r.returncode, 2, r.stderr[-2000:])
         self.assertIn("f000000.npz: written by both", r.stderr)
         self.assertFalse(os.path.exists(self.path("out2")))
