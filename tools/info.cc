@@ -4,6 +4,7 @@
 #include <memory>
 #include <sstream>
 
+#include "tensorkit/io/file_util.h"
 #include "tensorkit/tools/tool.h"
 
 namespace tensorkit::tools {
@@ -22,7 +23,7 @@ struct Summary {
   int64_t nnz = 0;
   std::vector<int> order;  // sparse: the known order; empty when unknown
   std::string layout;      // dense: "C" or "Fortran" or "strided"
-  double density = 0;
+  double density = 0;      // distinct stored positions / cells, so never above 1
 };
 
 // Nonzero elements of a dense tensor.
@@ -52,35 +53,55 @@ Summary Summarize(const std::string& path) {
   s.format = io::FormatName(io::FormatFromPath(path));
   s.sparse = d.is_sparse();
   double cells = 1;
+  int64_t positions = 0;  // distinct positions holding an entry or a nonzero
   if (s.sparse) {
     s.shape = d.sparse.shape();
     s.dtype = DTypeName(d.sparse.dtype());
     s.nnz = d.sparse.nnz();
     if (d.sparse.OrderKnown()) s.order = d.sparse.order();
+    SparseTensor merged = d.sparse;  // repeated entries fill one position
+    merged.Coalesce();
+    positions = merged.nnz();
   } else {
     s.shape = d.dense.Dims();
     s.dtype = DTypeName(d.dense.dtype());
     s.nnz = CountNonzeros(d.dense);
+    positions = s.nnz;
     s.layout = DenseLayout(d.dense);
   }
   for (int64_t x : s.shape) cells *= static_cast<double>(x);
-  s.density = cells > 0 ? static_cast<double>(s.nnz) / cells : 0.0;
+  s.density = cells > 0 ? static_cast<double>(positions) / cells : 0.0;
   return s;
 }
 
+// A JSON string of `s`, always valid UTF-8: a byte that is not part of valid UTF-8 (a file name
+// from another encoding) becomes \udcXX, as Python's surrogateescape spells it, so that
+// os.fsencode(json.loads(...)) gives back the original bytes.
 std::string JsonString(const std::string& s) {
   std::string out = "\"";
-  for (unsigned char c : s) {
+  char buf[8];
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c == '"' || c == '\\') {
       out += '\\';
       out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
+      ++i;
+      continue;
+    }
+    if (c < 0x20 || c == 0x7f) {
       std::snprintf(buf, sizeof(buf), "\\u%04x", c);
       out += buf;
-    } else {
-      out += static_cast<char>(c);
+      ++i;
+      continue;
     }
+    const size_t start = i;
+    if (io::NextUtf8(s, &i) < 0) {
+      std::snprintf(buf, sizeof(buf), "\\udc%02x", c);
+      out += buf;
+      ++i;
+      continue;
+    }
+    out.append(s, start, i - start);
   }
   return out + "\"";
 }
