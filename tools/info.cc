@@ -26,16 +26,6 @@ struct Summary {
   double density = 0;      // distinct stored positions / cells, so never above 1
 };
 
-// Nonzero elements of a dense tensor.
-int64_t CountNonzeros(const Tensor& t) {
-  if (t.dtype() == DType::kString) return t.NumElements();
-  return Dispatch<kNumericDTypes>(t.dtype(), "info", [&]<typename T>() {
-    int64_t n = 0;
-    for (const T& v : t.ToVector<T>()) n += static_cast<ComputeType<T>>(v) != ComputeType<T>(0);
-    return n;
-  });
-}
-
 std::string DenseLayout(const Tensor& t) {
   if (t.IsContiguous()) return "C";
   std::vector<int64_t> dims = t.Dims(), strides = t.Strides();
@@ -45,6 +35,25 @@ std::string DenseLayout(const Tensor& t) {
     s *= dims[i];
   }
   return "Fortran";
+}
+
+// Nonzero elements of a dense tensor.
+int64_t CountNonzeros(const Tensor& t) {
+  if (t.dtype() == DType::kString) {  // "" is the zero of strings, as FromDense has it
+    int64_t n = 0;
+    for (const std::string& v : t.ToVector<std::string>()) n += !v.empty();
+    return n;
+  }
+  return Dispatch<kNumericDTypes>(t.dtype(), "info", [&]<typename T>() {
+    // In place when the elements are contiguous (as read): a copy would double the memory.
+    const Tensor c = DenseLayout(t) != "strided" ? t : t.Clone();
+    const T* v = c.data<T>();
+    int64_t n = 0;
+    for (int64_t i = 0; i < c.NumElements(); ++i) {
+      n += static_cast<ComputeType<T>>(v[i]) != ComputeType<T>(0);
+    }
+    return n;
+  });
 }
 
 Summary Summarize(const std::string& path) {
