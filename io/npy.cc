@@ -5,7 +5,6 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 
 #include "tensorkit/io/formats.h"
 
@@ -279,18 +278,21 @@ void DecodeStrings(const uint8_t* raw, const NpyHeader& h, int64_t n, std::strin
 // its storage (then swapped, bools normalised), strings through a buffer of the raw items.
 Tensor ReadNpyData(ByteSource& source, const NpyHeader& h) {
   const int64_t n = CheckedProduct(h.dims, source.name());
-  auto storage = Storage::Allocate(h.dtype, n, Device::Cpu());
-  void* data = storage->data();
+  std::shared_ptr<Storage> storage;
   if (h.dtype == DType::kString) {
-    // Not zero-filled: the pages cost memory only as the source fills them.
-    std::unique_ptr<uint8_t[]> raw(
-        new uint8_t[static_cast<size_t>(std::max<int64_t>(h.data_bytes, 1))]);
-    source.Read(raw.get(), h.data_bytes);
-    DecodeStrings(raw.get(), h, n, static_cast<std::string*>(data), source.name());
+    // The raw items first, not zero-filled: their pages cost memory only as the source fills
+    // them, and the strings (which are written at once) are made only for data that exists.
+    auto raw = Storage::Allocate(DType::kUInt8, h.data_bytes, Device::Cpu());
+    source.Read(raw->data(), h.data_bytes);
+    storage = Storage::Allocate(h.dtype, n, Device::Cpu());
+    DecodeStrings(static_cast<const uint8_t*>(raw->data()), h, n,
+                  static_cast<std::string*>(storage->data()), source.name());
   } else {
-    source.Read(data, h.data_bytes);
-    if (h.swap) SwapBytes(data, n, static_cast<int>(h.item_size));
+    storage = Storage::Allocate(h.dtype, n, Device::Cpu());
+    source.Read(storage->data(), h.data_bytes);
+    if (h.swap) SwapBytes(storage->data(), n, static_cast<int>(h.item_size));
   }
+  void* data = storage->data();
   if (h.dtype == DType::kBool) {  // any nonzero byte is True; a bool must hold 0 or 1
     auto* b = static_cast<uint8_t*>(data);
     for (int64_t i = 0; i < n; ++i) b[i] = b[i] != 0;
