@@ -484,6 +484,7 @@ void MakeNpyImage(const Tensor& t, NpyImage* image) {
   }
   image->encoded.assign(static_cast<size_t>(n) * longest * 4, '\0');
   for (int64_t i = 0; i < n; ++i) {
+    if (units[i].empty()) continue;  // "" stays all zeros (and memcpy wants a real source)
     std::memcpy(image->encoded.data() + static_cast<size_t>(i) * longest * 4, units[i].data(),
                 units[i].size() * 4);
   }

@@ -90,6 +90,13 @@ def zip_archive(members):
     return out + cd + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(cds), len(cds), len(cd), len(out), 0)
 
 
+def sanitized():
+    """Whether the tool is built with AddressSanitizer, whose shadow memory follows every
+    allocation, so that peak memory says nothing about the tool's own."""
+    with open(TOOL, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
 def peak_kib(args, env=None):
     """(exit code, stderr, peak resident KiB) of one tool run, measured alone."""
     probe = ("import resource, subprocess, sys, json\n"
@@ -357,7 +364,8 @@ class ToolTest(unittest.TestCase):
         code, err, kib = peak_kib(["convert", self.path("lie.npz"), self.path("lie.npy")])
         self.assertEqual(code, 1, err)
         self.assertIn("deflate data is corrupt", err)
-        self.assertLess(kib, 100 * 1024, "peak %d KiB for a 4 MiB file" % kib)
+        if not sanitized():
+            self.assertLess(kib, 100 * 1024, "peak %d KiB for a 4 MiB file" % kib)
 
     def test_deflated_member_inflates_into_the_tensor(self):
         size = 128 << 20
@@ -367,7 +375,8 @@ class ToolTest(unittest.TestCase):
         del data
         code, err, kib = peak_kib(["validate", self.path("big.npz")])
         self.assertEqual(code, 0, err)
-        self.assertLess(kib, (size + size // 4) // 1024, "peak %d KiB for %d bytes" % (kib, size))
+        if not sanitized():
+            self.assertLess(kib, (size + size // 4) // 1024, "peak %d KiB for %d bytes" % (kib, size))
 
     def stall(self, args, env=None):
         """Starts the tool with writes that stall, and returns it once one has."""
