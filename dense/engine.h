@@ -65,6 +65,7 @@
 
 #include "tensorkit/common/dtype.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/common/wrap.h"
 #include "tensorkit/dense/pattern.h"
 
 namespace tensorkit {
@@ -132,13 +133,10 @@ struct Coeffs {
 template <typename D, typename S>
 D Convert(S x);
 
-// Wrap-around integer arithmetic (no signed-overflow UB); plain arithmetic for floats.
-template <typename C>
-C AddW(C a, C b);
-template <typename C>
-C SubW(C a, C b);
-template <typename C>
-C MulW(C a, C b);
+// Wrap-around integer arithmetic (common/wrap.h, shared with sparse/); plain for floats.
+using ::tensorkit::AddW;
+using ::tensorkit::MulW;
+using ::tensorkit::SubW;
 
 // Typed inner loops; T is the element type of every operand, F a functor with
 // `template <typename C> static C Apply(C...)` on the compute type C = ComputeType<T>.
@@ -266,36 +264,6 @@ D Convert(S x) {
     return D(detail::Load<float>(x));
   } else {
     return detail::Load<D>(x);
-  }
-}
-
-template <typename C>
-C AddW(C a, C b) {
-  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>) {
-    using U = std::make_unsigned_t<C>;
-    return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
-  } else {
-    return static_cast<C>(a + b);
-  }
-}
-
-template <typename C>
-C SubW(C a, C b) {
-  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>) {
-    using U = std::make_unsigned_t<C>;
-    return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
-  } else {
-    return static_cast<C>(a - b);
-  }
-}
-
-template <typename C>
-C MulW(C a, C b) {
-  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>) {
-    using U = std::make_unsigned_t<C>;
-    return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
-  } else {
-    return static_cast<C>(a * b);
   }
 }
 

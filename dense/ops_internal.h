@@ -7,9 +7,10 @@
 //   CoeffsBuf    alpha and beta converted to the compute type of a dtype, type-erased so that
 //                a runtime-chosen inner loop can read them as engine::Coeffs<C>.
 //   SimdPath     the instruction set the transcendental float32/float64 unary loops (Exp, Log,
-//                Sigmoid, Tanh) were compiled for; chosen once from cpuid, since the library
-//                is built without -march. Every path gives bit-identical results (no FMA, same
-//                operation order: see dense/simd_math.h).
+//                Sigmoid, Tanh) and the sparse SpMM row loops (sparse/products.cc) were compiled
+//                for; chosen once from cpuid, since the library is built without -march. Every
+//                path gives bit-identical results (no FMA, same operation order: see
+//                dense/simd_math.h).
 #ifndef TENSORKIT_DENSE_OPS_INTERNAL_H_
 #define TENSORKIT_DENSE_OPS_INTERNAL_H_
 
@@ -60,8 +61,10 @@ engine::InnerLoop FillKernel(DType dtype, const char* op);
 bool SimdPathSupported(SimdPath path);
 // The widest supported path: what UnaryKernel uses unless a test forced another.
 SimdPath BestSimdPath();
-// Makes later UnaryKernel calls pick `path` (which must be supported); for tests that check
-// every path the machine has.
+// The path in use: BestSimdPath() unless a test forced another.
+SimdPath ActiveSimdPath();
+// Makes later UnaryKernel (and SpMM) calls pick `path` (which must be supported); for tests that
+// check every path the machine has.
 void SetSimdPathForTesting(SimdPath path);
 
 // ---------------------------------------------------------------------------------------------

@@ -229,6 +229,8 @@ bool SimdPathSupported(SimdPath path) {
   return false;
 }
 
+SimdPath ActiveSimdPath() { return ActivePath(); }
+
 SimdPath BestSimdPath() {
   if (SimdPathSupported(SimdPath::kAvx512)) return SimdPath::kAvx512;
   if (SimdPathSupported(SimdPath::kAvx2)) return SimdPath::kAvx2;
