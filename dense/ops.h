@@ -119,13 +119,15 @@ Tensor Reshape(const Tensor& t, const std::vector<int64_t>& dims);
 
 // Rows [start, end) of axis 0.
 Tensor CopyRows(const Tensor& t, int64_t start, int64_t end);
-// Columns [start, end) of axis 1 (t needs at least 2 axes).
+// Columns [start, end) of axis 1; of a 1-D tensor, elements [start, end) (its columns, as
+// NumPy's hstack sees a 1-D array).
 Tensor CopyColumns(const Tensor& t, int64_t start, int64_t end);
 // Concatenation along `axis` (negative counts from the end): every input has the same dtype,
 // device and number of axes, and equal dims except on `axis`. Strings work on the CPU.
 Tensor Concatenate(const std::vector<Tensor>& tensors, int axis);
-Tensor ConcatenateRows(const std::vector<Tensor>& tensors);     // axis 0
-Tensor ConcatenateColumns(const std::vector<Tensor>& tensors);  // axis 1
+Tensor ConcatenateRows(const std::vector<Tensor>& tensors);  // axis 0
+// Axis 1; when every input is 1-D, axis 0 (1-D tensors side by side, as NumPy's hstack).
+Tensor ConcatenateColumns(const std::vector<Tensor>& tensors);
 // Copies of consecutive pieces of `axis` with the given sizes (which must add up to its dim).
 std::vector<Tensor> Split(const Tensor& t, int axis, const std::vector<int64_t>& sizes);
 
