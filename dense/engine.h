@@ -132,7 +132,8 @@ struct Coeffs {
 template <typename D, typename S>
 D Convert(S x);
 
-// Wrap-around integer arithmetic (no signed-overflow UB); plain arithmetic for floats.
+// Wrap-around integer arithmetic (no signed-overflow UB); plain arithmetic for floats. For bool
+// the result converts back with "!= 0": AddW is or, SubW xor, MulW and (NumPy's bool rules).
 template <typename C>
 C AddW(C a, C b);
 template <typename C>
@@ -269,10 +270,17 @@ D Convert(S x) {
   }
 }
 
+namespace detail {
+// The unsigned type integer C wraps in: at least unsigned int, since narrower types promote to
+// (signed) int, where the product of two int16 or uint16 values can overflow.
+template <typename C>
+using WrapType = std::make_unsigned_t<decltype(C{} + C{})>;
+}  // namespace detail
+
 template <typename C>
 C AddW(C a, C b) {
-  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>) {
-    using U = std::make_unsigned_t<C>;
+  if constexpr (std::is_integral_v<C>) {
+    using U = detail::WrapType<C>;
     return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
   } else {
     return static_cast<C>(a + b);
@@ -281,8 +289,8 @@ C AddW(C a, C b) {
 
 template <typename C>
 C SubW(C a, C b) {
-  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>) {
-    using U = std::make_unsigned_t<C>;
+  if constexpr (std::is_integral_v<C>) {
+    using U = detail::WrapType<C>;
     return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
   } else {
     return static_cast<C>(a - b);
@@ -291,8 +299,8 @@ C SubW(C a, C b) {
 
 template <typename C>
 C MulW(C a, C b) {
-  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>) {
-    using U = std::make_unsigned_t<C>;
+  if constexpr (std::is_integral_v<C>) {
+    using U = detail::WrapType<C>;
     return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
   } else {
     return static_cast<C>(a * b);

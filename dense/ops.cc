@@ -247,11 +247,6 @@ void RunCpuOp(const Operands& o, const LoopPicker& pick, Scalar alpha, Scalar be
     return;
   }
   if (nest.Sums()) {
-    TK_CHECK((ops_internal::kComputeDTypes & Bit(out.dtype())) != 0, kUnsupported, o.op,
-             ": summation into ", o.out_name, " (", DimsList(o),
-             ") needs a compute dtype "
-             "(int32, int64, float16, bfloat16, float32, float64), not ",
-             DTypeName(out.dtype()));
     ApplyBeta(out, k, beta, o.op);
     const CoeffsBuf acc = ops_internal::MakeCoeffs(out.dtype(), alpha, 1, o.op);
     RunNest(nest, out, o.in.data(), o.num_in, pick(Mode::kAxpby), acc.bytes);
