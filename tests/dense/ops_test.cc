@@ -14,6 +14,7 @@
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/engine.h"
 #include "tensorkit/dense/views.h"
+#include "test_util.h"
 
 namespace tensorkit {
 namespace {
@@ -682,8 +683,7 @@ TEST(OpsTest, DeterministicAcrossThreadCounts) {
   for (float& x : v) x = u(rng);
   Tensor t = Tensor::FromVector(v, {600, 700});
   Tensor tt = Transpose(t, 0, 1);
-  auto run = [&](int threads) {
-    SetNumThreads(threads);
+  const auto runs = testing::AtThreadCounts({1, 2, 4}, [&] {
     std::vector<std::vector<float>> out;
     out.push_back(Sum(t, {0}).ToVector<float>());
     out.push_back(Sum(t, {1}).ToVector<float>());
@@ -700,16 +700,14 @@ TEST(OpsTest, DeterministicAcrossThreadCounts) {
     std::vector<float> hf(hv.begin(), hv.end());
     out.push_back(hf);
     return out;
-  };
-  const int before = GetNumThreads();
-  auto one = run(1), two = run(2), four = run(4);
-  SetNumThreads(before);
-  for (size_t i = 0; i < one.size(); ++i) {
-    ASSERT_EQ(one[i].size(), two[i].size());
-    EXPECT_EQ(0, std::memcmp(one[i].data(), two[i].data(), one[i].size() * sizeof(float)))
-        << "result " << i;
-    EXPECT_EQ(0, std::memcmp(one[i].data(), four[i].data(), one[i].size() * sizeof(float)))
-        << "result " << i;
+  });
+  for (size_t r = 1; r < runs.size(); ++r) {
+    for (size_t i = 0; i < runs[0].size(); ++i) {
+      ASSERT_EQ(runs[0][i].size(), runs[r][i].size());
+      EXPECT_EQ(
+          0, std::memcmp(runs[0][i].data(), runs[r][i].data(), runs[0][i].size() * sizeof(float)))
+          << "result " << i << " at thread count run " << r;
+    }
   }
 }
 
@@ -769,6 +767,18 @@ TEST(OpsTest, BadInputErrors) {
   Tensor s1 = Tensor::FromVector(std::vector<std::string>{""}, {1});
   e = Catch([&] { Copy(s, &s1); });
   EXPECT_TRUE(Contains(e, "string")) << e.what();
+}
+
+// An output no machine can hold is a failed allocation (kResourceExhausted), not a range error
+// nor std::bad_alloc: here 2^22 x 2^22 float32 (64 TiB) from two 16 MiB inputs.
+TEST(OpsTest, OutputTooLargeToAllocateIsResourceExhausted) {
+  const int64_t n = int64_t{1} << 22;
+  Tensor col = Tensor::Zeros({n, 1}, DType::kFloat32), row = Tensor::Zeros({1, n}, DType::kFloat32);
+  Error e = Catch([&] { Add(col, row); });
+  EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted) << e.what();
+  EXPECT_TRUE(Contains(e, "cannot allocate")) << e.what();
+  e = Catch([&] { Tensor::Empty({int64_t{1} << 61}, DType::kFloat64); });  // 2^64 bytes
+  EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted) << e.what();
 }
 
 // ---------------------------------------------------------------------------------------------
