@@ -4,25 +4,23 @@
 //
 // Why BLIS. Candidates from Debian bookworm: OpenBLAS 0.3.21 (pthreads, DYNAMIC_ARCH), BLIS 0.9.0
 // (the "x86_64" family: one sub-configuration picked at run time), oneDNN 2.6.3 (dnnl_sgemm).
-// Their speed is within noise of each other on the machines measured; the numbers, and the
-// commands that regenerate them, are in bench/README.md. The choice rests on the rest:
 //   - CPU dispatch. OpenBLAS picks kernels from a table of CPU models; a model the table does not
-//     know falls back to old kernels (Prescott, several times slower), and the only correction
-//     is the environment variable OPENBLAS_CORETYPE, read once by the library's constructor
-//     before any code of ours can run. No API changes the kernels later, and in a process that
-//     already loaded OpenBLAS (NumPy, SuiteSparse's libblas.so.3) nothing we did would count.
-//     BLIS picks its sub-configuration from cpuid feature bits (AVX2/FMA3, AVX-512 F/DQ/BW/VL)
-//     plus vendor and family, so a newer model still gets the kernels of its feature set;
-//     BackendName() reports the pick (e.g. "blis(zen3)").
+//     know falls back to old kernels (Prescott on the machine, ~10x slower; this machine
+//     it recognises), and the only correction is the environment variable OPENBLAS_CORETYPE,
+//     read once by the library's constructor before any code of ours can run. No API changes
+//     the kernels later, and in a process that already loaded OpenBLAS (NumPy, SuiteSparse's
+//     libblas.so.3) nothing we did would count. BLIS picks its sub-configuration from cpuid
+//     feature bits (AVX2/FMA3, AVX-512 F/DQ/BW/VL) plus vendor and family, so a newer model still
+//     gets the kernels of its feature set; BackendName() reports the pick ("blis(zen3)" here).
 //     Limitation: on an Intel part whose brand string BLIS 0.9 cannot map to 2 AVX-512 FMA units
 //     it takes "haswell" (AVX2) kernels rather than "skx"; BLIS_ARCH_TYPE=skx is the opt-in fix.
 //   - Threads. OpenBLAS and oneDNN have one process-wide thread count (openblas_set_num_threads,
 //     OpenMP's) and pools of their own that would compete with oneTBB's workers. BLIS takes a
 //     runtime object per call (rntm_t): we ask for 1 thread and run the tiles as oneTBB tasks,
 //     so GetNumThreads() is the only knob, nested calls (from a ParallelFor body) just add tasks,
-//     and no OpenMP team ever spins next to oneTBB. On a loaded machine a barrier-free split
-//     degrades gracefully when a core is taken away, where BLIS's own OpenMP mode stalls at its
-//     barriers (bench/README.md has the measurement).
+//     and no OpenMP team ever spins next to oneTBB. On this loaded 2-vCPU machine BLIS's own
+//     2-thread OpenMP mode ran at 19-29 GFLOP/s for 2048^3 while the tiled mode ran at 31-39,
+//     as fast as one thread: a barrier-free split degrades gracefully when a core is taken away.
 //   - Determinism. The tile grid depends on m, n, k and the machine's core count only, and k is
 //     never split, so every element of C comes from the same call and summation at any thread
 //     count (tests/dense/gemm_test.cc checks bit equality at 1, 2 and 3 threads). oneDNN's
@@ -31,6 +29,19 @@
 //     loads OpenBLAS (NumPy, SuiteSparse) cannot bind our calls to the other library's cblas_*.
 //   - 64-bit sizes. Debian's BLIS has 64-bit dim_t/inc_t, so int64 sizes need no splitting
 //     (CheckFitsBackend guards 32-bit builds).
+//
+// Measured (bench/gemm_bench.cc, bench/peers/gemm_peers.py; 2 vCPUs of an AMD EPYC family 0x19
+// model 0x11, AVX-512, no AMX; OpenBLAS recognises it as "Cooperlake", BLIS as "zen3"). The
+// machine is shared with other builds, so timings swing 3-5x; the same-moment comparisons are:
+//   quiet (load < 1), 2048^3 sgemm, 2 threads: BLIS with its own OpenMP threads 196-210 GFLOP/s,
+//     OpenBLAS(Cooperlake) 192-198, OpenBLAS(SkylakeX) 196-199, dnnl_sgemm 182-210; 1 thread:
+//     all 102-108.
+//   loaded (load average 10-12 from other builds), gemm_peers.py medians at 2 threads:
+//     sgemm 2048^3: tensorkit 540 ms, NumPy 534, NumPy(SkylakeX) 521, torch.mm 556 (0.96-1.03x);
+//     batched 64 x 256^3: tensorkit 69 ms, NumPy 80, NumPy(SkylakeX) 80, torch.bmm 103
+//     (1.16-1.49x); candidates, randomly interleaved: tensorkit 583 ms, OpenBLAS 591, dnnl 611.
+//   CPU time of all threads per 2048^3 sgemm (insensitive to load): tensorkit 173 ms at 1 thread
+//     and 183 at 2, OpenBLAS 179 and 186: the tiles cost no more work than OpenBLAS's threading.
 #include "tensorkit/dense/gemm.h"
 
 #include <algorithm>
