@@ -28,8 +28,10 @@ struct DivF {
   template <typename C>
   static C Apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
-      if (b == 0) return 0;                       // defined: integer division by zero gives 0
-      if (b == -1) return engine::SubW(C{0}, a);  // MIN / -1 wraps instead of trapping
+      if (b == 0) return 0;  // defined: integer division by zero gives 0
+      if constexpr (std::is_signed_v<C>) {
+        if (b == -1) return engine::SubW(C{0}, a);  // MIN / -1 wraps instead of trapping
+      }
       return static_cast<C>(a / b);
     } else {
       return a / b;
@@ -39,11 +41,15 @@ struct DivF {
 struct PowF {
   template <typename C>
   static C Apply(C a, C b) {
-    if constexpr (std::is_integral_v<C>) {
-      if (b < 0) {  // 1 / a^|b| truncated toward zero
-        if (a == 1) return 1;
-        if (a == -1) return (b & 1) ? -1 : 1;
-        return 0;
+    if constexpr (std::is_same_v<C, bool>) {
+      return a || !b;  // a^0 = 1, a^1 = a
+    } else if constexpr (std::is_integral_v<C>) {
+      if constexpr (std::is_signed_v<C>) {
+        if (b < 0) {  // 1 / a^|b| truncated toward zero
+          if (a == 1) return 1;
+          if (a == -1) return (b & 1) ? -1 : 1;
+          return 0;
+        }
       }
       C result = 1, base = a;
       for (C e = b; e > 0; e >>= 1) {

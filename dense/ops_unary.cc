@@ -11,13 +11,12 @@
 namespace tensorkit::ops_internal {
 namespace {
 
-using engine::detail::SaturatingCast;
-
-// Applies a floating-point function; integers go through float64 and convert back saturating.
+// Applies a floating-point function; integers and bool go through float64 and convert back as
+// Copy converts (integers truncate and saturate, NaN -> 0; bool is "!= 0").
 template <typename C, typename G>
 C ViaFloat(C x, const G& g) {
   if constexpr (std::is_integral_v<C>) {
-    return SaturatingCast<C>(g(static_cast<double>(x)));
+    return engine::Convert<C>(g(static_cast<double>(x)));
   } else {
     return g(x);
   }
@@ -50,7 +49,11 @@ struct LogF {
 struct ReluF {
   template <typename C>
   static C Apply(C x) {
-    return x < C{0} ? C{0} : x;  // NaN stays NaN
+    if constexpr (std::is_unsigned_v<C>) {  // bool and uint8: nothing is negative
+      return x;
+    } else {
+      return x < C{0} ? C{0} : x;  // NaN stays NaN
+    }
   }
 };
 struct SigmoidF {
@@ -85,7 +88,9 @@ struct TanhF {
 struct AbsF {
   template <typename C>
   static C Apply(C x) {
-    if constexpr (std::is_integral_v<C>) {
+    if constexpr (std::is_unsigned_v<C>) {
+      return x;
+    } else if constexpr (std::is_integral_v<C>) {
       return x < 0 ? engine::SubW(C{0}, x) : x;  // MIN stays MIN, like two's complement
     } else {
       return std::abs(x);
@@ -102,7 +107,7 @@ struct NegF {
   template <typename C>
   static C Apply(C x) {
     if constexpr (std::is_integral_v<C>) {
-      return engine::SubW(C{0}, x);
+      return engine::SubW(C{0}, x);  // wraps for unsigned types; the identity for bool
     } else {
       return -x;
     }
@@ -244,12 +249,6 @@ void SetSimdPathForTesting(SimdPath path) {
 
 CoeffsBuf MakeCoeffs(DType dtype, Scalar alpha, Scalar beta, const char* op) {
   CoeffsBuf buf;
-  if ((kComputeDTypes & Bit(dtype)) == 0) {  // only plain assignment runs on other dtypes
-    buf.alpha_is_one = alpha == Scalar(1);
-    buf.beta_is_zero = beta == Scalar(0);
-    buf.beta_is_one = beta == Scalar(1);
-    return buf;
-  }
   Dispatch<kComputeDTypes>(dtype, op, [&]<typename T>() {
     using C = ComputeType<T>;
     static_assert(sizeof(engine::Coeffs<C>) <= sizeof(buf.bytes));
