@@ -7,6 +7,8 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/ops_internal.h"
+#include "tensorkit/dense/transpose_internal.h"
 
 namespace tensorkit {
 namespace engine {
@@ -103,40 +105,38 @@ std::pair<int, int> FindTileAxes(const LoopNest& nest) {
   return {-1, -1};
 }
 
-// Copies one block of up to kB x kB elements: rows i (axis 0) and columns j (axis t) of the
-// input read along j (its dense axis) into a local buffer, then written along i (the output's
-// dense axis). Every cache line is touched once per block, so power-of-two strides, which map
-// all rows to one cache set, cost nothing.
-template <typename U, int kB>
-void BlockTranspose(U* out, int64_t so0, int64_t sot, const U* in, int64_t si0, int64_t sit,
-                    int64_t ni, int64_t nj) {
+// Copies one tile with any strides through a local buffer of kB x kB blocks: rows i (axis 0)
+// and columns j (axis t) of the input read along j (its dense axis), then written along i (the
+// output's dense axis), so every cache line is touched once per block.
+template <typename U>
+void StridedTile(U* out, int64_t so0, int64_t sot, const U* in, int64_t si0, int64_t sit,
+                 int64_t ni, int64_t nj) {
+  constexpr int64_t kB = 16;
   U buf[kB][kB];
-  if (ni == kB && nj == kB && sit == 1 && so0 == 1) {
-    for (int i = 0; i < kB; ++i) {
-      for (int j = 0; j < kB; ++j) buf[j][i] = in[i * si0 + j];
+  for (int64_t i0 = 0; i0 < ni; i0 += kB) {
+    for (int64_t j0 = 0; j0 < nj; j0 += kB) {
+      const int64_t bi = std::min(kB, ni - i0), bj = std::min(kB, nj - j0);
+      for (int64_t i = 0; i < bi; ++i) {
+        for (int64_t j = 0; j < bj; ++j) buf[j][i] = in[(i0 + i) * si0 + (j0 + j) * sit];
+      }
+      for (int64_t j = 0; j < bj; ++j) {
+        for (int64_t i = 0; i < bi; ++i) out[(i0 + i) * so0 + (j0 + j) * sot] = buf[j][i];
+      }
     }
-    for (int j = 0; j < kB; ++j) {
-      for (int i = 0; i < kB; ++i) out[j * sot + i] = buf[j][i];
-    }
-    return;
-  }
-  for (int64_t i = 0; i < ni; ++i) {
-    for (int64_t j = 0; j < nj; ++j) buf[j][i] = in[i * si0 + j * sit];
-  }
-  for (int64_t j = 0; j < nj; ++j) {
-    for (int64_t i = 0; i < ni; ++i) out[i * so0 + j * sot] = buf[j][i];
   }
 }
 
-// Strips of kB rows of axis 0 by the whole of axis t, other axes around them: a plain
-// element copy between a dense-on-0 output and a dense-on-t input.
+// Tiles of axis 0 by axis t, other axes around them: a plain element copy between a
+// dense-on-0 output and a dense-on-t input. With unit strides on both dense axes each tile is
+// an in-register block transpose (transpose_internal.h) of the active SIMD path. Consecutive
+// tiles walk axis 0, so the output's rows of one tile column are written as sequential streams.
 template <typename U>
 void RunBlockCopy(const LoopNest& nest, const Bases& bases, int t) {
-  constexpr int kB = 64 / static_cast<int>(sizeof(U)) < 8 ? 8 : 64 / static_cast<int>(sizeof(U));
+  constexpr int kSize = static_cast<int>(sizeof(U));
+  const transpose_internal::TileShape shape = transpose_internal::TileShapeFor(kSize);
   const int64_t n0 = nest.dims[0], nt = nest.dims[t];
-  const int64_t strips = (n0 + kB - 1) / kB;
-  const int64_t chunk = 32 * kB;  // columns of axis t per task item
-  const int64_t chunks = (nt + chunk - 1) / chunk;
+  const int64_t tiles0 = (n0 + shape.rows - 1) / shape.rows;
+  const int64_t tiles = tiles0 * ((nt + shape.cols - 1) / shape.cols);
   Odometer others;
   others.num_operands = 2;
   for (int a = 1; a < nest.num_axes; ++a) {
@@ -144,27 +144,30 @@ void RunBlockCopy(const LoopNest& nest, const Bases& bases, int t) {
   }
   const int64_t so0 = nest.strides[0][0], sot = nest.strides[0][t];
   const int64_t si0 = nest.strides[1][0], sit = nest.strides[1][t];
-  const int64_t per = strips * chunks;
-  ParallelFor(
-      0, others.Count() * per, GrainFor(kB * chunk * 2 * sizeof(U)), [&](int64_t b, int64_t e) {
-        Odometer od = others;
-        od.Set(b / per);
-        int64_t item = b % per;
-        for (int64_t it = b; it < e; ++it) {
-          const int64_t i0 = (item % strips) * kB, j0 = (item / strips) * chunk;
-          const int64_t ni = std::min<int64_t>(kB, n0 - i0), jend = std::min(nt, j0 + chunk);
-          U* out = reinterpret_cast<U*>(bases.base[0]) + od.off[0] + i0 * so0;
-          const U* in = reinterpret_cast<const U*>(bases.base[1]) + od.off[1] + i0 * si0;
-          for (int64_t j = j0; j < jend; j += kB) {
-            BlockTranspose<U, kB>(out + j * sot, so0, sot, in + j * sit, si0, sit, ni,
-                                  std::min<int64_t>(kB, jend - j));
-          }
-          if (++item == per) {
-            item = 0;
-            od.Next();
-          }
-        }
-      });
+  const transpose_internal::TileFn fn =
+      so0 == 1 && sit == 1 ? transpose_internal::TileKernel(kSize, ops_internal::ActiveSimdPath())
+                           : nullptr;
+  const int64_t tile_bytes = 2 * shape.rows * shape.cols * kSize;
+  ParallelFor(0, others.Count() * tiles, GrainFor(tile_bytes), [&](int64_t b, int64_t e) {
+    Odometer od = others;
+    od.Set(b / tiles);
+    int64_t tile = b % tiles;
+    for (int64_t it = b; it < e; ++it) {
+      const int64_t i0 = (tile % tiles0) * shape.rows, j0 = (tile / tiles0) * shape.cols;
+      const int64_t ni = std::min(shape.rows, n0 - i0), nj = std::min(shape.cols, nt - j0);
+      U* out = reinterpret_cast<U*>(bases.base[0]) + od.off[0] + i0 * so0 + j0 * sot;
+      const U* in = reinterpret_cast<const U*>(bases.base[1]) + od.off[1] + i0 * si0 + j0 * sit;
+      if (fn != nullptr) {
+        fn(in, si0, out, sot, ni, nj);
+      } else {
+        StridedTile<U>(out, so0, sot, in, si0, sit, ni, nj);
+      }
+      if (++tile == tiles) {
+        tile = 0;
+        od.Next();
+      }
+    }
+  });
 }
 
 // Tiles of axes 0 and t (see FindTileAxes); every other axis is enumerated around them. Only

@@ -47,9 +47,12 @@
 //     to 2 * kSumChunk keep the plain lane sum.
 //  4. Transpose-like tuples, where the output's inner axis is a large stride for an input that
 //     is dense along another axis, run in tiles over those two axes. A plain element copy
-//     (Copy without conversion, GatherToHost) goes through a small buffer block by block, so
-//     every cache line is read and written whole exactly once; power-of-two strides, which map
-//     all rows of a tile to one cache set, then cost nothing.
+//     (Copy without conversion, GatherToHost) copies each tile as in-register block transposes
+//     (dense/transpose_internal.h: 8 x 8 floats with AVX2, 16 x 16 with AVX-512, any element
+//     size, picked by the same SimdPath as the math loops), or through a small buffer when a
+//     dense axis has a non-unit stride; either way every cache line is read and written whole
+//     once per tile, so power-of-two strides, which map all rows of a tile to one cache set,
+//     cost nothing.
 // AddProduct first inspects the nest for a (batched) GEMM/GEMV and calls the gemm wrapper;
 // everything else, including integer products, runs through the same driver.
 #ifndef TENSORKIT_DENSE_ENGINE_H_

@@ -7,8 +7,9 @@
 //   CoeffsBuf    alpha and beta converted to the compute type of a dtype, type-erased so that
 //                a runtime-chosen inner loop can read them as engine::Coeffs<C>.
 //   SimdPath     the instruction set the transcendental float32/float64 unary loops (Exp, Log,
-//                Sigmoid, Tanh) and the sparse SpMM row loops (sparse/products.cc) were compiled
-//                for; chosen once from cpuid, since the library is built without -march. Every
+//                Sigmoid, Tanh), the engine's block transposes (transpose_internal.h) and the
+//                sparse SpMM row loops (sparse/products.cc) were compiled for; chosen once from
+//                cpuid, since the library is built without -march. Every
 //                path gives bit-identical results (no FMA, same operation order: see
 //                dense/simd_math.h).
 #ifndef TENSORKIT_DENSE_OPS_INTERNAL_H_

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "dense/simd_paths.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/engine.h"
 #include "tensorkit/dense/ops.h"
@@ -23,6 +24,9 @@ namespace tensorkit {
 namespace {
 
 using ops_internal::SimdPath;
+using testing::PathGuard;
+using testing::PathName;
+using testing::SupportedPaths;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -41,23 +45,6 @@ int64_t UlpDiff(T a, T b) {
   const int64_t d = ordered(a) - ordered(b);
   return d < 0 ? -d : d;
 }
-
-std::vector<SimdPath> SupportedPaths() {
-  std::vector<SimdPath> paths;
-  for (SimdPath p : {SimdPath::kDefault, SimdPath::kAvx2, SimdPath::kAvx512}) {
-    if (ops_internal::SimdPathSupported(p)) paths.push_back(p);
-  }
-  return paths;
-}
-
-const char* PathName(SimdPath p) {
-  return p == SimdPath::kAvx512 ? "avx512" : p == SimdPath::kAvx2 ? "avx2" : "default";
-}
-
-// Restores automatic path choice when a test ends, whatever it forced.
-struct PathGuard {
-  ~PathGuard() { ops_internal::SetSimdPathForTesting(ops_internal::BestSimdPath()); }
-};
 
 // Floats from lo to hi (same sign, lo closer to 0) visiting every `step`-th representable
 // value, plus the special values every function must get right.
