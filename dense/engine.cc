@@ -370,8 +370,23 @@ void RunCpu(const LoopNest& in_nest, char* const* base_ptrs, const Kernel& kerne
     chunk = (chunk + 63) / 64 * 64;
   }
   const int64_t nchunks = (n0 + chunk - 1) / chunk;
+  // With a SumRowsLoop the innermost summed outer axis goes to the loop whole (its rows are
+  // grouped from row 0, whatever the split, so the result does not depend on the threads).
+  Odometer ser_rest;
+  ser_rest.num_operands = no;
+  std::array<int64_t, kMaxOperands> row_strides{};
+  int64_t rows = 0;
+  if (kernel.sum_rows != nullptr && ser.num_axes > 0 && ser.dims[0] >= kSumRowGroup) {
+    rows = ser.dims[0];
+    for (int o = 0; o < no; ++o) row_strides[o] = ser.strides[o][0];
+    for (int a = 1; a < ser.num_axes; ++a) {
+      ser_rest.dims[ser_rest.num_axes] = ser.dims[a];
+      for (int o = 0; o < no; ++o) ser_rest.strides[o][ser_rest.num_axes] = ser.strides[o][a];
+      ++ser_rest.num_axes;
+    }
+  }
   ParallelFor(0, par_count * nchunks, GrainFor(ser_count * chunk * bpe), [&](int64_t b, int64_t e) {
-    Odometer po = par, so = ser;
+    Odometer po = par, so = rows > 0 ? ser_rest : ser;
     po.Set(b / nchunks);
     int64_t c = b % nchunks;
     char* ptrs[kMaxOperands];
@@ -382,11 +397,15 @@ void RunCpu(const LoopNest& in_nest, char* const* base_ptrs, const Kernel& kerne
         kernel.loop(ptrs, s0.data(), len, kernel.ctx);
       } else {
         so.Set(0);
-        for (int64_t j = 0; j < ser_count; ++j) {
+        for (int64_t j = 0, m = so.Count(); j < m; ++j) {
           std::array<int64_t, kMaxOperands> off = po.off;
           for (int o = 0; o < no; ++o) off[o] += so.off[o];
           bases.At(off, s0, start, ptrs);
-          kernel.loop(ptrs, s0.data(), len, kernel.ctx);
+          if (rows > 0) {
+            kernel.sum_rows(ptrs, s0.data(), len, row_strides.data(), rows, kernel.ctx);
+          } else {
+            kernel.loop(ptrs, s0.data(), len, kernel.ctx);
+          }
           so.Next();
         }
       }

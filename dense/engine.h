@@ -44,7 +44,10 @@
 //     no parallelism) is cut by the typed loop itself into kSumChunk-element chunks
 //     (ParallelChunks): each chunk's lane sum is a partial, and the partials are lane-summed in
 //     chunk order. The chunks never depend on the thread count, so neither does the result; rows up
-//     to 2 * kSumChunk keep the plain lane sum.
+//     to 2 * kSumChunk keep the plain lane sum. A summed outer axis (a sum over rows) goes whole
+//     to the kernel's SumRowsLoop when it has one: rows are added kSumRowGroup at a time in a
+//     fixed pairwise tree, counted from row 0, before each group meets the output row, so the
+//     output is read and written once per group rather than once per row.
 //  4. Transpose-like tuples, where the output's inner axis is a large stride for an input that
 //     is dense along another axis, run in tiles over those two axes. A plain element copy
 //     (Copy without conversion, GatherToHost) copies each tile as in-register block transposes
@@ -103,8 +106,17 @@ LoopNest MakeLoopNest(const Pattern* const* patterns, int n);
 // element, strides[k] is its step in elements; ctx is the kernel's parameters.
 using InnerLoop = void (*)(char* const* ptrs, const int64_t* strides, int64_t n, const void* ctx);
 
+// Sums `rows` rows of the inputs into one row of the output: like InnerLoop over n tuples,
+// repeated for rows r = 0 .. rows-1 with operand k moved by r * row_strides[k] (0 for the
+// output), the rows added in fixed groups of kSumRowGroup before each group meets the output.
+using SumRowsLoop = void (*)(char* const* ptrs, const int64_t* strides, int64_t n,
+                             const int64_t* row_strides, int64_t rows, const void* ctx);
+
 struct Kernel {
   InnerLoop loop = nullptr;
+  // Optional, for summations (Mode kAxpby with beta 1): an outer summed axis taken several rows
+  // per call, so the output row is read and written once per group instead of once per row.
+  SumRowsLoop sum_rows = nullptr;
   const void* ctx = nullptr;
   std::array<int64_t, kMaxOperands> elem_sizes{};  // bytes per element of each operand
   bool allow_tiles = true;                         // false when the loop must see whole inner rows
@@ -147,6 +159,10 @@ template <typename T, typename F, Mode M>
 void UnaryLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx);
 template <typename T, typename F, Mode M>
 void BinaryLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx);
+// The SumRowsLoop of UnaryLoop<T, F, Mode::kAxpby> (ctx: Coeffs with beta 1).
+template <typename T, typename F>
+void UnarySumRows(char* const* p, const int64_t* s, int64_t n, const int64_t* rs, int64_t rows,
+                  const void* ctx);
 // out = scalar (ctx points at a T); for Set and SetZero.
 template <typename T>
 void FillLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx);
@@ -166,6 +182,8 @@ struct Identity {
 inline constexpr int kSumLanes = 16;
 // Elements per fixed chunk of a long summation along the inner axis (see Note [kernel engine]).
 inline constexpr int64_t kSumChunk = 32768;
+// Rows of an outer summed axis added together (a fixed pairwise tree) per SumRowsLoop group.
+inline constexpr int kSumRowGroup = 8;
 
 // ---------------------------------------------------------------------------------------------
 // Definitions
@@ -287,6 +305,42 @@ void UnaryLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx) {
     for (int64_t i = 0; i < n; ++i) {
       detail::Put<M>(o + i * so, F::Apply(detail::Load<C>(a[i * sa])), k);
     }
+  }
+}
+
+template <typename T, typename F>
+void UnarySumRows(char* const* p, const int64_t* s, int64_t n, const int64_t* rs, int64_t rows,
+                  const void* ctx) {
+  static_assert(kSumRowGroup == 8, "the group below names eight rows");
+  using C = ComputeType<T>;
+  const Coeffs<C>& k = *static_cast<const Coeffs<C>*>(ctx);
+  T* __restrict o = reinterpret_cast<T*>(p[0]);
+  const T* a = reinterpret_cast<const T*>(p[1]);
+  const int64_t so = s[0], sa = s[1], ra = rs[1];
+  auto f = [&](const T* __restrict row, int64_t i) { return F::Apply(detail::Load<C>(row[i])); };
+  int64_t r = 0;
+  for (; r + kSumRowGroup <= rows; r += kSumRowGroup) {
+    const T* __restrict a0 = a + r * ra;
+    const T* __restrict a1 = a0 + ra;
+    const T* __restrict a2 = a1 + ra;
+    const T* __restrict a3 = a2 + ra;
+    const T* __restrict a4 = a3 + ra;
+    const T* __restrict a5 = a4 + ra;
+    const T* __restrict a6 = a5 + ra;
+    const T* __restrict a7 = a6 + ra;
+    auto group = [&](int64_t i) {
+      return AddW(AddW(AddW(f(a0, i), f(a1, i)), AddW(f(a2, i), f(a3, i))),
+                  AddW(AddW(f(a4, i), f(a5, i)), AddW(f(a6, i), f(a7, i))));
+    };
+    if (so == 1 && sa == 1) {
+      for (int64_t i = 0; i < n; ++i) detail::Put<Mode::kAxpby>(o + i, group(i), k);
+    } else {
+      for (int64_t i = 0; i < n; ++i) detail::Put<Mode::kAxpby>(o + i * so, group(i * sa), k);
+    }
+  }
+  for (; r < rows; ++r) {
+    char* q[2] = {p[0], const_cast<char*>(reinterpret_cast<const char*>(a + r * ra))};
+    UnaryLoop<T, F, Mode::kAxpby>(q, s, n, ctx);
   }
 }
 

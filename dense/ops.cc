@@ -29,8 +29,13 @@ struct Operands {
   int num_in = 0;
 };
 
-// Chooses the typed inner loop for a mode.
-using LoopPicker = std::function<engine::InnerLoop(Mode)>;
+// Chooses the typed inner loop for a mode; sum_rows, when set, serves summations (see
+// engine::Kernel).
+struct LoopPicker {
+  std::function<engine::InnerLoop(Mode)> loop;
+  engine::SumRowsLoop sum_rows = nullptr;
+  engine::InnerLoop operator()(Mode m) const { return loop(m); }
+};
 
 Operands Unary(const char* op, const Tensor& src, Tensor* dest) {
   Operands o;
@@ -113,9 +118,11 @@ bool CheckAliasing(const Operands& o) {
 // Runs `kernel` over the nest of (out, inputs) on the CPU.
 // `copy_elem_size` > 0 marks a plain element copy (see engine::Kernel).
 void RunNest(const engine::LoopNest& nest, const Tensor& out, const Tensor* const* ins, int num_in,
-             engine::InnerLoop loop, const void* ctx, int copy_elem_size = 0) {
+             engine::InnerLoop loop, const void* ctx, int copy_elem_size = 0,
+             engine::SumRowsLoop sum_rows = nullptr) {
   engine::Kernel k;
   k.loop = loop;
+  k.sum_rows = sum_rows;
   k.ctx = ctx;
   k.copy_elem_size = copy_elem_size;
   char* bases[engine::kMaxOperands] = {static_cast<char*>(out.storage()->data()), nullptr, nullptr};
@@ -249,7 +256,7 @@ void RunCpuOp(const Operands& o, const LoopPicker& pick, Scalar alpha, Scalar be
   if (nest.Sums()) {
     ApplyBeta(out, k, beta, o.op);
     const CoeffsBuf acc = ops_internal::MakeCoeffs(out.dtype(), alpha, 1, o.op);
-    RunNest(nest, out, o.in.data(), o.num_in, pick(Mode::kAxpby), acc.bytes);
+    RunNest(nest, out, o.in.data(), o.num_in, pick(Mode::kAxpby), acc.bytes, 0, pick.sum_rows);
     return;
   }
   const Mode mode = !k.beta_is_zero ? Mode::kAxpby : k.alpha_is_one ? Mode::kAssign : Mode::kScale;
@@ -320,11 +327,12 @@ void RunOp(const Operands& o, const LoopPicker& pick, Scalar alpha, Scalar beta,
 }
 
 LoopPicker UnaryPicker(UnaryFn fn, DType dtype, const char* op) {
-  return [=](Mode m) { return ops_internal::UnaryKernel(fn, dtype, m, op); };
+  return {[=](Mode m) { return ops_internal::UnaryKernel(fn, dtype, m, op); },
+          ops_internal::UnarySumRowsKernel(fn, dtype)};
 }
 
 LoopPicker BinaryPicker(BinaryFn fn, DType dtype, const char* op) {
-  return [=](Mode m) { return ops_internal::BinaryKernel(fn, dtype, m, op); };
+  return {[=](Mode m) { return ops_internal::BinaryKernel(fn, dtype, m, op); }};
 }
 
 void RunUnary(const char* op, UnaryFn fn, const Tensor& src, Tensor* dest) {

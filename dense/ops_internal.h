@@ -52,6 +52,8 @@ T ScalarAs(Scalar v);
 // Modes other than kAssign and kAxpby exist only for kIdentity and kMul.
 engine::InnerLoop UnaryKernel(UnaryFn fn, DType dtype, engine::Mode mode, const char* op);
 engine::InnerLoop BinaryKernel(BinaryFn fn, DType dtype, engine::Mode mode, const char* op);
+// The SumRowsLoop of UnaryKernel(fn, dtype, kAxpby), or nullptr where there is none.
+engine::SumRowsLoop UnarySumRowsKernel(UnaryFn fn, DType dtype);
 // out = Convert(in) for any two numeric dtypes, or string to string.
 engine::InnerLoop ConvertKernel(DType dst, DType src, const char* op);
 // out = value; ctx points at one element of `dtype`.

@@ -221,6 +221,16 @@ engine::InnerLoop UnaryKernel(UnaryFn fn, DType dtype, engine::Mode mode, const 
   });
 }
 
+engine::SumRowsLoop UnarySumRowsKernel(UnaryFn fn, DType dtype) {
+  if ((Bit(dtype) & kComputeDTypes) == 0) return nullptr;
+  return Dispatch<kComputeDTypes>(dtype, "Sum", [&]<typename T>() -> engine::SumRowsLoop {
+    // Only the identity (Sum, AddTo into a summed output): the functions with SIMD-path loops
+    // keep those, and the others are rarely summed.
+    if (fn == UnaryFn::kIdentity) return &engine::UnarySumRows<T, engine::Identity>;
+    return nullptr;
+  });
+}
+
 bool SimdPathSupported(SimdPath path) {
   switch (path) {
     case SimdPath::kDefault:

@@ -416,6 +416,61 @@ TEST(OpsTest, FillScaleAndSumBFloat16) { CheckFillScaleAndSum<BFloat16>(98); }
 TEST(OpsTest, FillScaleAndSumFloat32) { CheckFillScaleAndSum<float>(99); }
 TEST(OpsTest, FillScaleAndSumFloat64) { CheckFillScaleAndSum<double>(100); }
 
+// Summed outer axes long enough for the engine's grouped rows (engine::kSumRowGroup), with
+// tails, strided and reversed layouts, several summed axes, alpha and beta; and the same bits at
+// 1, 2 and 3 threads.
+template <typename T>
+void CheckLongSummedAxes(uint64_t seed) {
+  Rng rng(seed);
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
+      {{8, 33}, {1, 33}},        {{37, 70}, {1, 70}},
+      {{19, 5, 40}, {1, 1, 40}}, {{23, 4, 17}, {1, 4, 17}},
+      {{3, 61, 9}, {3, 1, 9}},   {{70, 2}, {1, 2}},
+      {{9, 300}, {1, 300}},      {{2, 16, 3, 11}, {1, 16, 1, 11}}};
+  const std::vector<std::pair<double, double>> coeffs = {{1, 0}, {1, 1}, {2, -1}};
+  for (const auto& [sd, dd] : shapes) {
+    for (const auto& [alpha, beta] : coeffs) {
+      Tensor src = ref::RandomStridedTensor<T>(rng, sd),
+             dest = ref::RandomStridedTensor<T>(rng, dd);
+      Tensor expected = dest.Clone();
+      Tensor mag = Reference<T>(
+          {src}, expected, [](const std::vector<T>& v) { return v[0]; }, alpha, beta);
+      AddTo(alpha, beta, src, &dest);
+      ExpectNear<T>(
+          dest, expected,
+          "AddTo " + ShapeString(sd) + " -> " + ShapeString(dd) + " " + DTypeName(DTypeOf<T>), mag);
+    }
+  }
+}
+
+TEST(OpsTest, LongSummedAxesInt32) { CheckLongSummedAxes<int32_t>(101); }
+TEST(OpsTest, LongSummedAxesInt8) { CheckLongSummedAxes<int8_t>(102); }
+TEST(OpsTest, LongSummedAxesFloat16) { CheckLongSummedAxes<Half>(103); }
+TEST(OpsTest, LongSummedAxesFloat32) { CheckLongSummedAxes<float>(104); }
+TEST(OpsTest, LongSummedAxesFloat64) { CheckLongSummedAxes<double>(105); }
+
+TEST(OpsTest, LongSummedAxesSameBitsAtAnyThreadCount) {
+  Rng rng(106);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(517 * 300);
+  for (float& x : v) x = dist(rng);
+  Tensor a = Tensor::FromVector(v, {517, 300});
+  Tensor a3 = Tensor::FromVector(v, {11, 47, 300});
+  const auto sums = testing::AtThreadCounts({1, 2, 3}, [&] {
+    Tensor s0 = Tensor::Zeros({1, 300}, DType::kFloat32),
+           s1 = Tensor::Zeros({1, 47, 1}, DType::kFloat32);
+    Copy(a, &s0);
+    Copy(a3, &s1);
+    std::vector<float> out = s0.ToVector<float>(), more = s1.ToVector<float>();
+    out.insert(out.end(), more.begin(), more.end());
+    return out;
+  });
+  for (const std::vector<float>& s : sums) {
+    ASSERT_EQ(s.size(), sums[0].size());
+    EXPECT_EQ(std::memcmp(s.data(), sums[0].data(), s.size() * sizeof(float)), 0);
+  }
+}
+
 TEST(OpsTest, CopyScaledScaleAndSet) {
   Rng rng(41);
   Tensor src = ref::RandomStridedTensor<double>(rng, {4, 1, 6});
