@@ -5,6 +5,8 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/storage.h"
+#include "tensorkit/common/stream.h"
+#include "tensorkit/common/stream.h"
 
 namespace tensorkit {
 namespace {
@@ -34,6 +36,26 @@ TEST(DeviceTest, NonexistentDeviceIsAClearError) {
 }
 
 TEST(DeviceTest, CpuAlwaysExists) { EXPECT_NO_THROW(CheckDevice(Device::Cpu(), "op")); }
+
+// The stream interface on devices that have no stream or do not exist (the device side is in
+// tests/gpu/dense_gpu_test.cc).
+TEST(DeviceTest, StreamsNeedAnExistingCudaDevice) {
+  EXPECT_NO_THROW(cuda::Synchronize(Device::Cpu()));  // nothing to wait for
+  auto expect = [](auto&& call, const std::string& op, const std::string& what) {
+    try {
+      call();
+      ADD_FAILURE() << "expected Error from " << op;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(op));
+      EXPECT_THAT(e.what(), HasSubstr(what));
+    }
+  };
+  expect([] { cuda::StreamGuard g(Device::Cpu(), nullptr); }, "cuda::StreamGuard", "cpu");
+  expect([] { cuda::CurrentStream(Device::Cpu()); }, "cuda::CurrentStream", "cpu");
+  const Device missing = Device::Cuda(CudaDeviceCount());
+  expect([&] { cuda::StreamGuard g(missing, nullptr); }, "cuda::StreamGuard", missing.ToString());
+  expect([&] { cuda::Synchronize(missing); }, "cuda::Synchronize", missing.ToString());
+}
 
 }  // namespace
 }  // namespace tensorkit

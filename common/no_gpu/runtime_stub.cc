@@ -1,5 +1,5 @@
 // Linked when tensorkit is built without CUDA: every GPU request fails with a clear Error.
-#include "tensorkit/common/backend_cuda.h"
+#include "tensorkit/common/cuda/backend.h"
 #include "tensorkit/common/error.h"
 
 namespace tensorkit::cuda_backend {
@@ -13,8 +13,11 @@ namespace {
 bool Built() { return false; }
 int DeviceCount() { return 0; }
 void* Malloc(int64_t, int) { NoCuda(); }
-void Free(void*, int) {}
-void Memcpy(void*, const void*, int64_t, int, int) { NoCuda(); }
+void Free(void*, int) noexcept {}
+void Memcpy(void*, int, const void*, int, int64_t, CopyKind) { NoCuda(); }
 void Memset0(void*, int64_t, int) { NoCuda(); }
+void Synchronize(int) { NoCuda(); }
+void* CurrentStream(int) { NoCuda(); }
+void SetCurrentStream(int, void*) { NoCuda(); }
 
 }  // namespace tensorkit::cuda_backend
