@@ -29,8 +29,8 @@ inline constexpr DTypeSet kComputeDTypes = Bit(DType::kInt32) | Bit(DType::kInt6
                                            Bit(DType::kFloat16) | Bit(DType::kBFloat16) |
                                            Bit(DType::kFloat32) | Bit(DType::kFloat64);
 
-enum class UnaryFn { kIdentity, kExp, kLog, kRelu, kSigmoid, kTanh, kAbs, kSqrt, kNeg };
-enum class BinaryFn { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
+using engine::BinaryFn;
+using engine::UnaryFn;
 
 enum class SimdPath { kDefault, kAvx2, kAvx512 };
 
