@@ -20,8 +20,8 @@
 //                 Pow with a negative exponent gives 1/a^|b| truncated (0 unless |a| == 1);
 //                 Exp, Log, Sigmoid, Tanh and Sqrt compute in float64 and convert back
 //                 saturating (NaN -> 0).
-//   devices       every operand on one device (only Copy moves between devices). CUDA operands
-//                 are staged through the host until CUDA kernels exist.
+//   devices       every operand on one device (only Copy moves between devices); on a CUDA
+//                 device the op runs there, enqueued on the current stream (common/stream.h).
 //   Max / Min     propagate NaN, like NumPy's maximum / minimum.
 #ifndef TENSORKIT_DENSE_OPS_H_
 #define TENSORKIT_DENSE_OPS_H_
