@@ -1,6 +1,7 @@
 # The README's commands. Each target installs what it needs first.
 JOBS ?= $(shell nproc)
 BUILD := build
+DASK_VENV := .venvs/dask
 
 .PHONY: deps configure build run test test-release test-asan bench bench-peers fuzz format clean \
         gpu-bundle
@@ -17,15 +18,23 @@ build: configure
 run: build
 	@bash examples/run.sh $(BUILD)/bin
 
-test-release: build
+test-release: build dask-venv
 	@ctest --preset release -j $(JOBS)
 
-test-asan: deps
+test-asan: deps dask-venv
 	@cmake --preset asan >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 	@ctest --preset asan -j $(JOBS)
 
 test: test-release test-asan
+
+# dask and distributed from PyPI for the Dask driver's test; without them that test is skipped.
+.PHONY: dask-venv
+dask-venv:
+	@$(DASK_VENV)/bin/python -c "import dask, distributed" 2>/dev/null || \
+	  { /usr/bin/python3 -m venv $(DASK_VENV) && $(DASK_VENV)/bin/pip install -q \
+	    --disable-pip-version-check dask==2026.8.0 distributed==2026.8.0; } || \
+	  echo "dask-venv: could not install dask and distributed; tools.dask_driver is skipped"
 
 bench: build
 	@for b in $(BUILD)/bin/bench_*; do $$b --benchmark_min_time=0.2; done

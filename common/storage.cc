@@ -1,23 +1,16 @@
 #include "tensorkit/common/storage.h"
 
-#include <sys/mman.h>
-
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
 #include <string>
 
+#include "tensorkit/common/cpu_memory.h"
 #include "tensorkit/common/cuda/backend.h"
 
 namespace tensorkit {
-namespace {
-
-// CPU blocks of at least kHugeBlockBytes are aligned to (and advised for) huge pages.
-constexpr int64_t kHugePageBytes = int64_t{2} << 20;
-constexpr int64_t kHugeBlockBytes = int64_t{4} << 20;
-
-}  // namespace
 
 std::shared_ptr<Storage> Storage::Allocate(DType dtype, int64_t num_elements, Device device,
                                            bool zero) {
@@ -36,15 +29,7 @@ std::shared_ptr<Storage> Storage::Allocate(DType dtype, int64_t num_elements, De
   s->size_bytes_ = num_elements * esize;
   const int64_t bytes = std::max<int64_t>(s->size_bytes_, 1);
   if (device.is_cpu()) {
-    // Large blocks start on a 2 MiB boundary and ask for transparent huge pages (as NumPy
-    // does): first-touch page faults otherwise dominate filling a fresh 100 MB output.
-    const int64_t align =
-        bytes >= kHugeBlockBytes && bytes < (int64_t{1} << 60) ? kHugePageBytes : kCpuAlignment;
-    const int64_t rounded = (bytes + align - 1) / align * align;
-    s->data_ = std::aligned_alloc(static_cast<size_t>(align), static_cast<size_t>(rounded));
-    if (s->data_ != nullptr && align == kHugePageBytes) {
-      madvise(s->data_, static_cast<size_t>(rounded), MADV_HUGEPAGE);  // a hint: failure is fine
-    }
+    s->data_ = cpu_memory::Allocate(bytes);  // see Note [large block cache]
     TK_CHECK(s->data_ != nullptr, kResourceExhausted, "Storage::Allocate: cannot allocate ", bytes,
              " bytes on cpu (", num_elements, " elements of ", DTypeName(dtype),
              "); the system refused the memory");
@@ -85,7 +70,7 @@ Storage::~Storage() {
   if (device_.is_cpu()) {
     auto* p = static_cast<std::string*>(data_);
     for (int64_t i = 0; i < num_strings_; ++i) p[i].~basic_string();
-    std::free(data_);
+    cpu_memory::Free(data_, std::max<int64_t>(size_bytes_, 1));
   } else {
     cuda_backend::Free(data_, device_.index);
   }
@@ -112,5 +97,7 @@ void ZeroBytes(void* dst, Device device, int64_t bytes) {
     cuda_backend::Memset0(dst, bytes, device.index);
   }
 }
+
+void ReleaseCachedCpuMemory() { cpu_memory::ReleaseCached(); }
 
 }  // namespace tensorkit

@@ -5,7 +5,8 @@
 //               through std::shared_ptr, so views share it and the last owner frees it.
 //   external    memory tensorkit does not own (DLPack, a host framework's buffer); a deleter
 //               given at wrapping time runs when the last reference goes.
-//   CPU memory is 64-byte aligned; CUDA memory comes from the stream-ordered allocator.
+//   CPU memory is 64-byte aligned (large blocks 2 MiB aligned, on huge pages, and reused after
+//   they are freed); CUDA memory comes from the stream-ordered allocator.
 //   kString storage holds constructed std::string objects and destroys them when freed.
 #ifndef TENSORKIT_COMMON_STORAGE_H_
 #define TENSORKIT_COMMON_STORAGE_H_
@@ -58,6 +59,10 @@ class Storage {
 void CopyBytes(void* dst, Device dst_device, const void* src, Device src_device, int64_t bytes);
 // Zero-fills `bytes` bytes on `device`.
 void ZeroBytes(void* dst, Device device, int64_t bytes);
+// Gives back to the system the large CPU blocks that freed tensors left for reuse (at most 1/16
+// of physical memory, 4 GiB, is kept; see common/cpu_memory.h). For long-lived processes that
+// want their memory back after a burst of big tensors.
+void ReleaseCachedCpuMemory();
 
 }  // namespace tensorkit
 

@@ -3,24 +3,26 @@
 // BLIS call in a ParallelFor task.
 //
 // Why BLIS. Candidates from Debian bookworm: OpenBLAS 0.3.21 (pthreads, DYNAMIC_ARCH), BLIS 0.9.0
-// (the "x86_64" family: one sub-configuration picked at run time), oneDNN 2.6.3 (dnnl_sgemm).
+// (the "x86_64" family: every x86 sub-configuration in one library), oneDNN 2.6.3 (dnnl_sgemm).
 //   - CPU dispatch. OpenBLAS picks kernels from a table of CPU models; a model the table does not
-//     know falls back to old kernels (Prescott on the issue's machine, ~10x slower; this machine
-//     it recognises), and the only correction is the environment variable OPENBLAS_CORETYPE,
-//     read once by the library's constructor before any code of ours can run. No API changes
-//     the kernels later, and in a process that already loaded OpenBLAS (NumPy, SuiteSparse's
-//     libblas.so.3) nothing we did would count. BLIS picks its sub-configuration from cpuid
-//     feature bits (AVX2/FMA3, AVX-512 F/DQ/BW/VL) plus vendor and family, so a newer model still
-//     gets the kernels of its feature set; BackendName() reports the pick ("blis(zen3)" here).
-//     Limitation: on an Intel part whose brand string BLIS 0.9 cannot map to 2 AVX-512 FMA units
-//     it takes "haswell" (AVX2) kernels rather than "skx"; BLIS_ARCH_TYPE=skx is the opt-in fix.
+//     know falls back to old kernels, and the only correction is the environment variable
+//     OPENBLAS_CORETYPE, read once by the library's constructor before any code of ours can run.
+//     BLIS picks its sub-configuration at its first call from cpuid, and honours BLIS_ARCH_TYPE
+//     read at that moment, so the choice can still be ours (see ChooseKernels below).
+//   - Which kernels. BLIS 0.9 maps an Intel AVX-512 part to "skx" only when it can tell from the
+//     brand string that the core has two AVX-512 FMA units; for a generic brand string ("Intel(R)
+//     Xeon(R) Processor", as virtual machines report) it takes "haswell" (AVX2), which halves
+//     sgemm. So whenever the CPU and OS support AVX-512 F/DQ/BW/VL, tensorkit asks for skx,
+//     whatever the vendor: on AMD Zen 4 BLIS 0.9 would take its AVX2 "zen3" kernels, and AVX-512
+//     kernels (OpenBLAS's SkylakeX ones) measured as fast as those there, while AMD's own BLIS
+//     uses AVX-512 kernels on Zen 4. Without AVX-512, BLIS's own choice stands (zen3, haswell).
+//     A BLIS_ARCH_TYPE the user set always wins. BackendName() says what was chosen and why.
 //   - Threads. OpenBLAS and oneDNN have one process-wide thread count (openblas_set_num_threads,
 //     OpenMP's) and pools of their own that would compete with oneTBB's workers. BLIS takes a
 //     runtime object per call (rntm_t): we ask for 1 thread and run the tiles as oneTBB tasks,
 //     so GetNumThreads() is the only knob, nested calls (from a ParallelFor body) just add tasks,
-//     and no OpenMP team ever spins next to oneTBB. On this loaded 2-vCPU machine BLIS's own
-//     2-thread OpenMP mode ran at 19-29 GFLOP/s for 2048^3 while the tiled mode ran at 31-39,
-//     as fast as one thread: a barrier-free split degrades gracefully when a core is taken away.
+//     and no OpenMP team ever spins next to oneTBB. A barrier-free split also degrades gracefully
+//     when another process takes a core away (bench/gemm_bench.cc measures both).
 //   - Determinism. The tile grid depends on m, n, k and the machine's core count only, and k is
 //     never split, so every element of C comes from the same call and summation at any thread
 //     count (tests/dense/gemm_test.cc checks bit equality at 1, 2 and 3 threads). oneDNN's
@@ -29,24 +31,13 @@
 //     loads OpenBLAS (NumPy, SuiteSparse) cannot bind our calls to the other library's cblas_*.
 //   - 64-bit sizes. Debian's BLIS has 64-bit dim_t/inc_t, so int64 sizes need no splitting
 //     (CheckFitsBackend guards 32-bit builds).
-//
-// Measured (bench/gemm_bench.cc, bench/peers/gemm_peers.py; 2 vCPUs of an AMD EPYC family 0x19
-// model 0x11, AVX-512, no AMX; OpenBLAS recognises it as "Cooperlake", BLIS as "zen3"). The
-// machine is shared with other builds, so timings swing 3-5x; the same-moment comparisons are:
-//   quiet (load < 1), 2048^3 sgemm, 2 threads: BLIS with its own OpenMP threads 196-210 GFLOP/s,
-//     OpenBLAS(Cooperlake) 192-198, OpenBLAS(SkylakeX) 196-199, dnnl_sgemm 182-210; 1 thread:
-//     all 102-108.
-//   loaded (load average 10-12 from other builds), gemm_peers.py medians at 2 threads:
-//     sgemm 2048^3: tensorkit 540 ms, NumPy 534, NumPy(SkylakeX) 521, torch.mm 556 (0.96-1.03x);
-//     batched 64 x 256^3: tensorkit 69 ms, NumPy 80, NumPy(SkylakeX) 80, torch.bmm 103
-//     (1.16-1.49x); candidates, randomly interleaved: tensorkit 583 ms, OpenBLAS 591, dnnl 611.
-//   CPU time of all threads per 2048^3 sgemm (insensitive to load): tensorkit 173 ms at 1 thread
-//     and 183 at 2, OpenBLAS 179 and 186: the tiles cost no more work than OpenBLAS's threading.
+// Speed against the peers is measured by bench/gemm_bench.cc and bench/peers/gemm_peers.py.
 #include "tensorkit/dense/gemm.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <thread>
@@ -54,6 +45,7 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/ops_internal.h"
 
 // blis.h defines many macros; it comes last so that it cannot change our other headers.
 #include <blis.h>
@@ -257,6 +249,46 @@ void RunBatch(const Problem<T>& p, int64_t batch) {
 
 constexpr DTypeSet kGemmDTypes = Bit(DType::kFloat32) | Bit(DType::kFloat64);
 
+// Initialises BLIS with the sub-configuration tensorkit wants (see "Which kernels" above) and
+// returns BackendName()'s text. Runs once, before the first BLIS call of the process that goes
+// through tensorkit; BLIS reads BLIS_ARCH_TYPE only then, so it is set just for that moment.
+std::string ChooseKernels() {
+  std::string why = "BLIS's own choice";
+  bool asked_skx = false;
+#ifdef BLIS_CONFIG_SKX
+  const bool avx512 = ops_internal::SimdPathSupported(ops_internal::SimdPath::kAvx512);
+  if (std::getenv("BLIS_ARCH_TYPE") != nullptr) {
+    why = "BLIS_ARCH_TYPE set in the environment";
+  } else if (avx512) {
+    asked_skx = setenv("BLIS_ARCH_TYPE", std::to_string(BLIS_ARCH_SKX).c_str(), 0) == 0;
+    why = "chosen by tensorkit: the CPU has AVX-512 F/DQ/BW/VL";
+  } else {
+    why = "BLIS's own choice: no AVX-512 F/DQ/BW/VL";
+  }
+#endif
+  bli_init();
+  if (asked_skx) {
+    unsetenv("BLIS_ARCH_TYPE");  // child processes see the environment the user gave
+    if (bli_arch_query_id() != BLIS_ARCH_SKX) {
+      why = "BLIS was initialised before tensorkit could choose; BLIS_ARCH_TYPE=" +
+            std::to_string(static_cast<int>(BLIS_ARCH_SKX)) + " gives its AVX-512 kernels";
+    }
+  }
+  cntx_t* cntx = bli_gks_query_cntx();
+  const auto block = [&](num_t dt, bszid_t id) {
+    return std::to_string(static_cast<int64_t>(bli_cntx_get_blksz_def_dt(dt, id, cntx)));
+  };
+  return std::string("blis(") + bli_arch_string(bli_arch_query_id()) + "): " + why +
+         "; sgemm micro-tile " + block(BLIS_FLOAT, BLIS_MR) + "x" + block(BLIS_FLOAT, BLIS_NR) +
+         ", dgemm " + block(BLIS_DOUBLE, BLIS_MR) + "x" + block(BLIS_DOUBLE, BLIS_NR);
+}
+
+// BackendName()'s text; the first call initialises BLIS (thread-safe static initialisation).
+const std::string& KernelChoice() {
+  static const std::string name = ChooseKernels();
+  return name;
+}
+
 }  // namespace
 
 namespace {
@@ -267,6 +299,7 @@ void CheckedGemm(const char* op, DType dtype, bool trans_a, bool trans_b, int64_
                  const void* b, int64_t ldb, int64_t stride_b, double beta, void* c, int64_t ldc,
                  int64_t stride_c, int64_t batch) {
   Dispatch<kGemmDTypes>(dtype, op, [&]<typename T>() {
+    KernelChoice();  // BLIS must start with the kernels chosen for this CPU
     CheckShapes(op, trans_a, trans_b, m, n, k, lda, ldb, ldc);
     TK_CHECK(batch >= 0, kInvalidArgument, op, ": batch ", batch, " must be >= 0");
     if (batch == 0) return;
@@ -314,9 +347,6 @@ void GemmBatched(DType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, 
               stride_b, beta, c, ldc, stride_c, batch);
 }
 
-const char* BackendName() {
-  static const std::string name = std::string("blis(") + bli_arch_string(bli_arch_query_id()) + ")";
-  return name.c_str();
-}
+const char* BackendName() { return KernelChoice().c_str(); }
 
 }  // namespace tensorkit::gemm

@@ -16,7 +16,7 @@ packages=(
 )
 # Peers for bench/peers only; large, so opt-in.
 if [[ "${TENSORKIT_BENCH_PEERS:-0}" == "1" ]]; then
-  packages+=(python3-torch libeigen3-dev)
+  packages+=(python3-torch python3-threadpoolctl libeigen3-dev)
   # bench_gemm compares oneDNN's sgemm with tensorkit's BLIS backend (loaded with dlopen).
   packages+=(libdnnl2)
 fi

@@ -1,16 +1,17 @@
 // tensorkit convert IN OUT [--reorder] [--coalesce]
 // tensorkit convert --to EXT -o OUTDIR [--resume] IN...   (batch, files in parallel)
+//     [--shard K/N|auto] [--inputs-from FILE|-] [--manifest FILE]  (see tools/batch.h)
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <mutex>
 
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/io/file_util.h"
+#include "tensorkit/tools/batch.h"
 #include "tensorkit/tools/tool.h"
 
 namespace tensorkit::tools {
@@ -22,6 +23,7 @@ struct Args {
   std::string out_dir;
   bool resume = false;
   ConvertOptions options;
+  BatchOptions batch;
 };
 
 // One line per finished file, or a redrawn bar when stderr is a terminal.
@@ -66,55 +68,50 @@ int RunSingle(const Args& a) {
   return kExitOk;
 }
 
-std::string StemOf(const std::string& path) { return std::filesystem::path(path).stem().string(); }
-
 int RunBatch(const Args& a) {
   const std::string ext = NormalizeExtension(a.to);
   if (a.out_dir.empty()) throw UsageError("a batch (--to) needs an output folder: -o OUTDIR");
-  if (a.files.empty()) throw UsageError("a batch needs at least one input file");
+  const BatchPlan plan = PlanBatch(a.files, a.batch, a.out_dir, ext);  // refuses clashes first
+  const std::vector<std::string>& files = plan.inputs;
+  const std::vector<std::string>& outs = plan.outputs;
   std::error_code ec;
   std::filesystem::create_directories(a.out_dir, ec);
   TK_CHECK(!ec, kIo, "convert: cannot create the output folder '", a.out_dir, "': ", ec.message());
-  const size_t n = a.files.size();
-  std::vector<std::string> outs(n), errors(n);
+  std::unique_ptr<Manifest> manifest;
+  if (!a.batch.manifest.empty()) manifest = std::make_unique<Manifest>(a.batch.manifest, a.resume);
+  const size_t n = files.size();
+  std::vector<std::string> errors(n);
   std::vector<Outcome> outcome(n, Outcome::kConverted);
-  std::map<std::string, size_t> first_with;  // two inputs with one stem would clash
-  for (size_t i = 0; i < n; ++i) {
-    outs[i] = (std::filesystem::path(a.out_dir) / (StemOf(a.files[i]) + "." + ext)).string();
-    auto [it, fresh] = first_with.emplace(outs[i], i);
-    if (!fresh) {
-      outcome[i] = Outcome::kFailed;
-      errors[i] = "its output " + outs[i] + " is also the output of " + a.files[it->second];
-    }
-  }
   Progress progress(n);
   ParallelFor(0, static_cast<int64_t>(n), 1, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      if (outcome[i] == Outcome::kConverted) {
-        if (a.resume && io::FileExists(outs[i])) {
-          outcome[i] = Outcome::kSkipped;
-        } else {
-          try {
-            ConvertFile(a.files[i], outs[i], a.options);
-          } catch (const std::exception& ex) {  // keep going: report it at the end
-            outcome[i] = Outcome::kFailed;
-            errors[i] = ex.what();
-          }
+      // With a manifest, --resume trusts its records rather than the outputs' existence.
+      if (a.resume && (manifest ? manifest->Done(files[i], outs[i]) : io::FileExists(outs[i]))) {
+        outcome[i] = Outcome::kSkipped;
+      } else {
+        ManifestRecord r = ConvertRecorded(files[i], outs[i], a.options, plan.shard);
+        if (!r.converted()) {  // keep going: report it at the end
+          outcome[i] = Outcome::kFailed;
+          errors[i] = r.error;
         }
+        if (manifest) manifest->Append(r);
       }
-      static const char* kWhat[] = {"converted", "skipped (exists)", "FAILED"};
-      progress.Done(a.files[i], outs[i], kWhat[static_cast<int>(outcome[i])]);
+      static const char* kWhat[] = {"converted", "skipped (done)", "FAILED"};
+      progress.Done(files[i], outs[i], kWhat[static_cast<int>(outcome[i])]);
     }
   });
   size_t counts[3] = {0, 0, 0};
   for (Outcome o : outcome) ++counts[static_cast<int>(o)];
   std::cout << "converted " << counts[0] << ", skipped " << counts[1] << ", failed " << counts[2]
-            << " of " << n << " file(s) into " << a.out_dir << "\n";
+            << " of " << n << " file(s)"
+            << (a.batch.shard.empty() ? ""
+                                      : " (shard " + plan.shard.Text() + " of " +
+                                            std::to_string(plan.total) + " inputs)")
+            << " into " << a.out_dir << "\n";
   if (counts[2] == 0) return kExitOk;
   std::cerr << "failures:\n";
   for (size_t i = 0; i < n; ++i) {
-    if (outcome[i] == Outcome::kFailed)
-      std::cerr << "  " << a.files[i] << ": " << errors[i] << "\n";
+    if (outcome[i] == Outcome::kFailed) std::cerr << "  " << files[i] << ": " << errors[i] << "\n";
   }
   return kExitFailed;
 }
@@ -127,21 +124,25 @@ Subcommand AddConvert(CLI::App& app) {
       "convert",
       "Convert IN to OUT (formats from the extensions), or with --to a batch of files into "
       "OUTDIR in parallel");
-  sub->add_option("files", args->files, "IN OUT, or the inputs of a batch")->required();
+  sub->add_option("files", args->files, "IN OUT, or the inputs of a batch");
   sub->add_option("--to", args->to, "Batch mode: the output format (npy, npz, mtx, tns)");
   sub->add_option("-o,--output-dir", args->out_dir, "Batch mode: the output folder");
-  sub->add_flag("--resume", args->resume, "Skip outputs that already exist");
+  sub->add_flag("--resume", args->resume,
+                "Skip outputs that already exist (with --manifest: inputs it records as done)");
   sub->add_flag("--reorder", args->options.reorder,
                 "Sort sparse entries in C order (row-major) before writing");
   sub->add_flag("--coalesce", args->options.coalesce,
                 "Sort sparse entries and sum duplicates before writing");
   sub->add_flag("--compress", args->options.compress, "Deflate .npz members");
+  AddBatchOptions(sub, &args->batch);
   sub->footer(
       "Dense inputs become sparse for .mtx/.tns outputs (nonzeros); sparse inputs become dense "
       "for .npy outputs.\nA batch keeps going past failures, lists them at the end and exits 1 "
       "if any failed.\nExit codes: 0 ok, 1 failed, 2 usage error.");
   return {sub, [args]() {
-            return args->to.empty() && args->out_dir.empty() ? RunSingle(*args) : RunBatch(*args);
+            const bool batch =
+                !args->to.empty() || !args->out_dir.empty() || args->batch.Requested();
+            return batch ? RunBatch(*args) : RunSingle(*args);
           }};
 }
 

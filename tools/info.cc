@@ -4,6 +4,7 @@
 #include <memory>
 #include <sstream>
 
+#include "tensorkit/tools/json.h"
 #include "tensorkit/tools/tool.h"
 
 namespace tensorkit::tools {
@@ -68,23 +69,6 @@ Summary Summarize(const std::string& path) {
   return s;
 }
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
 template <typename Int>
 std::string JsonArray(const std::vector<Int>& v) {
   std::string out = "[";
@@ -98,11 +82,11 @@ int Run(const Args& a) {
   density.precision(6);
   density << s.density;
   if (a.json) {
-    std::cout << "{\"file\": " << JsonString(a.file) << ", \"format\": " << JsonString(s.format)
+    std::cout << "{\"file\": " << JsonQuote(a.file) << ", \"format\": " << JsonQuote(s.format)
               << ", \"sparse\": " << (s.sparse ? "true" : "false")
-              << ", \"shape\": " << JsonArray(s.shape) << ", \"dtype\": " << JsonString(s.dtype)
+              << ", \"shape\": " << JsonArray(s.shape) << ", \"dtype\": " << JsonQuote(s.dtype)
               << ", \"nnz\": " << s.nnz << ", \"order\": "
-              << (s.sparse ? (s.order.empty() ? "null" : JsonArray(s.order)) : JsonString(s.layout))
+              << (s.sparse ? (s.order.empty() ? "null" : JsonArray(s.order)) : JsonQuote(s.layout))
               << ", \"density\": " << density.str() << "}\n";
     return kExitOk;
   }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/tools/batch.h"
 #include "tensorkit/tools/tool.h"
 
 int main(int argc, char** argv) {
@@ -17,7 +18,8 @@ int main(int argc, char** argv) {
   int threads = 0;
   app.add_option("--threads", threads, "Worker threads (default: TENSORKIT_NUM_THREADS or all)")
       ->check(CLI::PositiveNumber);
-  std::vector<Subcommand> subs = {AddConvert(app), AddInfo(app), AddValidate(app), AddConcat(app)};
+  std::vector<Subcommand> subs = {AddConvert(app), AddInfo(app), AddValidate(app), AddConcat(app),
+                                  AddManifest(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

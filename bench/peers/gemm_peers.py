@@ -1,7 +1,8 @@
 """GEMM peers: a 2048^3 float32 product and a batch of 64 float32 products of 256^3, tensorkit
-(bin/bench_gemm) against NumPy (Debian's OpenBLAS as it picks its kernels, and with
-OPENBLAS_CORETYPE=SkylakeX, each in its own process since OpenBLAS reads the variable when it
-loads) and PyTorch (torch.mm, torch.bmm), all on 2 threads. A second table compares the BLAS
+(bin/bench_gemm, and the same binary forced onto BLIS's AVX2 "haswell" kernels to show what the
+kernel choice of dense/gemm.cc buys on AVX-512 CPUs) against NumPy (Debian's OpenBLAS as it picks
+its kernels, and on AVX-512 CPUs with OPENBLAS_CORETYPE=SkylakeX, each in its own process since
+OpenBLAS reads the variable when it loads) and PyTorch (torch.mm, torch.bmm), all on 2 threads. A second table compares the BLAS
 candidates for tensorkit's backend called directly from C++ (see dense/gemm.cc).
 
 Usage: /usr/bin/python3 bench/peers/gemm_peers.py --build build"""
@@ -78,19 +79,30 @@ def main():
     binary = os.path.join(args.build, "bin", "bench_gemm")
     peerlib.set_threads(THREADS)
 
+    # AVX-512 kernels forced on a CPU without AVX-512 would die of an illegal instruction.
+    flags = set(peerlib._cpuinfo().get("flags", "").split())
+    avx512 = {"avx512f", "avx512dq", "avx512bw", "avx512vl"} <= flags
     tk = peerlib.run_tensorkit(binary, f"^(Gemm/float32/{N}|GemmBatched/|Backend/)",
                                threads=THREADS)
-    tk_skx = peerlib.run_tensorkit(binary, "^Backend/openblas/", threads=THREADS,
-                                   extra_env={"OPENBLAS_CORETYPE": "SkylakeX"})
+    # What tensorkit's kernel choice buys: the same binary made to take BLIS 0.9's AVX2
+    # "haswell" kernels, which BLIS itself picks on Intel AVX-512 parts with a generic brand.
+    tk_haswell = peerlib.run_tensorkit(binary, f"^(Gemm/float32/{N}/|GemmBatched/)",
+                                       threads=THREADS, extra_env={"BLIS_ARCH_TYPE": "3"})
+    tk_skx = (peerlib.run_tensorkit(binary, "^Backend/openblas/", threads=THREADS,
+                                    extra_env={"OPENBLAS_CORETYPE": "SkylakeX"})
+              if avx512 else {})
     np_default = numpy_times(None)
-    np_skx = numpy_times("SkylakeX")
+    np_skx = numpy_times("SkylakeX") if avx512 else None
     th = torch_times()
 
     rows = []
     for op, key, tk_name in ((SGEMM_OP, "sgemm", f"Gemm/float32/{N}/"),
                              (BATCHED_OP, "batched", "GemmBatched/float32/")):
-        times = {"tensorkit": pick(tk, tk_name), "numpy": np_default[key],
-                 "numpy(SkylakeX)": np_skx[key]}
+        times = {"tensorkit": pick(tk, tk_name),
+                 "tk(haswell forced)": pick(tk_haswell, tk_name),
+                 "numpy": np_default[key]}
+        if np_skx:
+            times["numpy(SkylakeX)"] = np_skx[key]
         if th:
             times["torch"] = th[key]
         rows.append((op, times))

@@ -9,6 +9,98 @@ import time
 
 REPEAT = int(os.environ.get("PEERS_REPEAT", "5"))
 
+# The bin/ folder of the tensorkit build the tables measure (set by run_tensorkit); the machine
+# header of print_table asks its bench_gemm which GEMM kernels tensorkit chose.
+_tensorkit_bin = None
+_machine_printed = False
+
+# The ISA extensions whose presence changes which kernels the libraries pick.
+ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512_vnni",
+             "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
+
+
+def _cpuinfo():
+    """{field: value} of the first processor in /proc/cpuinfo."""
+    info = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    break
+                key, _, value = line.partition(":")
+                info[key.strip()] = value.strip()
+    except OSError:
+        pass
+    return info
+
+
+def _tensorkit_gemm_kernels():
+    """BackendName() of the build: the label of one small bench_gemm run."""
+    if not _tensorkit_bin:
+        return "unknown (no tensorkit benchmark ran yet)"
+    cmd = [os.path.join(_tensorkit_bin, "bench_gemm"), "--benchmark_filter=^Gemm/float32/256/",
+           "--benchmark_min_time=0.01", "--benchmark_format=json"]
+    try:
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        return json.loads(out)["benchmarks"][0].get("label", "?")
+    except (OSError, subprocess.CalledProcessError, ValueError, KeyError, IndexError):
+        return "unknown (bench_gemm did not run)"
+
+
+def _python_peer_kernels():
+    """One line per Python peer: version and the kernels it uses on this CPU."""
+    lines = []
+    try:
+        import numpy as np
+        line = f"NumPy {np.__version__}"
+        try:
+            from threadpoolctl import threadpool_info
+            for lib in threadpool_info():
+                if lib.get("user_api") == "blas":
+                    line += (f"; BLAS {lib.get('internal_api')} {lib.get('version')}"
+                             f" kernels {lib.get('architecture', '?')}")
+        except ImportError:
+            line += "; BLAS kernels unknown (threadpoolctl missing)"
+        core = os.environ.get("OPENBLAS_CORETYPE")
+        if core:
+            line += f"; OPENBLAS_CORETYPE={core} in the environment"
+        lines.append(line)
+    except ImportError:
+        pass
+    try:
+        import scipy
+        lines.append(f"SciPy {scipy.__version__}")
+    except ImportError:
+        pass
+    try:
+        import torch
+        cap = None
+        if hasattr(torch.backends, "cpu") and hasattr(torch.backends.cpu, "get_cpu_capability"):
+            cap = torch.backends.cpu.get_cpu_capability()
+        else:
+            for cfg in torch.__config__.show().splitlines():
+                if "CPU capability usage" in cfg:
+                    cap = cfg.split(":", 1)[1].strip()
+        lines.append(f"PyTorch {torch.__version__}; CPU capability {cap or '?'}")
+    except ImportError:
+        pass
+    return lines
+
+
+def describe_machine():
+    """Lines saying where a table was measured: the CPU, its ISA extensions, and the kernel set
+    each library chose on it."""
+    info = _cpuinfo()
+    flags = set(info.get("flags", "").split())
+    isa = [f for f in ISA_FLAGS if f in flags]
+    lines = [f"CPU: {info.get('vendor_id', '?')} {info.get('model name', '?')} (family "
+             f"{info.get('cpu family', '?')}, model {info.get('model', '?')}), "
+             f"{os.cpu_count()} logical CPUs",
+             f"ISA: {' '.join(isa) if isa else 'none of ' + ' '.join(ISA_FLAGS)}",
+             f"tensorkit GEMM: {_tensorkit_gemm_kernels()}"]
+    lines += _python_peer_kernels()
+    return lines
+
 
 def median_time(fn, repeat=REPEAT, warmup=1, setup=None):
     """Median wall time of fn() in seconds over `repeat` runs after `warmup` runs. `setup`, when
@@ -26,6 +118,8 @@ def median_time(fn, repeat=REPEAT, warmup=1, setup=None):
 
 def run_tensorkit(binary, bench_filter, threads=2, repeat=REPEAT, extra_env=None):
     """Runs a Google Benchmark program and returns {benchmark name: median real time in s}."""
+    global _tensorkit_bin
+    _tensorkit_bin = _tensorkit_bin or os.path.dirname(os.path.abspath(binary))
     env = dict(os.environ)
     env["TENSORKIT_NUM_THREADS"] = str(threads)
     if extra_env:
@@ -56,6 +150,10 @@ def set_threads(n):
 def print_table(title, rows):
     """rows: list of (operation, {implementation: seconds}); 'tensorkit' must be a key. Prints
     medians in ms and, per peer, peer/tensorkit (speedup of tensorkit)."""
+    global _machine_printed
+    if not _machine_printed:
+        _machine_printed = True
+        print("\n## Machine\n" + "\n".join("- " + line for line in describe_machine()))
     peers = []
     for _, times in rows:
         for k in times:

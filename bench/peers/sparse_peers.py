@@ -173,7 +173,7 @@ def concat_rows():
     else:
         print("note: pydata sparse is not installed; its Concat column is skipped")
     rows = [("Concat axis 0, 5 x 2M", times)]
-    rows.append(("copy of indices+values (baseline)", {
+    rows.append(("copy into reused buffers (baseline)", {
         "numpy concatenate": peerlib.median_time(
             lambda: (np.concatenate([i for i, _ in inputs]),
                      np.concatenate([v for _, v in inputs])))}))
@@ -196,7 +196,7 @@ def main():
         "ToDense [4096 4096] 1M (coalesced)": "BM_ToDense2D/real_time",
         "FromDense [4096 4096] 1M": "BM_FromDense2D/real_time",
         "Concat axis 0, 5 x 2M": "BM_ConcatAxis0/real_time",
-        "copy of indices+values (baseline)": "BM_ConcatCopyBaseline/real_time",
+        "copy into reused buffers (baseline)": "BM_ConcatCopyBaseline/real_time",
     }
     rows = reorder_rows() + matrix_rows() + concat_rows()
     for op, times in rows:

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -13,6 +14,7 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/ops_internal.h"
 
 namespace tensorkit::gemm {
 namespace {
@@ -365,10 +367,53 @@ TEST(Gemm, InsideParallelForMatchesOutside) {
   }
 }
 
-TEST(Gemm, BackendNameNamesKernels) {
+TEST(Gemm, BackendNameNamesKernelsAndWhy) {
   const std::string name = BackendName();
   EXPECT_EQ(name.rfind("blis(", 0), 0u) << name;
-  EXPECT_GT(name.size(), 6u) << name;
+  EXPECT_NE(name.find("): "), std::string::npos) << name;
+  EXPECT_NE(name.find("sgemm micro-tile "), std::string::npos) << name;
+}
+
+// BLIS 0.9 takes its AVX2 "haswell" kernels on Intel AVX-512 parts whose brand string it cannot
+// read; tensorkit must choose the AVX-512 ones on any CPU that can run them.
+TEST(Gemm, AvxFiveTwelveCpusGetAvxFiveTwelveKernels) {
+  if (!ops_internal::SimdPathSupported(ops_internal::SimdPath::kAvx512)) {
+    GTEST_SKIP() << "this CPU (or OS) lacks AVX-512 F/DQ/BW/VL; BackendName: " << BackendName();
+  }
+  if (std::getenv("BLIS_ARCH_TYPE") != nullptr) GTEST_SKIP() << "BLIS_ARCH_TYPE is set by hand";
+  const std::string name = BackendName();
+  EXPECT_EQ(name.rfind("blis(skx)", 0), 0u) << name;
+  // The kernels really are in use: a product gives the right answer through them.
+  std::vector<float> a(64 * 64, 1.0f), b(64 * 64, 2.0f), c(64 * 64, 0.0f);
+  Gemm(DType::kFloat32, false, false, 64, 64, 64, 1.0, a.data(), 64, b.data(), 64, 0.0, c.data(),
+       64);
+  for (float v : c) ASSERT_EQ(v, 128.0f);
+}
+
+// ctest runs this with BLIS_ARCH_TYPE=3 (BLIS 0.9's "haswell"): the user's choice wins, which is
+// also how a benchmark forces the AVX2 kernels on an AVX-512 machine to show what skx buys.
+TEST(Gemm, BlisArchTypeFromTheEnvironmentWins) {
+  const char* env = std::getenv("BLIS_ARCH_TYPE");
+  if (env == nullptr) GTEST_SKIP() << "runs as ctest's dense.gemm_blis_arch_override";
+  const std::string name = BackendName();
+  EXPECT_NE(name.find("BLIS_ARCH_TYPE set in the environment"), std::string::npos) << name;
+  if (std::string(env) == "3") {
+    EXPECT_EQ(name.rfind("blis(haswell)", 0), 0u) << name;
+  }
+  std::vector<double> a(96 * 80, 0.5), b(80 * 70, 4.0), c(96 * 70, 1.0);
+  Gemm(DType::kFloat64, false, false, 96, 70, 80, 1.0, a.data(), 80, b.data(), 70, 1.0, c.data(),
+       70);
+  for (double v : c) ASSERT_EQ(v, 161.0);
+}
+
+TEST(Gemm, WithoutAvxFiveTwelveBlisKeepsItsOwnChoice) {
+  if (ops_internal::SimdPathSupported(ops_internal::SimdPath::kAvx512)) {
+    GTEST_SKIP() << "this CPU has AVX-512; BackendName: " << BackendName();
+  }
+  if (std::getenv("BLIS_ARCH_TYPE") != nullptr) GTEST_SKIP() << "BLIS_ARCH_TYPE is set by hand";
+  const std::string name = BackendName();
+  EXPECT_EQ(name.find("blis(skx)"), std::string::npos) << name;
+  EXPECT_NE(name.find("BLIS's own choice"), std::string::npos) << name;
 }
 
 }  // namespace

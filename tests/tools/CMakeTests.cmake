@@ -5,3 +5,17 @@ if(TARGET tensorkit_tool)
                    --tool $<TARGET_FILE:tensorkit_tool>)
   set_tests_properties(tools.tensorkit_cli PROPERTIES LABELS tools)
 endif()
+
+# Batch conversion beyond one process; the Dask driver needs the venv that `make test` creates
+# (.venvs/dask) and is reported as skipped (exit 77) without it.
+if(TARGET tensorkit_tool)
+  add_test(NAME tools.batch
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/batch_test.py
+                   --tool $<TARGET_FILE:tensorkit_tool>)
+  add_test(NAME tools.dask_driver
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/batch_test.py
+                   --tool $<TARGET_FILE:tensorkit_tool>
+                   --dask-python ${CMAKE_SOURCE_DIR}/.venvs/dask/bin/python)
+  set_tests_properties(tools.batch tools.dask_driver PROPERTIES LABELS tools)
+  set_tests_properties(tools.dask_driver PROPERTIES SKIP_RETURN_CODE 77)
+endif()
