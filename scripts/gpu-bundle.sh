@@ -45,9 +45,13 @@ for exe in "$OUT"/bin/*; do ldd "$exe"; done | awk '/=> \// {print $3} /^\s*\/li
   done
 [[ -e "$OUT/glibc/ld-linux-x86-64.so.2" ]] || cp -L /lib64/ld-linux-x86-64.so.2 "$OUT/glibc/"
 
-# Self-contained: nothing but CUDA libraries and the C library may come from outside.
-missing=$(for exe in "$OUT"/bin/*; do ldd "$exe"; done | awk '/=> \// {print $3}' | sort -u |
-  grep -v "^$(cd "$OUT" && pwd)/lib/" | grep -Ev '/(libcublas|libcublasLt|libcusparse|libnvJitLink|libc|libm|libdl|libpthread|librt)\.so' || true)
+# Self-contained: with lib/ first on the path, as gpu-check.sh runs them, nothing but CUDA
+# libraries and the C library may come from outside.
+lib_dir=$(cd "$OUT/lib" && pwd)
+missing=$(for exe in "$OUT"/bin/*; do LD_LIBRARY_PATH="$lib_dir" ldd "$exe"; done |
+  awk '/=> \// {print $3}' | xargs -r realpath | sort -u | grep -v "^$lib_dir/" |
+  grep -Ev '/(libcublas|libcublasLt|libcusparse|libnvJitLink|libc|libm|libdl|libpthread|librt)\.so' ||
+  true)
 if [[ -n "$missing" ]]; then
   echo "gpu-bundle: FAILED: libraries from outside the bundle: $missing" >&2
   exit 1

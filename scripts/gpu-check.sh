@@ -36,7 +36,7 @@ for r in roots:
 if command -v python3 >/dev/null; then
   for d in $(python3 -c "$find_wheel_libs" 2>/dev/null); do libdirs+=("$d"); done
 fi
-joined=$(IFS=:; echo "${libdirs[*]:-}")
+joined=$(printf "%s\n" "${libdirs[@]:-}" | awk "NF && !seen[\$0]++" | paste -sd:)
 export LD_LIBRARY_PATH="$BUNDLE/lib${joined:+:$joined}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 echo "gpu-check: bundle $BUNDLE"
 echo "gpu-check: CUDA libraries from: ${joined:-none found, the loader default paths apply}"
