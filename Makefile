@@ -4,7 +4,7 @@ BUILD := build
 DASK_VENV := .venvs/dask
 
 .PHONY: deps configure build run test test-release test-asan bench bench-peers fuzz format clean \
-        gpu-bundle
+	tf-ops tf-ops-if-possible gpu-bundle
 
 deps:
 	@bash scripts/install-deps.sh
@@ -18,7 +18,7 @@ build: configure
 run: build
 	@bash examples/run.sh $(BUILD)/bin
 
-test-release: build dask-venv
+test-release: build dask-venv tf-ops-if-possible
 	@ctest --preset release -j $(JOBS)
 
 test-asan: deps dask-venv
@@ -35,6 +35,18 @@ dask-venv:
 	  { /usr/bin/python3 -m venv $(DASK_VENV) && $(DASK_VENV)/bin/pip install -q \
 	    --disable-pip-version-check dask==2026.8.0 distributed==2026.8.0; } || \
 	  echo "dask-venv: could not install dask and distributed; tools.dask_driver is skipped"
+
+# The TensorFlow op library (embed/tensorflow/): venv .venvs/tf with the pinned wheel, then the
+# library; prints its path.
+tf-ops: configure
+	@bash scripts/tf-venv.sh
+	@cmake --preset release -DTENSORKIT_TF_PYTHON=$(CURDIR)/.venvs/tf/bin/python >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target tensorkit_tf_ops
+	@echo "$(CURDIR)/$(BUILD)/lib/libtensorkit_tf_ops.so"
+
+# For make test: without the wheel (no network) the TensorFlow tests skip, the rest still runs.
+tf-ops-if-possible: configure
+	@if bash scripts/tf-venv.sh; then $(MAKE) --no-print-directory tf-ops; fi
 
 bench: build
 	@for b in $(BUILD)/bin/bench_*; do $$b --benchmark_min_time=0.2; done

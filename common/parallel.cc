@@ -3,7 +3,9 @@
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -17,6 +19,9 @@ namespace {
 std::mutex g_mutex;
 std::unique_ptr<tbb::global_control> g_control;
 int g_threads = 0;  // 0: not initialised yet
+// The budget of the RunWithThreadLimit call running on this thread (0: none). Only the calling
+// thread sees it; oneTBB workers joining the arena are limited by the arena itself.
+thread_local int t_budget = 0;
 
 int ParseEnvThreads() {
   const char* s = std::getenv("TENSORKIT_NUM_THREADS");
@@ -60,7 +65,23 @@ void SetNumThreads(int n) {
 
 int GetNumThreads() {
   EnsureInit();
-  return g_threads;
+  return t_budget > 0 ? std::min(g_threads, t_budget) : g_threads;
+}
+
+void RunWithThreadLimit(int n, const std::function<void()>& fn) {
+  TK_CHECK(n >= 1, kInvalidArgument, "RunWithThreadLimit: thread count must be >= 1, got ", n);
+  EnsureInit();
+  const int budget = std::min(n, GetNumThreads());
+  tbb::task_arena arena(budget);
+  arena.execute([&] {
+    // Restored also when fn throws, so that a failed op leaves the caller's thread as it was.
+    struct Restore {
+      int saved;
+      ~Restore() { t_budget = saved; }
+    } restore{t_budget};
+    t_budget = budget;
+    fn();
+  });
 }
 
 namespace parallel_detail {

@@ -6,6 +6,8 @@
 //   grain          the least work (in items) worth a task; callers pass bytes via GrainFor.
 //   ParallelFor    splits [begin, end) into ranges; boundaries may depend on scheduling, so use
 //                  it only for work whose result does not depend on how it is split.
+//   thread budget  RunWithThreadLimit(n, fn) runs fn with at most n threads (the caller's among
+//                  them), for a host framework that hands tensorkit a share of its own pool.
 //   ParallelChunks fixed chunks [k*chunk, (k+1)*chunk) whose boundaries never depend on the
 //                  thread count: per-chunk partial results combined in chunk order are
 //                  bit-identical at any thread count.
@@ -26,6 +28,9 @@ namespace tensorkit {
 void SetNumThreads(int n);
 // The current limit.
 int GetNumThreads();
+// Runs fn() so that the parallel work it starts uses at most n >= 1 threads (a oneTBB arena);
+// the global limit still applies. Exceptions from fn propagate. Throws Error for n < 1.
+void RunWithThreadLimit(int n, const std::function<void()>& fn);
 
 // Work below this many bytes runs on the calling thread.
 inline constexpr int64_t kParallelMinBytes = 64 * 1024;

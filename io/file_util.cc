@@ -1,5 +1,6 @@
 #include "tensorkit/io/file_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -8,9 +9,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>  // renameat2, RENAME_EXCHANGE
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <set>
 
 #include "tensorkit/common/parallel.h"
 
@@ -19,26 +23,77 @@ namespace {
 
 std::string OsReason() { return std::strerror(errno); }
 
-// Opens `path` read-only and returns (fd, size); throws Error(kIo).
+// What `mode` is, for refusing anything but a regular file.
+const char* KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// Opens `path` read-only and returns (fd, size); throws Error(kIo). O_NONBLOCK keeps the open of
+// a FIFO from waiting for a writer; anything but a regular file is then refused at once.
 std::pair<int, int64_t> OpenForRead(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   TK_CHECK(fd >= 0, kIo, "io: cannot open '", path, "' for reading: ", OsReason());
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    std::string why = S_ISDIR(st.st_mode) ? "it is a directory" : OsReason();
+  if (::fstat(fd, &st) != 0) {
+    std::string why = OsReason();
     ::close(fd);
     Throw(ErrorCode::kIo, "io: cannot read '", path, "': ", why);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    Throw(ErrorCode::kIo, "io: cannot read '", path, "': it is ", KindOf(st.st_mode),
+          "; tensorkit reads regular files only");
   }
   return {fd, static_cast<int64_t>(st.st_size)};
 }
 
-// The fault hook: TENSORKIT_IO_FAIL_AFTER_BYTES, or -1.
-int64_t FailAfterBytes() {
-  const char* v = std::getenv("TENSORKIT_IO_FAIL_AFTER_BYTES");
+// A fault hook: the non-negative integer in environment variable `name`, or -1.
+int64_t HookBytes(const char* name) {
+  const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return -1;
   char* end = nullptr;
   long long n = std::strtoll(v, &end, 10);
   return (end != v && n >= 0) ? n : -1;
+}
+
+// Named temporaries to remove on SIGINT/SIGTERM. Fixed slots of fixed size, so that the handler
+// touches no allocator; a slot is claimed (1), filled, then published (2).
+constexpr int kSlots = 256;
+struct TempSlot {
+  std::atomic<int> state{0};
+  char path[4096];
+};
+TempSlot g_slots[kSlots];
+
+int Register(const std::string& path) {
+  if (path.size() >= sizeof(g_slots[0].path)) return -1;
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = 0;
+    if (g_slots[i].state.compare_exchange_strong(expected, 1)) {
+      std::memcpy(g_slots[i].path, path.c_str(), path.size() + 1);
+      g_slots[i].state.store(2);
+      return i;
+    }
+  }
+  return -1;  // more files in flight than slots: only --resume's sweep can catch these
+}
+
+void Unregister(int* slot) {
+  if (*slot >= 0) g_slots[*slot].state.store(0);
+  *slot = -1;
+}
+
+void OnSignal(int sig) {
+  for (TempSlot& s : g_slots) {
+    if (s.state.load() == 2) ::unlink(s.path);
+  }
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
 }
 
 std::string DirOf(const std::string& path) {
@@ -100,18 +155,38 @@ void InputFile::ReadAt(int64_t offset, void* dst, int64_t n) const {
   }
 }
 
-AtomicFile::AtomicFile(const std::string& path) : path_(path), fail_after_(FailAfterBytes()) {
+AtomicFile::AtomicFile(const std::string& path)
+    : path_(path),
+      fail_after_(HookBytes("TENSORKIT_IO_FAIL_AFTER_BYTES")),
+      stall_after_(HookBytes("TENSORKIT_IO_STALL_AFTER_BYTES")) {
   static std::atomic<uint64_t> counter{0};
   tmp_path_ = DirOf(path) + "/." + BaseOf(path) + ".tmp." + std::to_string(::getpid()) + "." +
               std::to_string(counter.fetch_add(1));
-  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  TK_CHECK(fd_ >= 0, kIo, "io: cannot create '", path, "' (temporary file '", tmp_path_,
-           "'): ", OsReason());
+  // Linking an unnamed file needs /proc/self/fd (AT_EMPTY_PATH needs a capability).
+  if (HookBytes("TENSORKIT_IO_NO_TMPFILE") != 1 && ::access("/proc/self/fd", X_OK) == 0) {
+    fd_ = ::open(DirOf(path).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    unnamed_ = fd_ >= 0;
+    // A missing folder fails the same way below; other errors mean no O_TMPFILE here.
+  }
+  if (fd_ < 0) fd_ = CreateNamed();
+}
+
+int AtomicFile::CreateNamed() {
+  slot_ = Register(tmp_path_);
+  int fd = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    std::string why = OsReason();
+    Unregister(&slot_);
+    Throw(ErrorCode::kIo, "io: cannot create '", path_, "' (temporary file '", tmp_path_,
+          "'): ", why);
+  }
+  return fd;
 }
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
-  if (!committed_) ::unlink(tmp_path_.c_str());
+  if (!committed_ && !unnamed_) ::unlink(tmp_path_.c_str());
+  Unregister(&slot_);
 }
 
 void AtomicFile::Write(const void* data, size_t n) {
@@ -123,6 +198,12 @@ void AtomicFile::Write(const void* data, size_t n) {
       Throw(ErrorCode::kIo, "io: writing '", path_, "' failed at byte ", fail_after_,
             " (injected by TENSORKIT_IO_FAIL_AFTER_BYTES)");
     }
+    if (stall_after_ >= 0 && written_ + static_cast<int64_t>(want) > stall_after_) {
+      std::fprintf(stderr, "io: stalled writing '%s' (TENSORKIT_IO_STALL_AFTER_BYTES)\n",
+                   path_.c_str());
+      std::fflush(stderr);
+      for (;;) ::pause();
+    }
     ssize_t got = ::write(fd_, p, want);
     if (got < 0 && errno == EINTR) continue;
     TK_CHECK(got > 0, kIo, "io: writing '", path_, "' failed at byte ", written_, ": ", OsReason());
@@ -132,8 +213,36 @@ void AtomicFile::Write(const void* data, size_t n) {
   }
 }
 
+bool AtomicFile::LinkUnnamed() {
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+  if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path_.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+    return true;  // the target did not exist: the data has its name, nothing else to do
+  }
+  TK_CHECK(errno == EEXIST, kIo, "io: cannot create '", path_, "': ", OsReason());
+  // Replacing: give the data a temporary name, then swap it in as a named temporary would be.
+  slot_ = Register(tmp_path_);
+  if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp_path_.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+    std::string why = OsReason();
+    Unregister(&slot_);
+    Throw(ErrorCode::kIo, "io: cannot create '", path_, "' (temporary file '", tmp_path_,
+          "'): ", why);
+  }
+  unnamed_ = false;  // from here on tmp_path_ exists and the destructor must remove it
+  return false;
+}
+
 void AtomicFile::Commit() {
   TK_CHECK(fd_ >= 0 && !committed_, kIo, "io: '", path_, "' committed twice");
+  // A replaced file keeps its permission bits (a new one gets 0666 less the umask).
+  struct stat st;
+  const bool replacing = ::stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  if (replacing) ::fchmod(fd_, st.st_mode & 07777);
+  if (unnamed_ && LinkUnnamed()) {
+    committed_ = true;
+    TK_CHECK(::close(fd_) == 0, kIo, "io: closing '", path_, "' failed: ", OsReason());
+    fd_ = -1;
+    return;
+  }
   int rc = ::close(fd_);
   fd_ = -1;
   TK_CHECK(rc == 0, kIo, "io: closing '", path_, "' failed: ", OsReason());
@@ -141,16 +250,101 @@ void AtomicFile::Commit() {
   // plain rename over an existing file makes ext4 (auto_da_alloc) flush the new file to disk
   // before returning, which costs several times the write itself; the exchange does not, and a
   // reader still sees either the complete old file or the complete new one.
-  struct stat st;
   if (::lstat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
       ::renameat2(AT_FDCWD, tmp_path_.c_str(), AT_FDCWD, path_.c_str(), RENAME_EXCHANGE) == 0) {
     committed_ = true;
     ::unlink(tmp_path_.c_str());  // now the old file
+    Unregister(&slot_);
     return;
   }
   TK_CHECK(::rename(tmp_path_.c_str(), path_.c_str()) == 0, kIo, "io: cannot rename '", tmp_path_,
            "' to '", path_, "': ", OsReason());
   committed_ = true;
+  Unregister(&slot_);
+}
+
+void RemoveTemporariesOnSignal() {
+  static std::atomic<bool> installed{false};
+  if (installed.exchange(true)) return;
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM}) ::sigaction(sig, &sa, nullptr);
+}
+
+int RemoveStaleTemporaries(const std::vector<std::string>& paths) {
+  std::map<std::string, std::set<std::string>> names;  // folder -> output names in it
+  for (const std::string& p : paths) names[DirOf(p)].insert(BaseOf(p));
+  int removed = 0;
+  for (const auto& [dir, bases] : names) {
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) continue;
+    while (const dirent* e = ::readdir(d)) {
+      // ".<name>.tmp.<pid>.<n>" of one of `paths`, by a pid that no longer runs (a live writer,
+      // such as a second batch into the same folder, keeps its file).
+      const std::string name = e->d_name;
+      const size_t tmp = name.rfind(".tmp.");
+      if (name.size() < 2 || name[0] != '.' || tmp == std::string::npos || tmp < 1) continue;
+      if (bases.count(name.substr(1, tmp - 1)) == 0) continue;
+      const std::string rest = name.substr(tmp + 5);
+      const size_t dot = rest.find('.');
+      if (dot == 0 || dot == std::string::npos ||
+          rest.find_first_not_of("0123456789.") != std::string::npos) {
+        continue;
+      }
+      const long pid = std::strtol(rest.c_str(), nullptr, 10);
+      if (pid <= 0 || pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 ||
+          errno != ESRCH) {
+        continue;
+      }
+      removed += ::unlink((dir + "/" + name).c_str()) == 0;
+    }
+    ::closedir(d);
+  }
+  return removed;
+}
+
+std::string Excerpt(std::string_view bytes, size_t max) {
+  std::string out;
+  size_t i = 0;
+  for (; i < bytes.size() && out.size() < max; ++i) {
+    const unsigned char c = static_cast<unsigned char>(bytes[i]);
+    if (c == '\\' || c == '\'') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c >= 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (i < bytes.size()) out += "... (" + std::to_string(bytes.size()) + " bytes)";
+  return out;
+}
+
+int64_t NextUtf8(std::string_view s, size_t* i) {
+  const auto b = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  const uint8_t c = b(*i);
+  const size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  if (len == 0 || *i + len > s.size()) return -1;
+  uint32_t v = len == 1 ? c : c & (0x7f >> len);
+  for (size_t k = 1; k < len; ++k) {
+    if ((b(*i + k) & 0xc0) != 0x80) return -1;
+    v = (v << 6) | (b(*i + k) & 0x3f);
+  }
+  static const uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};  // shortest form only
+  if (v < kMin[len] || v > 0x10ffff || (v >= 0xd800 && v < 0xe000)) return -1;
+  *i += len;
+  return v;
 }
 
 std::vector<uint8_t> ReadWholeFile(const std::string& path) {

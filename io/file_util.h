@@ -2,12 +2,19 @@
 //
 // Glossary
 //   MappedFile   a read-only memory map of a whole file (empty files map to nothing).
-//   AtomicFile   writes "<dir>/.<name>.tmp.<pid>.<n>" and renames it over the target on
-//                Commit(); destroyed without Commit() it removes the temporary file, so a
-//                failed write never leaves a partial output and never touches the original.
-//   fault hook   the environment variable TENSORKIT_IO_FAIL_AFTER_BYTES=N makes every
-//                AtomicFile fail with Error(kIo) once N bytes are written (tests use it to
-//                prove that an interrupted write leaves nothing behind).
+//   AtomicFile   writes an unnamed file in the target's folder (O_TMPFILE) and links it in
+//                place of the target on Commit(), so an interrupted process (even SIGKILL)
+//                leaves nothing behind. Where the filesystem has no O_TMPFILE it writes
+//                "<dir>/.<name>.tmp.<pid>.<n>" instead and renames it over the target; such a
+//                temporary is removed when the write fails, on SIGINT/SIGTERM once
+//                RemoveTemporariesOnSignal() ran, and by RemoveStaleTemporaries() after a
+//                SIGKILL. A replaced file keeps its permission bits.
+//   fault hooks  environment variables for tests: TENSORKIT_IO_FAIL_AFTER_BYTES=N makes every
+//                AtomicFile fail with Error(kIo) once N bytes are written;
+//                TENSORKIT_IO_STALL_AFTER_BYTES=N makes it print "stalled" on stderr and wait
+//                for a signal there; TENSORKIT_IO_NO_TMPFILE=1 forces the named temporary.
+//   excerpt      what a message quotes of a file's bytes: at most a few dozen characters, with
+//                control and non-ASCII bytes escaped (\n, \x00), and the full length when cut.
 //   Checked*     int64 arithmetic that throws Error(kCorrupt) naming the file on overflow.
 #ifndef TENSORKIT_IO_FILE_UTIL_H_
 #define TENSORKIT_IO_FILE_UTIL_H_
@@ -72,7 +79,7 @@ class InputFile {
 
 class AtomicFile {
  public:
-  // Creates the temporary file beside `path`; throws Error(kIo) when it cannot.
+  // Creates the temporary file in `path`'s folder; throws Error(kIo) when it cannot.
   explicit AtomicFile(const std::string& path);
   ~AtomicFile();  // removes the temporary file unless committed
   AtomicFile(const AtomicFile&) = delete;
@@ -81,17 +88,41 @@ class AtomicFile {
   void Write(const void* data, size_t n);
   void Write(std::string_view s) { Write(s.data(), s.size()); }
   int64_t position() const { return written_; }
-  // Closes and renames the temporary file over the target.
+  // Gives the data the target's name (replacing it atomically), then closes the file.
   void Commit();
 
  private:
+  // Creates tmp_path_ (registered for removal on a signal) and returns its descriptor.
+  int CreateNamed();
+  // Links the unnamed file at tmp_path_ (or straight at path_ when that is free).
+  bool LinkUnnamed();
+
   std::string path_;
   std::string tmp_path_;
   int fd_ = -1;
+  bool unnamed_ = false;  // O_TMPFILE: nothing visible until Commit
+  int slot_ = -1;         // signal-cleanup slot of tmp_path_, -1 when none
   int64_t written_ = 0;
-  int64_t fail_after_ = -1;  // fault hook, -1 when off
+  int64_t fail_after_ = -1;   // fault hook, -1 when off
+  int64_t stall_after_ = -1;  // fault hook, -1 when off
   bool committed_ = false;
 };
+
+// Installs SIGINT/SIGTERM handlers (once) that remove the named temporaries of unfinished
+// AtomicFiles and then let the signal end the process as it would have. For programs (the
+// tool), not for libraries embedding tensorkit.
+void RemoveTemporariesOnSignal();
+// Removes the temporaries ".<name>.tmp.<pid>.<n>" of `paths` left by processes that no longer
+// run (a SIGKILL during a write); returns how many were removed. Lists each folder once.
+int RemoveStaleTemporaries(const std::vector<std::string>& paths);
+
+// At most `max` characters of `bytes` for an error message: printable ASCII as it is,
+// other bytes escaped, and "... (N bytes)" when cut.
+std::string Excerpt(std::string_view bytes, size_t max = 40);
+
+// The code point of the UTF-8 sequence at s[*i], moving *i past it; -1 (and *i unchanged) when
+// the bytes there are not valid UTF-8 (overlong forms and surrogates included).
+int64_t NextUtf8(std::string_view s, size_t* i);
 
 // Whole file into memory (for small files and tests); throws Error(kIo).
 std::vector<uint8_t> ReadWholeFile(const std::string& path);

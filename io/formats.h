@@ -5,6 +5,8 @@
 //              dims, and where the data starts.
 //   member     one file inside a zip archive (.npz): "arr_0.npy", "row.npy", ...
 //   ZipEntry   a member's place in the archive, from the central directory.
+//   ByteSource a sequential reader of a file's or a member's bytes, so that a .npy is read (or
+//              inflated) straight into the tensor's storage whatever holds it.
 #ifndef TENSORKIT_IO_FORMATS_H_
 #define TENSORKIT_IO_FORMATS_H_
 
@@ -23,13 +25,38 @@ namespace tensorkit::io {
 // Declarations
 // ---------------------------------------------------------------------------------------------
 
+// --- sources ---
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // The next n bytes into dst; throws Error(kCorrupt) naming the source when they are missing.
+  virtual void Read(void* dst, int64_t n) = 0;
+  // How many bytes the source holds (for a zip member: what the archive claims).
+  virtual int64_t size() const = 0;
+  virtual const std::string& name() const = 0;
+  // Called once everything wanted is read: checks what remains (a zip member's CRC).
+  virtual void Finish() {}
+};
+
+class MemorySource : public ByteSource {
+ public:
+  explicit MemorySource(const Bytes& bytes) : bytes_(bytes) {}
+  void Read(void* dst, int64_t n) override;
+  int64_t size() const override { return static_cast<int64_t>(bytes_.size); }
+  const std::string& name() const override { return bytes_.name; }
+
+ private:
+  Bytes bytes_;
+  int64_t pos_ = 0;
+};
+
 // --- .npy ---
 struct NpyHeader {
-  char kind = 'f';       // NumPy kind: b, i, u, f, or S (byte strings: read as uint8 [..., size])
-  int item_size = 4;     // bytes per element
-  bool swap = false;     // the file's byte order differs from this machine's
-  bool fortran = false;  // column-major data
-  DType dtype = DType::kFloat32;  // for kinds b, i, u, f
+  char kind = 'f';        // NumPy kind: b, i, u, f, S (bytes) or U (UTF-32); S and U read as string
+  int64_t item_size = 4;  // bytes per element
+  bool swap = false;      // the file's byte order differs from this machine's
+  bool fortran = false;   // column-major data
+  DType dtype = DType::kFloat32;
   std::vector<int64_t> dims;
   int64_t data_offset = 0;  // bytes from the start of the file
   int64_t data_bytes = 0;   // elements * item_size
@@ -37,17 +64,26 @@ struct NpyHeader {
 
 // Parses the magic, version and header dict from the first `size` bytes of a .npy.
 NpyHeader ParseNpyHeader(const uint8_t* data, size_t size, const std::string& name);
+// Reads a whole .npy from `source` (header, then the data straight into the tensor's storage).
+Tensor ReadNpy(ByteSource& source);
 Tensor ReadNpyFile(const std::string& path);
 Tensor ReadNpyBytes(const Bytes& bytes);
-// The text of a 0-d or 1-element byte-string array ('|S3' b'coo').
-std::string ReadNpyByteString(const Bytes& bytes);
-// The header (magic, version, length and padded dict) for `t` written in C order, or in
+// The header (magic, version, length and padded dict) for numeric `t` written in C order, or in
 // Fortran order when `fortran`.
 std::string NpyHeaderFor(const Tensor& t, bool fortran);
 std::string NpyByteStringHeader(size_t length);
 // `t` on the CPU with its data in C order, or in Fortran order (then *fortran = true), without a
 // copy when it already is one of the two.
 Tensor NpyLayout(const Tensor& t, bool* fortran);
+// What a .npy of `t` holds: the header and a view of the data, which lives in `keep` (the laid
+// out tensor) or, for strings (written as NumPy unicode '<U'), in `encoded`.
+struct NpyImage {
+  std::string header;
+  Tensor keep;
+  std::string encoded;
+  std::string_view data;
+};
+void MakeNpyImage(const Tensor& t, NpyImage* image);
 void WriteNpy(const std::string& path, const Tensor& t);
 
 // --- zip ---
@@ -61,8 +97,31 @@ struct ZipEntry {
 };
 
 std::vector<ZipEntry> ListZip(const Bytes& zip);
-// The member's bytes: a view into `zip` when stored, else inflated into *buffer.
-Bytes ZipMemberBytes(const Bytes& zip, const ZipEntry& entry, std::vector<uint8_t>* buffer);
+
+// A member's bytes, copied (stored) or inflated (deflate) into the caller's buffer as they are
+// read, so memory follows the data actually produced, never the size the archive claims.
+// Finish() reads what is left and checks the end of the deflate stream and the CRC-32.
+class ZipMemberSource : public ByteSource {
+ public:
+  ZipMemberSource(const Bytes& zip, const ZipEntry& entry);
+  ~ZipMemberSource() override;
+  ZipMemberSource(const ZipMemberSource&) = delete;
+  ZipMemberSource& operator=(const ZipMemberSource&) = delete;
+  void Read(void* dst, int64_t n) override;
+  int64_t size() const override { return static_cast<int64_t>(entry_.size); }
+  const std::string& name() const override { return name_; }
+  void Finish() override;
+
+ private:
+  const ZipEntry& entry_;
+  std::string name_;
+  const uint8_t* src_ = nullptr;  // the member's compressed (or stored) bytes
+  uint64_t start_ = 0;            // their offset in the archive
+  uint64_t in_done_ = 0, out_done_ = 0;
+  uint32_t crc_ = 0;
+  void* zs_ = nullptr;  // the z_stream when deflated
+  bool ended_ = false;  // the deflate stream reached its end
+};
 
 class ZipWriter {
  public:

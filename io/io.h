@@ -3,11 +3,16 @@
 // Glossary
 //   Format      chosen from the file extension: .npy, .npz, .mtx, .tns.
 //   TensorData  what a file holds: a dense Tensor or a SparseTensor (exactly one is defined).
-//   dtypes      .npy/.npz keep the dtype (bool, int8..int64, uint8, float16/32/64); .mtx and .tns
+//   dtypes      .npy/.npz keep the dtype (bool, int8..int64, uint8, float16/32/64; NumPy byte
+//               strings |S and unicode <U read as string, which is written as <U); .mtx and .tns
 //               read as float64 (integer .mtx as int64, pattern .mtx as float64 ones).
-//   atomic write  writers write a hidden temporary file beside `path` (".<name>.tmp.<pid>.<n>")
-//                 and rename it over `path` only when complete, so a failure never leaves a
-//                 half-written output nor changes an existing one.
+//   numbers     text values are read as strtod reads them: too small is 0, too large is inf.
+//   .tns shape  written as a first line "# shape: d1 ... dN", which the reader takes as the
+//               shape, so a tensor without entries (or with none on its last rows) keeps it.
+//   atomic write  writers write an unnamed file in `path`'s folder (O_TMPFILE; a hidden
+//                 ".<name>.tmp.<pid>.<n>" where the filesystem lacks it) and give it the name
+//                 `path` only when complete, so a failure never leaves a half-written output
+//                 nor changes an existing one; a replaced file keeps its permission bits.
 //   errors      Error(kIo) for what the OS refuses (open, read, write, rename), Error(kCorrupt)
 //               for bad content (naming the file and the byte or line), Error(kUnsupported) for
 //               valid files tensorkit does not read (complex values, structured dtypes, ...).
@@ -50,7 +55,8 @@ struct TensorData {
 Format FormatFromPath(const std::string& path);
 const char* FormatName(Format format);
 
-// Reads any supported file. Errors name the file and the byte or line at fault.
+// Reads any supported file (a regular file: a FIFO or a device is refused at once). Errors name
+// the file and the byte or line at fault, quoting at most a short escaped excerpt of its bytes.
 TensorData Read(const std::string& path);
 TensorData Read(const std::string& path, const ReadOptions& options);
 // Reads a file's bytes already in memory (fuzzers, tests); `name` appears in error messages.

@@ -68,14 +68,14 @@ MtxHeader ParseHeader(const Bytes& bytes) {
   if (w.size() != 5) fail(ErrorCode::kCorrupt, "the banner needs 4 words after %%MatrixMarket");
   MtxHeader h;
   if (Lower(w[1]) != "matrix")
-    fail(ErrorCode::kUnsupported, "object '" + w[1] + "' is not 'matrix'");
+    fail(ErrorCode::kUnsupported, "object '" + Excerpt(w[1]) + "' is not 'matrix'");
   const std::string format = Lower(w[2]), field = Lower(w[3]), sym = Lower(w[4]);
   if (format == "coordinate")
     h.coordinate = true;
   else if (format == "array")
     h.coordinate = false;
   else
-    fail(ErrorCode::kCorrupt, "format '" + w[2] + "' is neither coordinate nor array");
+    fail(ErrorCode::kCorrupt, "format '" + Excerpt(w[2]) + "' is neither coordinate nor array");
   if (field == "real" || field == "double")
     h.field = Field::kReal;
   else if (field == "integer")
@@ -83,7 +83,8 @@ MtxHeader ParseHeader(const Bytes& bytes) {
   else if (field == "pattern")
     h.field = Field::kPattern;
   else
-    fail(ErrorCode::kUnsupported, "field '" + w[3] + "' is not supported (real, integer, pattern)");
+    fail(ErrorCode::kUnsupported,
+         "field '" + Excerpt(w[3]) + "' is not supported (real, integer, pattern)");
   if (sym == "general")
     h.symmetry = Symmetry::kGeneral;
   else if (sym == "symmetric")
@@ -92,7 +93,7 @@ MtxHeader ParseHeader(const Bytes& bytes) {
     h.symmetry = Symmetry::kSkew;
   else
     fail(ErrorCode::kUnsupported,
-         "symmetry '" + w[4] + "' is not supported (general, symmetric, skew-symmetric)");
+         "symmetry '" + Excerpt(w[4]) + "' is not supported (general, symmetric, skew-symmetric)");
   if (!h.coordinate && h.field == Field::kPattern)
     fail(ErrorCode::kCorrupt, "an array file cannot be 'pattern'");
   for (;;) {
@@ -117,7 +118,8 @@ MtxHeader ParseHeader(const Bytes& bytes) {
   if (__builtin_mul_overflow(h.rows, h.cols, &cells)) {
     fail(ErrorCode::kCorrupt, "the matrix size overflows int64");
   }
-  if (h.nnz > cells) fail(ErrorCode::kCorrupt, "more entries than the matrix has cells");
+  // More entries than cells is fine: repeated entries are summed, as SciPy and MATLAB do. The
+  // count is checked against the entry lines before anything is allocated.
   if (h.symmetry != Symmetry::kGeneral && h.rows != h.cols) {
     fail(ErrorCode::kCorrupt, "a symmetric or skew-symmetric matrix must be square");
   }

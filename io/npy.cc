@@ -3,6 +3,7 @@
 // to a multiple of 64 bytes, then the raw elements.
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 
 #include "tensorkit/io/formats.h"
@@ -21,7 +22,7 @@ class DictParser {
 
   [[noreturn]] void Fail(const std::string& what) const {
     Throw(ErrorCode::kCorrupt, "npy: '", name_, "': bad header at byte ", base_ + pos_, ": ", what,
-          " (header: ", std::string(s_.substr(0, 120)), ")");
+          " (header: '", Excerpt(s_, 80), "')");
   }
   void SkipSpace() {
     while (pos_ < s_.size() &&
@@ -94,22 +95,22 @@ class DictParser {
   const std::string& name_;
 };
 
-// Fills kind, item size, byte order and dtype from a descr such as '<f4'.
+// Fills kind, item size, byte order and dtype from a descr such as '<f4' or '<U8'.
 void ParseDescr(const std::string& descr, const std::string& name, NpyHeader* h) {
   auto unsupported = [&]() {
-    Throw(ErrorCode::kUnsupported, "npy: '", name, "': dtype '", descr,
-          "' is not supported; tensorkit reads bool, int8/16/32/64, uint8 and float16/32/64");
+    Throw(ErrorCode::kUnsupported, "npy: '", name, "': dtype '", Excerpt(descr),
+          "' is not supported; tensorkit reads bool, int8/16/32/64, uint8, float16/32/64 and "
+          "strings (|S, <U)");
   };
   if (descr.size() < 3) unsupported();
   char order = descr[0];
   h->kind = descr[1];
-  int size = 0;
+  int64_t size = 0;
   auto [p, ec] = std::from_chars(descr.data() + 2, descr.data() + descr.size(), size);
   if (ec != std::errc() || p != descr.data() + descr.size() || size <= 0) unsupported();
-  h->item_size = size;
-  const bool file_little = order == '<' || (order == '=' && kLittleEndian) || order == '|';
   if (order != '<' && order != '>' && order != '=' && order != '|') unsupported();
-  h->swap = size > 1 && file_little != kLittleEndian;
+  const bool file_little = order == '<' || (order == '=' && kLittleEndian) || order == '|';
+  h->item_size = size;
   switch (h->kind) {
     case 'b':
       if (size != 1) unsupported();
@@ -141,12 +142,18 @@ void ParseDescr(const std::string& descr, const std::string& name, NpyHeader* h)
       else
         unsupported();
       break;
-    case 'S':
-      h->dtype = DType::kUInt8;
+    case 'S':  // bytes, NUL-padded
+      h->dtype = DType::kString;
+      break;
+    case 'U':  // UTF-32 code units; the descr counts characters
+      h->dtype = DType::kString;
+      h->item_size = CheckedMul(size, 4, name, "the unicode item size");
       break;
     default:
       unsupported();
   }
+  const int unit = h->kind == 'U' ? 4 : h->kind == 'S' ? 1 : static_cast<int>(h->item_size);
+  h->swap = unit > 1 && file_little != kLittleEndian;
 }
 
 // The descr NumPy uses for `dtype` (this machine's byte order).
@@ -218,35 +225,94 @@ std::vector<int64_t> FortranStrides(const std::vector<int64_t>& dims) {
   return strides;
 }
 
-// Turns raw file bytes already in `storage` into a Tensor: swap, normalise bools, order.
-Tensor Finish(std::shared_ptr<Storage> storage, const NpyHeader& h, int64_t n) {
+// Appends code point `c` as UTF-8; false when it is not a Unicode scalar value.
+bool AppendUtf8(uint32_t c, std::string* out) {
+  if (c < 0x80) {
+    out->push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out->push_back(static_cast<char>(0xc0 | (c >> 6)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3f)));
+  } else if (c < 0x10000) {
+    if (c >= 0xd800 && c < 0xe000) return false;  // a surrogate
+    out->push_back(static_cast<char>(0xe0 | (c >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3f)));
+  } else if (c < 0x110000) {
+    out->push_back(static_cast<char>(0xf0 | (c >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3f)));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// NumPy's strings from n NUL-padded items of `raw` (bytes, or UTF-32 code units), trailing NULs
+// dropped as NumPy drops them.
+void DecodeStrings(const uint8_t* raw, const NpyHeader& h, int64_t n, std::string* out,
+                   const std::string& name) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t* item = raw + i * h.item_size;
+    if (h.kind == 'S') {
+      int64_t len = h.item_size;
+      while (len > 0 && item[len - 1] == 0) --len;
+      out[i].assign(reinterpret_cast<const char*>(item), static_cast<size_t>(len));
+      continue;
+    }
+    std::vector<uint32_t> units(static_cast<size_t>(h.item_size / 4));
+    std::memcpy(units.data(), item, units.size() * 4);
+    if (h.swap) SwapBytes(units.data(), static_cast<int64_t>(units.size()), 4);
+    while (!units.empty() && units.back() == 0) units.pop_back();
+    for (uint32_t c : units) {
+      if (AppendUtf8(c, &out[i])) continue;
+      char code[16];
+      std::snprintf(code, sizeof(code), "%X", c);
+      Throw(ErrorCode::kCorrupt, "npy: '", name, "': element ", i, " of the unicode array holds ",
+            "code 0x", code, ", which is not a Unicode character");
+    }
+  }
+}
+
+// Reads the data the header describes from `source` into a new tensor: numbers straight into
+// its storage (then swapped, bools normalised), strings through a buffer of the raw items.
+Tensor ReadNpyData(ByteSource& source, const NpyHeader& h) {
+  const int64_t n = CheckedProduct(h.dims, source.name());
+  std::shared_ptr<Storage> storage;
+  if (h.dtype == DType::kString) {
+    // The raw items first, not zero-filled: their pages cost memory only as the source fills
+    // them, and the strings (which are written at once) are made only for data that exists.
+    auto raw = Storage::Allocate(DType::kUInt8, h.data_bytes, Device::Cpu());
+    source.Read(raw->data(), h.data_bytes);
+    storage = Storage::Allocate(h.dtype, n, Device::Cpu());
+    DecodeStrings(static_cast<const uint8_t*>(raw->data()), h, n,
+                  static_cast<std::string*>(storage->data()), source.name());
+  } else {
+    storage = Storage::Allocate(h.dtype, n, Device::Cpu());
+    source.Read(storage->data(), h.data_bytes);
+    if (h.swap) SwapBytes(storage->data(), n, static_cast<int>(h.item_size));
+  }
   void* data = storage->data();
-  if (h.swap && h.kind != 'S') SwapBytes(data, n, h.item_size);
   if (h.dtype == DType::kBool) {  // any nonzero byte is True; a bool must hold 0 or 1
     auto* b = static_cast<uint8_t*>(data);
     for (int64_t i = 0; i < n; ++i) b[i] = b[i] != 0;
   }
-  std::vector<int64_t> dims = h.dims;
-  if (h.kind == 'S') dims.push_back(h.item_size);  // each string's bytes along a last axis
-  Pattern p =
-      h.fortran ? MakePattern(dims, FortranStrides(dims), 0, "npy") : DefaultPattern(dims, "npy");
+  Pattern p = h.fortran ? MakePattern(h.dims, FortranStrides(h.dims), 0, "npy")
+                        : DefaultPattern(h.dims, "npy");
   return Tensor(std::move(storage), p, h.dtype);
 }
 
-// Checks that the data fits in `available` bytes after the header.
-void CheckDataSize(const NpyHeader& h, int64_t file_size, const std::string& name) {
-  TK_CHECK(file_size - h.data_offset >= h.data_bytes, kCorrupt, "npy: '", name,
+// Checks that the data fits in the source's bytes after the header.
+void CheckDataSize(const NpyHeader& h, int64_t size, const std::string& name) {
+  TK_CHECK(size - h.data_offset >= h.data_bytes, kCorrupt, "npy: '", name,
            "' is truncated: the header (shape ", ShapeString(h.dims), ", ", h.item_size,
            "-byte elements) needs ", h.data_bytes, " bytes of data from byte ", h.data_offset,
-           " but the file has ", file_size - h.data_offset);
-  TK_CHECK(h.kind != 'S' || (!h.fortran && static_cast<int>(h.dims.size()) < kMaxAxes),
-           kUnsupported, "npy: '", name, "': byte strings are read as uint8 in C order with one ",
-           "more axis; this one is Fortran-ordered or has ", kMaxAxes, " axes already");
+           " but the file has ", size - h.data_offset);
 }
 
-}  // namespace
-
-NpyHeader ParseNpyHeader(const uint8_t* data, size_t size, const std::string& name) {
+// The bytes before the header dict (magic, version, length field): 10 or 12. Throws unless
+// `data` starts with a supported .npy prefix.
+size_t PrefixSize(const uint8_t* data, size_t size, const std::string& name) {
   TK_CHECK(size >= kMagicLen + 4, kCorrupt, "npy: '", name, "' is truncated: ", size,
            " bytes is shorter than the smallest header");
   TK_CHECK(std::memcmp(data, kMagic, kMagicLen) == 0, kCorrupt, "npy: '", name,
@@ -254,10 +320,39 @@ NpyHeader ParseNpyHeader(const uint8_t* data, size_t size, const std::string& na
   const int major = data[6];
   TK_CHECK(major >= 1 && major <= 3, kUnsupported, "npy: '", name, "': format version ", major, ".",
            int{data[7]}, " is not supported (byte 6); versions 1, 2 and 3 are");
-  size_t prefix = major == 1 ? 10 : 12;
+  return major == 1 ? 10 : 12;
+}
+
+// A regular file read from its start.
+class FileSource : public ByteSource {
+ public:
+  explicit FileSource(const std::string& path) : file_(path) {}
+  void Read(void* dst, int64_t n) override {
+    file_.ReadAt(pos_, dst, n);
+    pos_ += n;
+  }
+  int64_t size() const override { return file_.size(); }
+  const std::string& name() const override { return file_.path(); }
+
+ private:
+  InputFile file_;
+  int64_t pos_ = 0;
+};
+
+}  // namespace
+
+void MemorySource::Read(void* dst, int64_t n) {
+  TK_CHECK(n <= size() - pos_, kCorrupt, "io: '", bytes_.name, "' is truncated: expected ", n,
+           " more bytes at byte ", pos_);
+  if (n > 0) std::memcpy(dst, bytes_.data + pos_, static_cast<size_t>(n));
+  pos_ += n;
+}
+
+NpyHeader ParseNpyHeader(const uint8_t* data, size_t size, const std::string& name) {
+  const size_t prefix = PrefixSize(data, size, name);
   TK_CHECK(size >= prefix, kCorrupt, "npy: '", name, "' is truncated inside the header length");
   uint64_t len = data[8] | (uint64_t{data[9]} << 8);
-  if (major > 1) len |= (uint64_t{data[10]} << 16) | (uint64_t{data[11]} << 24);
+  if (prefix == 12) len |= (uint64_t{data[10]} << 16) | (uint64_t{data[11]} << 24);
   TK_CHECK(len <= size - prefix, kCorrupt, "npy: '", name, "' is truncated: the header claims ",
            len, " bytes at byte ", prefix, " but the file has ", size - prefix);
   std::string_view text(reinterpret_cast<const char*>(data + prefix), len);
@@ -282,7 +377,7 @@ NpyHeader ParseNpyHeader(const uint8_t* data, size_t size, const std::string& na
       h.dims = dp.Tuple();
       have_shape = true;
     } else {
-      dp.Fail("unknown key '" + key + "'");
+      dp.Fail("unknown key '" + Excerpt(key) + "'");
     }
     if (!dp.Accept(',')) {
       dp.Expect('}');
@@ -299,48 +394,46 @@ NpyHeader ParseNpyHeader(const uint8_t* data, size_t size, const std::string& na
   return h;
 }
 
-Tensor ReadNpyFile(const std::string& path) {
-  InputFile file(path);
-  // The header is at most prefix + 4 GiB in theory; read the fixed part first, then the dict.
-  uint8_t fixed[12] = {};
-  const int64_t head = std::min<int64_t>(file.size(), 12);
-  file.ReadAt(0, fixed, head);
-  TK_CHECK(head >= 10, kCorrupt, "npy: '", path, "' is truncated: ", file.size(),
+Tensor ReadNpy(ByteSource& source) {
+  const std::string& name = source.name();
+  const int64_t size = source.size();
+  std::vector<uint8_t> header(10);
+  TK_CHECK(size >= 10, kCorrupt, "npy: '", name, "' is truncated: ", size,
            " bytes is shorter than the smallest header");
-  const int64_t prefix = fixed[6] == 1 ? 10 : 12;
-  uint64_t len = fixed[8] | (uint64_t{fixed[9]} << 8);
-  if (prefix == 12) len |= (uint64_t{fixed[10]} << 16) | (uint64_t{fixed[11]} << 24);
-  const int64_t header_size =
-      std::min<int64_t>(file.size(), prefix + static_cast<int64_t>(len));  // never past the file
-  std::vector<uint8_t> header(static_cast<size_t>(header_size));
-  file.ReadAt(0, header.data(), header_size);
-  NpyHeader h = ParseNpyHeader(header.data(), header.size(), path);
-  CheckDataSize(h, file.size(), path);
-  const int64_t n = h.kind == 'S' ? h.data_bytes : h.data_bytes / h.item_size;
-  auto storage = Storage::Allocate(h.dtype, n, Device::Cpu());
-  file.ReadAt(h.data_offset, storage->data(), h.data_bytes);
-  return Finish(std::move(storage), h, n);
+  source.Read(header.data(), 10);
+  const size_t prefix = PrefixSize(header.data(), header.size(), name);
+  if (prefix == 12) {
+    TK_CHECK(size >= 12, kCorrupt, "npy: '", name, "' is truncated inside the header length");
+    header.resize(12);
+    source.Read(header.data() + 10, 2);
+  }
+  uint64_t len = header[8] | (uint64_t{header[9]} << 8);
+  if (prefix == 12) len |= (uint64_t{header[10]} << 16) | (uint64_t{header[11]} << 24);
+  TK_CHECK(len <= static_cast<uint64_t>(size) - prefix, kCorrupt, "npy: '", name,
+           "' is truncated: the header claims ", len, " bytes at byte ", prefix,
+           " but the file has ", size - static_cast<int64_t>(prefix));
+  // In pieces, so that a length the data does not back costs no memory.
+  for (uint64_t done = 0; done < len;) {
+    const uint64_t piece = std::min<uint64_t>(len - done, uint64_t{1} << 20);
+    header.resize(prefix + done + piece);
+    source.Read(header.data() + prefix + done, static_cast<int64_t>(piece));
+    done += piece;
+  }
+  NpyHeader h = ParseNpyHeader(header.data(), header.size(), name);
+  CheckDataSize(h, size, name);
+  Tensor t = ReadNpyData(source, h);
+  source.Finish();
+  return t;
+}
+
+Tensor ReadNpyFile(const std::string& path) {
+  FileSource source(path);
+  return ReadNpy(source);
 }
 
 Tensor ReadNpyBytes(const Bytes& bytes) {
-  NpyHeader h = ParseNpyHeader(bytes.data, bytes.size, bytes.name);
-  CheckDataSize(h, static_cast<int64_t>(bytes.size), bytes.name);
-  const int64_t n = h.kind == 'S' ? h.data_bytes : h.data_bytes / h.item_size;
-  auto storage = Storage::Allocate(h.dtype, n, Device::Cpu());
-  if (h.data_bytes > 0) std::memcpy(storage->data(), bytes.data + h.data_offset, h.data_bytes);
-  return Finish(std::move(storage), h, n);
-}
-
-std::string ReadNpyByteString(const Bytes& bytes) {
-  NpyHeader h = ParseNpyHeader(bytes.data, bytes.size, bytes.name);
-  TK_CHECK(h.kind == 'S' && h.data_bytes == h.item_size, kCorrupt, "npz: '", bytes.name,
-           "' should hold one byte string (dtype |S...), but has kind '", h.kind, "' and shape ",
-           ShapeString(h.dims));
-  TK_CHECK(static_cast<int64_t>(bytes.size) - h.data_offset >= h.data_bytes, kCorrupt, "npz: '",
-           bytes.name, "' is truncated");
-  std::string s(reinterpret_cast<const char*>(bytes.data + h.data_offset), h.data_bytes);
-  s.erase(std::find(s.begin(), s.end(), '\0'), s.end());  // NumPy pads with NULs
-  return s;
+  MemorySource source(bytes);
+  return ReadNpy(source);
 }
 
 std::string NpyHeaderFor(const Tensor& t, bool fortran) {
@@ -365,13 +458,47 @@ Tensor NpyLayout(const Tensor& t, bool* fortran) {
   return host.Clone();
 }
 
-void WriteNpy(const std::string& path, const Tensor& t) {
+void MakeNpyImage(const Tensor& t, NpyImage* image) {
   bool fortran = false;
-  Tensor data = NpyLayout(t, &fortran);
-  std::string header = NpyHeaderFor(data, fortran);
+  image->keep = NpyLayout(t, &fortran);
+  const Tensor& k = image->keep;
+  const int64_t n = k.NumElements();
+  if (k.dtype() != DType::kString) {
+    image->header = NpyHeaderFor(k, fortran);
+    image->data = std::string_view(static_cast<const char*>(k.raw_data()),
+                                   static_cast<size_t>(n * DTypeSize(k.dtype())));
+    return;
+  }
+  // NumPy unicode: UTF-32 code units, each item padded with zeros to the longest.
+  const std::string* s = n > 0 ? k.data<std::string>() : nullptr;
+  std::vector<std::vector<uint32_t>> units(static_cast<size_t>(n));
+  size_t longest = 1;  // NumPy's smallest unicode dtype is <U1
+  for (int64_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < s[i].size();) {
+      const int64_t c = NextUtf8(s[i], &j);
+      TK_CHECK(c >= 0, kUnsupported, "npy: write: string element ", i, " ('", Excerpt(s[i]),
+               "') is not valid UTF-8, which NumPy's unicode arrays need");
+      units[i].push_back(static_cast<uint32_t>(c));
+    }
+    longest = std::max(longest, units[i].size());
+  }
+  image->encoded.assign(static_cast<size_t>(n) * longest * 4, '\0');
+  for (int64_t i = 0; i < n; ++i) {
+    if (units[i].empty()) continue;  // "" stays all zeros (and memcpy wants a real source)
+    std::memcpy(image->encoded.data() + static_cast<size_t>(i) * longest * 4, units[i].data(),
+                units[i].size() * 4);
+  }
+  image->header = BuildHeader(
+      std::string(kLittleEndian ? "<" : ">") + "U" + std::to_string(longest), fortran, k.Dims());
+  image->data = image->encoded;
+}
+
+void WriteNpy(const std::string& path, const Tensor& t) {
+  NpyImage image;
+  MakeNpyImage(t, &image);
   AtomicFile file(path);
-  file.Write(header);
-  file.Write(data.raw_data(), static_cast<size_t>(data.NumElements() * DTypeSize(data.dtype())));
+  file.Write(image.header);
+  file.Write(image.data);
   file.Commit();
 }
 

@@ -26,21 +26,27 @@ class Archive {
   }
   bool Has(const std::string& name) const { return index_.count(name) != 0; }
   const std::vector<ZipEntry>& entries() const { return entries_; }
+  // The member read (or inflated) straight into the tensor's storage.
   Tensor Array(const std::string& name) {
-    std::vector<uint8_t> buffer;
-    return ReadNpyBytes(ZipMemberBytes(zip_, Entry(name), &buffer));
+    ZipMemberSource source(zip_, Entry(name));
+    return ReadNpy(source);
   }
-  std::string ByteString(const std::string& name) {
-    std::vector<uint8_t> buffer;
-    return ReadNpyByteString(ZipMemberBytes(zip_, Entry(name), &buffer));
+  // A member holding one string: SciPy writes 'format' as bytes (|S3) or, from some versions on
+  // Python 3, as unicode (<U3).
+  std::string String(const std::string& name) {
+    Tensor t = Array(name);
+    TK_CHECK(t.dtype() == DType::kString && t.NumElements() == 1, kCorrupt, "npz: '", zip_.name,
+             "': member '", name, "' should hold one string (such as 'csr'), but holds ",
+             DTypeName(t.dtype()), " of dims ", ShapeString(t.Dims()));
+    return t.ToVector<std::string>()[0];
   }
   const ZipEntry& Entry(const std::string& name) const {
     auto it = index_.find(StripNpy(name));
     if (it == index_.end()) {
       std::string have;
       for (const auto& e : entries_) have += (have.empty() ? "" : ", ") + e.name;
-      Throw(ErrorCode::kCorrupt, "npz: '", zip_.name, "' has no member '", name,
-            "' (members: ", have.empty() ? "none" : have, ")");
+      Throw(ErrorCode::kCorrupt, "npz: '", zip_.name, "' has no member '", Excerpt(name, 100),
+            "' (members: ", have.empty() ? "none" : Excerpt(have, 200), ")");
     }
     return entries_[it->second];
   }
@@ -100,9 +106,9 @@ void CopyIndexColumn(const Tensor& src, int64_t* dst, int64_t dst_stride, int64_
 // (members row/col, or coords [rank, nnz] as SciPy writes n-D arrays), csr/csc (2-D, or a 1-D
 // csr array: one row).
 SparseTensor ReadScipy(Archive& ar) {
-  const std::string format = ar.ByteString("format");
+  const std::string format = ar.String("format");
   TK_CHECK(format == "coo" || format == "csr" || format == "csc", kUnsupported, "npz: '", ar.name(),
-           "': scipy format '", format,
+           "': scipy format '", Excerpt(format),
            "' is not supported (coo, csr, csc are); convert it with .tocoo() before save_npz");
   std::vector<int64_t> shape = IntMember(ar, "shape");
   bool shape_ok = !shape.empty();
@@ -162,14 +168,10 @@ SparseTensor ReadScipy(Archive& ar) {
 
 bool IsScipy(const Archive& ar) { return ar.Has("format") && ar.Has("shape") && ar.Has("data"); }
 
-// The npy bytes of `t` as header + data pieces, keeping `t` alive in *keep.
-std::vector<std::string_view> NpyPieces(const Tensor& t, std::string* header, Tensor* keep) {
-  bool fortran = false;
-  *keep = NpyLayout(t, &fortran);
-  *header = NpyHeaderFor(*keep, fortran);
-  const size_t bytes = static_cast<size_t>(keep->NumElements() * DTypeSize(keep->dtype()));
-  return {std::string_view(*header),
-          std::string_view(static_cast<const char*>(keep->raw_data()), bytes)};
+// The npy bytes of `t` as header + data pieces, which live in *image.
+std::vector<std::string_view> NpyPieces(const Tensor& t, NpyImage* image) {
+  MakeNpyImage(t, image);
+  return {std::string_view(image->header), image->data};
 }
 
 }  // namespace
@@ -198,10 +200,9 @@ std::vector<std::pair<std::string, Tensor>> ReadNpzMembersBytes(const Bytes& byt
 void WriteNpz(const std::string& path, const TensorData& data, const WriteOptions& options) {
   AtomicFile file(path);
   ZipWriter zip(&file);
-  std::string header;
-  Tensor keep;
   if (!data.is_sparse()) {
-    zip.Add("arr_0.npy", NpyPieces(data.dense, &header, &keep), options.compress);
+    NpyImage image;
+    zip.Add("arr_0.npy", NpyPieces(data.dense, &image), options.compress);
   } else {
     SparseTensor st = HostContiguous(data.sparse);
     const int rank = st.rank();
@@ -222,18 +223,17 @@ void WriteNpz(const std::string& path, const TensorData& data, const WriteOption
     std::string fmt_header = NpyByteStringHeader(fmt.size());
     zip.Add("format.npy", {fmt_header, fmt}, options.compress);
     Tensor shape = Tensor::FromVector<int64_t>(st.shape());
-    std::string h1, h2, h3, h4, h5;
-    Tensor k1, k2, k3, k4, k5;
-    zip.Add("shape.npy", NpyPieces(shape, &h1, &k1), options.compress);
+    NpyImage image;  // each Add writes its member before the next one reuses the image
+    zip.Add("shape.npy", NpyPieces(shape, &image), options.compress);
     if (rank == 2) {
-      zip.Add("row.npy", NpyPieces(Select(coords, 0, 0), &h2, &k2), options.compress);
-      zip.Add("col.npy", NpyPieces(Select(coords, 0, 1), &h3, &k3), options.compress);
+      zip.Add("row.npy", NpyPieces(Select(coords, 0, 0), &image), options.compress);
+      zip.Add("col.npy", NpyPieces(Select(coords, 0, 1), &image), options.compress);
     } else {
-      zip.Add("coords.npy", NpyPieces(coords, &h2, &k2), options.compress);
+      zip.Add("coords.npy", NpyPieces(coords, &image), options.compress);
       Tensor is_array = Tensor::FromVector(std::vector<bool>{true}, {});
-      zip.Add("_is_array.npy", NpyPieces(is_array, &h5, &k5), options.compress);
+      zip.Add("_is_array.npy", NpyPieces(is_array, &image), options.compress);
     }
-    zip.Add("data.npy", NpyPieces(st.values(), &h4, &k4), options.compress);
+    zip.Add("data.npy", NpyPieces(st.values(), &image), options.compress);
   }
   zip.Finish();
   file.Commit();

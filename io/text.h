@@ -17,7 +17,9 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tensorkit/common/parallel.h"
@@ -72,6 +74,10 @@ class LineTokens {
   const char* p_;
   const char* e_;
 };
+
+// The value strtod gives for a number from_chars found out of range: +-0 or +-infinity.
+template <typename T>
+T OutOfRangeValue(const char* b, const char* e);
 
 // Calls format(i, &out) for i in [0, n) in parallel over fixed chunks of entries and writes the
 // text in entry order (a window of chunks at a time, so memory stays bounded).
@@ -131,16 +137,57 @@ T LineTokens::Next(const char* what) {
     if (*first == '+' && p_ - first > 1 && first[1] != '-') ++first;
   }
   auto [q, ec] = std::from_chars(first, p_, v);
-  TK_CHECK(ec != std::errc::result_out_of_range, kCorrupt, what, " '", std::string(start, p_),
-           "' is out of range for ", std::is_integral_v<T> ? "int64" : "float64");
-  TK_CHECK(ec == std::errc() && q == p_, kCorrupt, what, " '", std::string(start, p_),
-           "' is not a ", std::is_integral_v<T> ? "integer" : "number");
+  const std::string_view token(start, static_cast<size_t>(p_ - start));
+  if constexpr (std::is_floating_point_v<T>) {
+    // As strtod (and so NumPy and SciPy): too small rounds to zero, too large to infinity.
+    if (ec == std::errc::result_out_of_range && q == p_) return OutOfRangeValue<T>(first, p_);
+    TK_CHECK(ec == std::errc() && q == p_, kCorrupt, what, " '", Excerpt(token),
+             "' is not a number");
+  } else {
+    TK_CHECK(ec != std::errc::result_out_of_range || q != p_, kCorrupt, what, " '", Excerpt(token),
+             "' is out of range for int64");
+    TK_CHECK(ec == std::errc() && q == p_, kCorrupt, what, " '", Excerpt(token),
+             "' is not an integer");
+  }
   return v;
+}
+
+template <typename T>
+T OutOfRangeValue(const char* b, const char* e) {
+  // from_chars reports a syntactically valid number whose value rounds to 0 or to infinity.
+  // It is infinite when its decimal exponent (digits before the point, or minus the zeros after
+  // it, plus the written exponent) is positive, else zero.
+  const bool negative = *b == '-';
+  if (negative) ++b;
+  int64_t digits_before = 0, zeros_after = 0;
+  bool nonzero = false, point = false;
+  const char* p = b;
+  for (; p < e && ((*p >= '0' && *p <= '9') || *p == '.'); ++p) {
+    if (*p == '.') {
+      point = true;
+    } else if (*p != '0' || nonzero) {
+      if (!point) ++digits_before;
+      nonzero = true;
+    } else if (point) {
+      ++zeros_after;
+    }
+  }
+  int64_t exponent = 0;
+  if (p < e && (*p == 'e' || *p == 'E')) {
+    ++p;
+    const bool neg_exp = p < e && *p == '-';
+    if (p < e && (*p == '-' || *p == '+')) ++p;
+    for (; p < e; ++p) exponent = std::min<int64_t>(exponent * 10 + (*p - '0'), int64_t{1} << 40);
+    if (neg_exp) exponent = -exponent;
+  }
+  const int64_t magnitude = (digits_before > 0 ? digits_before : -zeros_after) + exponent;
+  const T v = magnitude > 0 ? std::numeric_limits<T>::infinity() : T{0};
+  return negative ? -v : v;
 }
 
 inline void LineTokens::ExpectEnd() {
   Skip();
-  TK_CHECK(p_ == e_, kCorrupt, "unexpected text '", std::string(p_, std::min<int64_t>(e_ - p_, 40)),
+  TK_CHECK(p_ == e_, kCorrupt, "unexpected text '", Excerpt(std::string_view(p_, e_ - p_)),
            "' after the entry");
 }
 

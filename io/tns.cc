@@ -1,6 +1,8 @@
 // FROSTT (.tns): one nonzero a line, "i1 i2 ... iN value", 1-based, whitespace separated; lines
 // starting with '#' are comments. The rank is the number of fields of the first entry minus one;
-// the shape is the largest index on each axis unless the caller gives it.
+// the shape is the caller's, else that of a comment "# shape: d1 ... dN" before the first entry
+// (tensorkit writes one, so that a tensor without entries, or with none on its last rows, keeps
+// its shape), else the largest index on each axis.
 #include <algorithm>
 
 #include "tensorkit/io/formats.h"
@@ -9,16 +11,48 @@
 namespace tensorkit::io {
 namespace {
 
-// Number of whitespace-separated fields on the first data line, and its line number.
-std::pair<int, int64_t> FirstLineFields(const Bytes& bytes) {
+struct TnsLayout {
+  int fields = 0;          // whitespace-separated fields on the first data line
+  int64_t first_line = 0;  // its line number
+  bool has_shape = false;  // a "# shape:" comment came before it
+  std::vector<int64_t> shape;
+};
+
+// The dims of a comment "# shape: d1 ... dN" (from just after '#'), or false when the comment
+// is anything else.
+bool ParseShapeComment(const char* b, const char* e, std::vector<int64_t>* shape) {
+  while (b < e && (*b == ' ' || *b == '\t')) ++b;
+  constexpr std::string_view kTag = "shape:";
+  if (static_cast<size_t>(e - b) < kTag.size() || std::string_view(b, kTag.size()) != kTag) {
+    return false;
+  }
+  LineTokens t(b + kTag.size(), e);
+  std::vector<int64_t> dims;
+  try {
+    while (!t.AtEnd()) {
+      dims.push_back(t.Next<int64_t>("dim"));
+      if (dims.back() < 0 || dims.size() > 4096) return false;
+    }
+  } catch (const Error&) {
+    return false;  // an ordinary comment that happens to start with "shape:"
+  }
+  if (dims.empty()) return false;
+  *shape = std::move(dims);
+  return true;
+}
+
+TnsLayout FindLayout(const Bytes& bytes) {
   const char* p = reinterpret_cast<const char*>(bytes.data);
   const char* end = p + bytes.size;
+  TnsLayout out;
   int64_t line = 1;
   while (p < end) {
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
     const char* le = nl ? nl : end;
     const char* q = p;
     while (q < le && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
+    if (q < le && *q == '#' && !out.has_shape)
+      out.has_shape = ParseShapeComment(q + 1, le, &out.shape);
     if (q < le && *q != '#') {
       int fields = 0;
       while (q < le) {
@@ -27,32 +61,41 @@ std::pair<int, int64_t> FirstLineFields(const Bytes& bytes) {
         ++fields;
         while (q < le && *q != ' ' && *q != '\t' && *q != '\r') ++q;
       }
-      return {fields, line};
+      out.fields = fields;
+      out.first_line = line;
+      return out;
     }
     ++line;
     p = le + 1;
   }
-  return {0, line};
+  out.first_line = line;
+  return out;
 }
 
 }  // namespace
 
 TensorData ReadTnsBytes(const Bytes& bytes, const ReadOptions& options) {
-  auto [fields, first] = FirstLineFields(bytes);
+  const TnsLayout layout = FindLayout(bytes);
+  const int fields = layout.fields;
+  const int64_t first = layout.first_line;
   std::vector<TextChunk> chunks = ChunkLines(bytes, 0, 1, '#');
   const int64_t nnz = TotalEntries(chunks);
+  // The caller's shape wins over the file's comment.
+  const std::vector<int64_t>& given = options.shape.empty() ? layout.shape : options.shape;
   int rank = fields - 1;
   if (nnz == 0) {
-    TK_CHECK(!options.shape.empty(), kCorrupt, "tns: '", bytes.name,
-             "' has no entries, so its rank is unknown; pass the shape");
-    rank = static_cast<int>(options.shape.size());
+    TK_CHECK(!given.empty(), kCorrupt, "tns: '", bytes.name,
+             "' has no entries and no '# shape:' comment, so its rank is unknown; pass the shape");
+    rank = static_cast<int>(given.size());
   }
   TK_CHECK(rank >= 1, kCorrupt, "tns: '", bytes.name, "' line ", first,
            ": an entry needs at least one index and a value, found ", fields, " field(s)");
-  TK_CHECK(options.shape.empty() || static_cast<int>(options.shape.size()) == rank,
-           kInvalidArgument, "tns: '", bytes.name, "' has rank ", rank, " (line ", first,
-           ") but the given shape ", ShapeString(options.shape), " has ", options.shape.size(),
-           " axes");
+  if (!given.empty() && static_cast<int>(given.size()) != rank) {
+    Throw(options.shape.empty() ? ErrorCode::kCorrupt : ErrorCode::kInvalidArgument, "tns: '",
+          bytes.name, "' has rank ", rank, " (line ", first, ") but the ",
+          options.shape.empty() ? "shape comment's" : "given", " shape ", ShapeString(given),
+          " has ", given.size(), " axes");
+  }
   TK_CHECK(rank <= 4096, kUnsupported, "tns: '", bytes.name, "' line ", first, ": rank ", rank,
            " is more than 4096 axes");
   // Every entry line holds rank + 1 fields of at least two bytes each (digit and separator), so
@@ -64,25 +107,25 @@ TensorData ReadTnsBytes(const Bytes& bytes, const ReadOptions& options) {
   Tensor values = Tensor::Empty({nnz}, DType::kFloat64);
   int64_t* idx = indices.data<int64_t>();
   double* val = values.data<double>();
-  const std::vector<int64_t>& given = options.shape;
   std::vector<std::vector<int64_t>> maxima(chunks.size(), std::vector<int64_t>(rank, 0));
-  ParseDataLines(
-      bytes, chunks, '#', "tns", [&](const char* b, const char* e, int64_t k, int64_t, int64_t c) {
-        LineTokens t(b, e);
-        int64_t* row = idx + k * rank;
-        std::vector<int64_t>& mx = maxima[c];
-        for (int a = 0; a < rank; ++a) {
-          const int64_t i = t.Next<int64_t>("index");
-          TK_CHECK(i >= 1, kCorrupt, "index ", i, " on axis ", a,
-                   " is out of range (FROSTT indices are 1-based)");
-          TK_CHECK(given.empty() || i <= given[a], kCorrupt, "index ", i, " on axis ", a,
-                   " is out of range [1, ", given.empty() ? 0 : given[a], "] of the given shape");
-          row[a] = i - 1;
-          mx[a] = std::max(mx[a], i);
-        }
-        val[k] = t.Next<double>("value");
-        t.ExpectEnd();
-      });
+  ParseDataLines(bytes, chunks, '#', "tns",
+                 [&](const char* b, const char* e, int64_t k, int64_t, int64_t c) {
+                   LineTokens t(b, e);
+                   int64_t* row = idx + k * rank;
+                   std::vector<int64_t>& mx = maxima[c];
+                   for (int a = 0; a < rank; ++a) {
+                     const int64_t i = t.Next<int64_t>("index");
+                     TK_CHECK(i >= 1, kCorrupt, "index ", i, " on axis ", a,
+                              " is out of range (FROSTT indices are 1-based)");
+                     TK_CHECK(given.empty() || i <= given[a], kCorrupt, "index ", i, " on axis ", a,
+                              " is out of range [1, ", given.empty() ? 0 : given[a],
+                              "] of the shape ", ShapeString(given));
+                     row[a] = i - 1;
+                     mx[a] = std::max(mx[a], i);
+                   }
+                   val[k] = t.Next<double>("value");
+                   t.ExpectEnd();
+                 });
   std::vector<int64_t> shape = given;
   if (shape.empty()) {
     shape.assign(rank, 0);
@@ -103,6 +146,9 @@ void WriteTns(const std::string& path, const SparseTensor& input) {
   const int rank = st.rank();
   const int64_t* idx = st.indices().data<int64_t>();
   AtomicFile file(path);
+  std::string shape_line = "# shape:";
+  for (int64_t d : st.shape()) shape_line += " " + std::to_string(d);
+  file.Write(shape_line + "\n");
   Dispatch<kNumericDTypes>(st.dtype(), "tns: write", [&]<typename T>() {
     const T* v = st.values().data<T>();
     WriteLinesParallel(&file, st.nnz(), [&](int64_t i, std::string* out) {

@@ -124,61 +124,102 @@ std::vector<ZipEntry> ListZip(const Bytes& zip) {
   return entries;
 }
 
-Bytes ZipMemberBytes(const Bytes& zip, const ZipEntry& e, std::vector<uint8_t>* buffer) {
+ZipMemberSource::ZipMemberSource(const Bytes& zip, const ZipEntry& e)
+    : entry_(e), name_(zip.name + ":" + Excerpt(e.name, 100)) {
   Reader r(zip);
-  const std::string name = zip.name + ":" + e.name;
-  TK_CHECK(r.U(e.local_offset, 4) == kLocalSig, kCorrupt, "npz: '", name,
+  TK_CHECK(r.U(e.local_offset, 4) == kLocalSig, kCorrupt, "npz: '", name_,
            "': bad local header at byte ", e.local_offset);
-  const uint64_t start =
-      e.local_offset + 30 + r.U(e.local_offset + 26, 2) + r.U(e.local_offset + 28, 2);
-  r.Need(start, e.compressed_size, "member data");
-  const uint8_t* src = zip.data + start;
-  const uint8_t* out = nullptr;
+  start_ = e.local_offset + 30 + r.U(e.local_offset + 26, 2) + r.U(e.local_offset + 28, 2);
+  r.Need(start_, e.compressed_size, "member data");
+  src_ = zip.data + start_;
   if (e.method == 0) {
-    TK_CHECK(e.size == e.compressed_size, kCorrupt, "npz: '", name, "': stored member of ",
+    TK_CHECK(e.size == e.compressed_size, kCorrupt, "npz: '", name_, "': stored member of ",
              e.compressed_size, " bytes claims ", e.size, " bytes uncompressed");
-    out = src;
   } else if (e.method == 8) {
-    TK_CHECK(e.size <= e.compressed_size * kMaxDeflateRatio + 1024, kCorrupt, "npz: '", name,
+    // A cheap first test; the claim is only trusted as far as the inflated data backs it.
+    TK_CHECK(e.size <= e.compressed_size * kMaxDeflateRatio + 1024, kCorrupt, "npz: '", name_,
              "': claims ", e.size, " bytes from ", e.compressed_size,
              " compressed bytes, more than deflate can produce");
-    buffer->resize(std::max<uint64_t>(e.size, 1));  // never a null output pointer for zlib
-    z_stream zs{};
-    TK_CHECK(inflateInit2(&zs, -MAX_WBITS) == Z_OK, kInternal, "npz: zlib inflateInit2 failed");
-    uint64_t in_done = 0, out_done = 0;
-    int rc = Z_OK;
-    while (rc == Z_OK) {
-      const uInt in_chunk =
-          static_cast<uInt>(std::min<uint64_t>(e.compressed_size - in_done, 1u << 30));
-      const uInt out_chunk = static_cast<uInt>(std::min<uint64_t>(e.size - out_done, 1u << 30));
-      zs.next_in = const_cast<Bytef*>(src + in_done);
-      zs.avail_in = in_chunk;
-      zs.next_out = buffer->data() + out_done;
-      zs.avail_out = out_chunk;
-      rc = inflate(&zs, Z_NO_FLUSH);
-      in_done += in_chunk - zs.avail_in;
-      out_done += out_chunk - zs.avail_out;
-      if (rc == Z_BUF_ERROR && (in_done == e.compressed_size || out_done == e.size)) break;
-      if (rc == Z_OK && in_chunk == zs.avail_in && out_chunk == zs.avail_out) break;  // no progress
+    auto* zs = new z_stream{};
+    if (inflateInit2(zs, -MAX_WBITS) != Z_OK) {
+      delete zs;
+      Throw(ErrorCode::kInternal, "npz: zlib inflateInit2 failed");
     }
-    inflateEnd(&zs);
-    TK_CHECK(rc == Z_STREAM_END && out_done == e.size, kCorrupt, "npz: '", name,
-             "': the deflate data is corrupt or truncated (inflated ", out_done, " of ", e.size,
-             " bytes, member data at byte ", start, ")");
-    out = buffer->data();
+    zs_ = zs;
   } else {
-    Throw(ErrorCode::kUnsupported, "npz: '", name, "': compression method ", e.method,
+    Throw(ErrorCode::kUnsupported, "npz: '", name_, "': compression method ", e.method,
           " is not supported (only stored and deflate)");
   }
-  uint32_t crc = 0;
-  for (uint64_t done = 0; done < e.size;) {  // zlib's crc32 takes 32-bit lengths
-    const uInt n = static_cast<uInt>(std::min<uint64_t>(e.size - done, 1u << 30));
-    crc = static_cast<uint32_t>(crc32(crc, out + done, n));
-    done += n;
+}
+
+ZipMemberSource::~ZipMemberSource() {
+  if (zs_ != nullptr) {
+    inflateEnd(static_cast<z_stream*>(zs_));
+    delete static_cast<z_stream*>(zs_);
   }
-  TK_CHECK(crc == e.crc, kCorrupt, "npz: '", name, "': CRC-32 mismatch (member data at byte ",
-           start, ")");
-  return Bytes{out, static_cast<size_t>(e.size), name};
+}
+
+void ZipMemberSource::Read(void* dst, int64_t n) {
+  TK_CHECK(n >= 0 && static_cast<uint64_t>(n) <= entry_.size - out_done_, kCorrupt, "npz: '", name_,
+           "' is truncated: expected ", n, " more bytes at byte ", out_done_, " of ", entry_.size);
+  auto* out = static_cast<uint8_t*>(dst);
+  if (zs_ == nullptr) {
+    if (n > 0) std::memcpy(out, src_ + out_done_, static_cast<size_t>(n));
+  } else {
+    auto* zs = static_cast<z_stream*>(zs_);
+    uint64_t produced = 0;
+    while (produced < static_cast<uint64_t>(n)) {
+      // zlib counts in 32-bit units: feed and drain at most 1 GiB a call.
+      const uInt in_chunk =
+          static_cast<uInt>(std::min<uint64_t>(entry_.compressed_size - in_done_, 1u << 30));
+      const uInt out_chunk = static_cast<uInt>(std::min<uint64_t>(n - produced, 1u << 30));
+      zs->next_in = const_cast<Bytef*>(src_ + in_done_);
+      zs->avail_in = in_chunk;
+      zs->next_out = out + produced;
+      zs->avail_out = out_chunk;
+      const int rc = ended_ ? Z_STREAM_END : inflate(zs, Z_NO_FLUSH);
+      in_done_ += in_chunk - zs->avail_in;
+      produced += out_chunk - zs->avail_out;
+      ended_ = rc == Z_STREAM_END;
+      const bool progress = in_chunk != zs->avail_in || out_chunk != zs->avail_out;
+      if ((rc != Z_OK && rc != Z_STREAM_END) || (ended_ && produced < static_cast<uint64_t>(n)) ||
+          !progress) {
+        Throw(ErrorCode::kCorrupt, "npz: '", name_,
+              "': the deflate data is corrupt or truncated (inflated ", out_done_ + produced,
+              " of the ", entry_.size, " bytes claimed, member data at byte ", start_, ")");
+      }
+    }
+  }
+  for (int64_t done = 0; done < n;) {  // zlib's crc32 takes 32-bit lengths
+    const uInt k = static_cast<uInt>(std::min<int64_t>(n - done, 1 << 30));
+    crc_ = static_cast<uint32_t>(crc32(crc_, out + done, k));
+    done += k;
+  }
+  out_done_ += static_cast<uint64_t>(n);
+}
+
+void ZipMemberSource::Finish() {
+  uint8_t rest[1 << 12];
+  while (out_done_ < entry_.size) {  // bytes past what the reader wanted still count for the CRC
+    Read(rest, static_cast<int64_t>(std::min<uint64_t>(entry_.size - out_done_, sizeof(rest))));
+  }
+  if (zs_ != nullptr && !ended_) {
+    // The stream must end exactly here: one more call may only report its end.
+    auto* zs = static_cast<z_stream*>(zs_);
+    uint8_t extra = 0;
+    zs->next_in = const_cast<Bytef*>(src_ + in_done_);
+    zs->avail_in =
+        static_cast<uInt>(std::min<uint64_t>(entry_.compressed_size - in_done_, 1u << 30));
+    zs->next_out = &extra;
+    zs->avail_out = 1;
+    const int rc = inflate(zs, Z_NO_FLUSH);
+    TK_CHECK(rc == Z_STREAM_END && zs->avail_out == 1, kCorrupt, "npz: '", name_,
+             "': the deflate data is corrupt or does not end after the ", entry_.size,
+             " bytes claimed (member data at byte ", start_, ")");
+    ended_ = true;
+  }
+  TK_CHECK(crc_ == entry_.crc, kCorrupt, "npz: '", name_,
+           "': CRC-32 mismatch (member data at byte ", start_, ")");
 }
 
 namespace {

@@ -1,4 +1,5 @@
 // tensorkit concat --axis A -o OUT IN...: concatenates dense or sparse inputs along one axis.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -15,6 +16,54 @@ struct Args {
   ConvertOptions options;
 };
 
+DType ValueDType(const io::TensorData& d) {
+  return d.is_sparse() ? d.sparse.dtype() : d.dense.dtype();
+}
+
+// The dtype NumPy's concatenate gives inputs of these dtypes: the widest float, wide enough
+// for the integers (int8 -> float16, int16 -> float32, wider -> float64), else the widest
+// integer (int16 for uint8 with int8), else bool. Strings join strings only.
+DType CommonDType(const std::vector<io::TensorData>& inputs,
+                  const std::vector<std::string>& files) {
+  int64_t float_bytes = 0, int_bytes = 0;
+  bool any_signed = false, any_uint8 = false, any_f16 = false, any_bf16 = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const DType d = ValueDType(inputs[i]);
+    if ((d == DType::kString) != (ValueDType(inputs[0]) == DType::kString)) {
+      Throw(ErrorCode::kDTypeMismatch, "concat: '", files[i], "' holds ", DTypeName(d), " but '",
+            files[0], "' holds ", DTypeName(ValueDType(inputs[0])), "; strings join only strings");
+    }
+    if (IsFloat(d)) float_bytes = std::max(float_bytes, DTypeSize(d));
+    if (IsInteger(d)) int_bytes = std::max(int_bytes, DTypeSize(d));
+    any_signed |= IsInteger(d) && d != DType::kUInt8;
+    any_uint8 |= d == DType::kUInt8;
+    any_f16 |= d == DType::kFloat16;
+    any_bf16 |= d == DType::kBFloat16;
+  }
+  const DType first = ValueDType(inputs[0]);
+  if (first == DType::kString) return first;
+  if (any_uint8 && any_signed && int_bytes == 1) int_bytes = 2;
+  if (float_bytes > 0) {
+    const int64_t need = std::max(float_bytes, std::min<int64_t>(8, 2 * int_bytes));
+    if (need == 2 && !any_f16) return DType::kBFloat16;
+    if (need == 2 && !any_bf16) return DType::kFloat16;
+    return need <= 4 ? DType::kFloat32 : DType::kFloat64;
+  }
+  if (int_bytes == 0) return DType::kBool;
+  if (!any_signed) return DType::kUInt8;
+  return int_bytes == 1   ? DType::kInt8
+         : int_bytes == 2 ? DType::kInt16
+         : int_bytes == 4 ? DType::kInt32
+                          : DType::kInt64;
+}
+
+Tensor Converted(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype) return t;
+  Tensor out = Tensor::Empty(t.Dims(), dtype);
+  Copy(t, &out);
+  return out;
+}
+
 int Run(const Args& a) {
   const io::Format out_format = io::FormatFromPath(a.out);
   std::vector<io::TensorData> inputs;
@@ -23,12 +72,22 @@ int Run(const Args& a) {
     inputs.push_back(io::Read(f));
     any_sparse |= inputs.back().is_sparse();
   }
+  const DType dtype = CommonDType(inputs, a.files);
+  for (io::TensorData& d : inputs) {  // NumPy's promotion, so that mixed files still join
+    if (d.is_sparse()) {
+      d.sparse = SparseTensor::Create(d.sparse.indices(), Converted(d.sparse.values(), dtype),
+                                      d.sparse.shape(), d.sparse.order());
+    } else {
+      d.dense = Converted(d.dense, dtype);
+    }
+  }
   // Dense work when the output is dense-only or nothing is sparse; sparse work otherwise.
   const bool dense = out_format == io::Format::kNpy || !any_sparse;
   io::TensorData result;
   if (dense) {
     std::vector<Tensor> parts;
-    for (io::TensorData& d : inputs) parts.push_back(d.is_sparse() ? d.sparse.ToDense() : d.dense);
+    for (io::TensorData& d : inputs)
+      parts.push_back(d.is_sparse() ? SummedDense(d.sparse) : d.dense);
     result.dense = Concatenate(parts, a.axis);
   } else {
     std::vector<SparseTensor> parts;

@@ -60,6 +60,7 @@ int RunSingle(const Args& a) {
     throw UsageError("convert needs IN OUT, or --to EXT -o OUTDIR IN... for a batch (got " +
                      std::to_string(a.files.size()) + " file arguments)");
   }
+  if (a.resume) io::RemoveStaleTemporaries({a.files[1]});  // what a killed run left
   if (a.resume && io::FileExists(a.files[1])) {
     std::cerr << "skipped " << a.files[0] << ": " << a.files[1] << " exists (--resume)\n";
     return kExitOk;
@@ -82,6 +83,7 @@ int RunBatch(const Args& a) {
   const size_t n = files.size();
   std::vector<std::string> errors(n);
   std::vector<Outcome> outcome(n, Outcome::kConverted);
+  if (a.resume) io::RemoveStaleTemporaries(outs);  // what a killed run left
   Progress progress(n);
   ParallelFor(0, static_cast<int64_t>(n), 1, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {

@@ -23,11 +23,18 @@ io::TensorData ForOutput(io::TensorData data, io::Format out, const ConvertOptio
       data.sparse.Reorder(order);
     }
     if (out == io::Format::kNpy) {
-      data.dense = data.sparse.ToDense();
+      data.dense = SummedDense(data.sparse);
       data.sparse = SparseTensor();
     }
   }
   return data;
+}
+
+Tensor SummedDense(SparseTensor sparse) {
+  // ToDense keeps the last of repeated entries; files mean their sum (SciPy's toarray, MATLAB,
+  // the Matrix Market convention), which Coalesce computes.
+  sparse.Coalesce();
+  return sparse.ToDense();
 }
 
 void ConvertFile(const std::string& in, const std::string& out, const ConvertOptions& options) {
@@ -39,6 +46,9 @@ void ConvertFile(const std::string& in, const std::string& out, const ConvertOpt
 }
 
 std::string NormalizeExtension(const std::string& ext) {
+  if (ext.empty()) {
+    throw UsageError("a batch (-o OUTDIR) needs the output format: --to npy, npz, mtx or tns");
+  }
   std::string e = ext;
   if (!e.empty() && e[0] == '.') e.erase(0, 1);
   std::transform(e.begin(), e.end(), e.begin(),

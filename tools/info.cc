@@ -4,6 +4,7 @@
 #include <memory>
 #include <sstream>
 
+#include "tensorkit/io/file_util.h"
 #include "tensorkit/tools/json.h"
 #include "tensorkit/tools/tool.h"
 
@@ -23,18 +24,8 @@ struct Summary {
   int64_t nnz = 0;
   std::vector<int> order;  // sparse: the known order; empty when unknown
   std::string layout;      // dense: "C" or "Fortran" or "strided"
-  double density = 0;
+  double density = 0;      // distinct stored positions / cells, so never above 1
 };
-
-// Nonzero elements of a dense tensor.
-int64_t CountNonzeros(const Tensor& t) {
-  if (t.dtype() == DType::kString) return t.NumElements();
-  return Dispatch<kNumericDTypes>(t.dtype(), "info", [&]<typename T>() {
-    int64_t n = 0;
-    for (const T& v : t.ToVector<T>()) n += static_cast<ComputeType<T>>(v) != ComputeType<T>(0);
-    return n;
-  });
-}
 
 std::string DenseLayout(const Tensor& t) {
   if (t.IsContiguous()) return "C";
@@ -47,25 +38,49 @@ std::string DenseLayout(const Tensor& t) {
   return "Fortran";
 }
 
+// Nonzero elements of a dense tensor.
+int64_t CountNonzeros(const Tensor& t) {
+  if (t.dtype() == DType::kString) {  // "" is the zero of strings, as FromDense has it
+    int64_t n = 0;
+    for (const std::string& v : t.ToVector<std::string>()) n += !v.empty();
+    return n;
+  }
+  return Dispatch<kNumericDTypes>(t.dtype(), "info", [&]<typename T>() {
+    // In place when the elements are contiguous (as read): a copy would double the memory.
+    const Tensor c = DenseLayout(t) != "strided" ? t : t.Clone();
+    const T* v = c.data<T>();
+    int64_t n = 0;
+    for (int64_t i = 0; i < c.NumElements(); ++i) {
+      n += static_cast<ComputeType<T>>(v[i]) != ComputeType<T>(0);
+    }
+    return n;
+  });
+}
+
 Summary Summarize(const std::string& path) {
   io::TensorData d = io::Read(path);
   Summary s;
   s.format = io::FormatName(io::FormatFromPath(path));
   s.sparse = d.is_sparse();
   double cells = 1;
+  int64_t positions = 0;  // distinct positions holding an entry or a nonzero
   if (s.sparse) {
     s.shape = d.sparse.shape();
     s.dtype = DTypeName(d.sparse.dtype());
     s.nnz = d.sparse.nnz();
     if (d.sparse.OrderKnown()) s.order = d.sparse.order();
+    SparseTensor merged = d.sparse;  // repeated entries fill one position
+    merged.Coalesce();
+    positions = merged.nnz();
   } else {
     s.shape = d.dense.Dims();
     s.dtype = DTypeName(d.dense.dtype());
     s.nnz = CountNonzeros(d.dense);
+    positions = s.nnz;
     s.layout = DenseLayout(d.dense);
   }
   for (int64_t x : s.shape) cells *= static_cast<double>(x);
-  s.density = cells > 0 ? static_cast<double>(s.nnz) / cells : 0.0;
+  s.density = cells > 0 ? static_cast<double>(positions) / cells : 0.0;
   return s;
 }
 

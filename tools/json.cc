@@ -7,36 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "tensorkit/io/file_util.h"
+
 namespace tensorkit::tools {
 namespace {
-
-// Length of the valid UTF-8 sequence at s[i] (1 to 4), or 0 when s[i] does not start one.
-// Overlong forms, surrogates and code points above U+10FFFF are invalid (RFC 3629).
-size_t Utf8Length(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned char c = b(0);
-  if (c < 0x80) return 1;
-  size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xbf;  // the allowed range of the second byte
-  if (c >= 0xc2 && c <= 0xdf) {
-    n = 2;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    n = 3;
-    if (c == 0xe0) lo = 0xa0;
-    if (c == 0xed) hi = 0x9f;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4;
-    if (c == 0xf0) lo = 0x90;
-    if (c == 0xf4) hi = 0x8f;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size() || b(1) < lo || b(1) > hi) return 0;
-  for (size_t k = 2; k < n; ++k) {
-    if (b(k) < 0x80 || b(k) > 0xbf) return 0;
-  }
-  return n;
-}
 
 void AppendUtf8(uint32_t cp, std::string* out) {
   if (cp < 0x80) {
@@ -234,9 +208,9 @@ std::string JsonQuote(std::string_view s) {
       std::snprintf(buf, sizeof(buf), "\\u%04x", c);
       out += buf;
       ++i;
-    } else if (const size_t n = Utf8Length(s, i); n > 0) {
-      out.append(s.substr(i, n));
-      i += n;
+    } else if (size_t j = i; io::NextUtf8(s, &j) >= 0) {  // valid UTF-8 passes through
+      out.append(s.substr(i, j - i));
+      i = j;
     } else {
       std::snprintf(buf, sizeof(buf), "\\udc%02x", c);
       out += buf;

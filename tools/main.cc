@@ -1,10 +1,14 @@
 // tensorkit: convert, inspect, validate and concatenate tensor files (see tools/README.md).
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/io/file_util.h"
 #include "tensorkit/tools/batch.h"
 #include "tensorkit/tools/tool.h"
 
@@ -17,12 +21,30 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int threads = 0;
   app.add_option("--threads", threads, "Worker threads (default: TENSORKIT_NUM_THREADS or all)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            int n = 0;
+            auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+            if (ec == std::errc() && p == v.data() + v.size() && n >= 1) return "";
+            return "the thread count must be a whole number of at least 1, got '" + v + "'";
+          },
+          "N >= 1"));
   std::vector<Subcommand> subs = {AddConvert(app), AddInfo(app), AddValidate(app), AddConcat(app),
                                   AddManifest(app)};
+  // A signal ends a batch without leaving temporary files behind.
+  tensorkit::io::RemoveTemporariesOnSignal();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // A word that is no subcommand stays unparsed; name it rather than ask for a subcommand.
+    std::vector<std::string> rest = app.remaining();
+    if (!rest.empty() && rest[0][0] != '-' &&
+        std::none_of(subs.begin(), subs.end(), [&](auto& s) { return s.app->parsed(); })) {
+      std::cerr << "tensorkit: unknown subcommand '" << rest[0]
+                << "'; use convert, info, validate or concat\nRun with --help for more "
+                   "information.\n";
+      return kExitUsage;
+    }
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }

@@ -6,7 +6,7 @@
 //   exit codes  kExitOk (0) success; kExitFailed (1) an input is invalid or an operation failed;
 //               kExitUsage (2) the command line is wrong (also for a UsageError found later).
 //   output form what the output format needs: .npy dense, .tns sparse, .mtx sparse (coordinate),
-//               .npz either; ForOutput converts with ToDense / FromDense when needed.
+//               .npz either; ForOutput converts with SummedDense / FromDense when needed.
 #ifndef TENSORKIT_TOOLS_TOOL_H_
 #define TENSORKIT_TOOLS_TOOL_H_
 
@@ -50,10 +50,12 @@ struct ConvertOptions {
 
 // `data` in the form the output format needs, with --reorder/--coalesce applied.
 io::TensorData ForOutput(io::TensorData data, io::Format out, const ConvertOptions& options);
+// The dense form of `sparse` with repeated entries summed (bools OR-ed, strings: the last).
+Tensor SummedDense(SparseTensor sparse);
 // Reads `in`, converts and writes `out` (atomically).
 void ConvertFile(const std::string& in, const std::string& out, const ConvertOptions& options);
 
-// The extension without a leading dot, lower case; throws UsageError when unknown.
+// The extension without a leading dot, lower case; throws UsageError when unknown or empty.
 std::string NormalizeExtension(const std::string& ext);
 
 }  // namespace tensorkit::tools

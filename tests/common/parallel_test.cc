@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "tensorkit/common/error.h"
@@ -43,6 +47,31 @@ TEST(ParallelTest, ChunksHaveFixedBoundaries) {
 TEST(ParallelTest, BadThreadCountIsAnError) {
   EXPECT_THROW(SetNumThreads(0), Error);
   EXPECT_THROW(SetNumThreads(-4), Error);
+}
+
+TEST(ParallelTest, ThreadLimitBoundsTheWorkInsideAndIsRestored) {
+  SetNumThreads(2);
+  for (int budget : {1, 2}) {
+    std::mutex m;
+    std::set<std::thread::id> ids;
+    int inside = 0;
+    RunWithThreadLimit(budget, [&] {
+      inside = GetNumThreads();
+      ParallelFor(0, 1 << 16, 1, [&](int64_t, int64_t) {
+        std::lock_guard<std::mutex> lock(m);
+        ids.insert(std::this_thread::get_id());
+        std::this_thread::sleep_for(std::chrono::microseconds(20));  // give workers a chance
+      });
+    });
+    EXPECT_EQ(inside, budget);
+    EXPECT_LE(ids.size(), static_cast<size_t>(budget));
+    EXPECT_EQ(GetNumThreads(), 2);
+  }
+  // A budget above the global limit is the global limit; an exception restores the count.
+  RunWithThreadLimit(64, [] { EXPECT_EQ(GetNumThreads(), 2); });
+  EXPECT_THROW(RunWithThreadLimit(1, [] { Throw(ErrorCode::kInvalidArgument, "inner"); }), Error);
+  EXPECT_EQ(GetNumThreads(), 2);
+  EXPECT_THROW(RunWithThreadLimit(0, [] {}), Error);
 }
 
 TEST(ParallelTest, GrainForRespectsMinimumBytes) {

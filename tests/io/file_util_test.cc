@@ -1,9 +1,15 @@
 #include "tensorkit/io/file_util.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <future>
 
 #include "io/io_test_util.h"
 #include "tensorkit/io/io.h"
@@ -81,6 +87,132 @@ TEST(InputFileTest, MissingFileAndDirectoryAreIoErrors) {
   EXPECT_HAS(e.what(), "missing.npy");
   ::mkdir((dir / "d.mtx").c_str(), 0755);
   EXPECT_EQ(CatchError([&] { Read(dir / "d.mtx"); }).code(), ErrorCode::kIo);
+}
+
+// Reads `path` on another thread; a read that blocks (a FIFO opened for reading waits for a
+// writer) fails the test, and opening the writer end then releases it.
+Error ReadRefusedPromptly(const std::string& path) {
+  auto result = std::async(std::launch::async, [&] { return CatchError([&] { Read(path); }); });
+  if (result.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    ADD_FAILURE() << "reading " << path << " blocked";
+    int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+  }
+  return result.get();
+}
+
+TEST(InputFileTest, FifoIsRefusedWithoutBlocking) {
+  TempDir dir;
+  for (const char* name : {"f.npy", "f.mtx", "f.npz", "f.tns"}) {
+    ASSERT_EQ(::mkfifo((dir / name).c_str(), 0600), 0);
+    Error e = ReadRefusedPromptly(dir / name);
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_HAS(e.what(), name);
+    EXPECT_HAS(e.what(), "FIFO");
+  }
+}
+
+TEST(InputFileTest, CharacterDeviceIsRefusedWithTheReason) {
+  TempDir dir;
+  ASSERT_EQ(::symlink("/dev/zero", (dir / "z.npy").c_str()), 0);
+  Error e = CatchError([&] { Read(dir / "z.npy"); });
+  EXPECT_EQ(e.code(), ErrorCode::kIo);
+  EXPECT_HAS(e.what(), "character device");
+  EXPECT_EQ(std::string(e.what()).find("Success"), std::string::npos) << e.what();
+}
+
+TEST(AtomicFileTest, ReplacedFileKeepsItsMode) {
+  TempDir dir;
+  for (const char* hook : {"0", "1"}) {  // unnamed temporary, then the named fallback
+    ::setenv("TENSORKIT_IO_NO_TMPFILE", hook, 1);
+    const std::string path = dir / (std::string("m") + hook + ".npy");
+    WriteText(path, "old");
+    ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
+    Write(path, Tensor::Zeros({3}, DType::kInt32));
+    struct stat st;
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0600u) << "hook " << hook;
+    EXPECT_EQ(Read(path).dense.Dims(), std::vector<int64_t>{3});
+  }
+  ::unsetenv("TENSORKIT_IO_NO_TMPFILE");
+  EXPECT_EQ(dir.List().size(), 2u);
+}
+
+TEST(AtomicFileTest, NothingIsVisibleBeforeCommit) {
+  TempDir dir;
+  WriteText(dir / "old.txt", "x");
+  for (const std::string& name : {std::string("new.txt"), std::string("old.txt")}) {
+    const std::vector<std::string> before = dir.List();
+    AtomicFile f(dir / name);
+    f.Write("data");
+    EXPECT_EQ(dir.List(), before) << name;  // no temporary, no new name
+    f.Commit();
+  }
+  std::vector<std::string> names = dir.List();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"new.txt", "old.txt"}));
+  EXPECT_EQ(ReadText(dir / "old.txt"), "data");
+}
+
+TEST(AtomicFileTest, NamedFallbackCommitsAndCleansUp) {
+  TempDir dir;
+  ::setenv("TENSORKIT_IO_NO_TMPFILE", "1", 1);
+  {
+    AtomicFile f(dir / "a.txt");
+    f.Write("abc");
+    EXPECT_EQ(dir.List().size(), 1u);  // the hidden temporary
+    EXPECT_EQ(dir.List()[0].rfind(".a.txt.tmp.", 0), 0u) << dir.List()[0];
+    f.Commit();
+  }
+  { AtomicFile abandoned(dir / "b.txt"); }
+  ::unsetenv("TENSORKIT_IO_NO_TMPFILE");
+  EXPECT_EQ(dir.List(), std::vector<std::string>{"a.txt"});
+  EXPECT_EQ(ReadText(dir / "a.txt"), "abc");
+}
+
+TEST(AtomicFileTest, StaleTemporariesOfDeadProcessesAreRemoved) {
+  TempDir dir;
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // a pid that no longer runs
+  const std::string dead = std::to_string(child);
+  WriteText(dir / (".a.npy.tmp." + dead + ".0"), "partial");
+  WriteText(dir / (".b.npy.tmp." + dead + ".3"), "partial");
+  WriteText(dir / (".a.npy.tmp." + std::to_string(::getpid()) + ".1"), "live writer");
+  WriteText(dir / ".a.npy.tmp.1.2", "pid 1 runs");
+  WriteText(dir / (".c.npy.tmp." + dead + ".0"), "not an output of this call");
+  WriteText(dir / "a.npy", "complete");
+  EXPECT_EQ(RemoveStaleTemporaries({dir / "a.npy", dir / "b.npy"}), 2);
+  std::vector<std::string> names = dir.List();
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> kept = {".a.npy.tmp." + std::to_string(::getpid()) + ".1",
+                                   ".a.npy.tmp.1.2", ".c.npy.tmp." + dead + ".0", "a.npy"};
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(names, kept);
+}
+
+TEST(ExcerptTest, ShortEscapedAndCut) {
+  EXPECT_EQ(Excerpt("abc"), "abc");
+  EXPECT_EQ(Excerpt(std::string("1\v1\0x\n", 6)), "1\\x0b1\\x00x\\n");
+  EXPECT_EQ(Excerpt("\xff'"), "\\xff\\'");
+  const std::string huge(1000000, '7');
+  const std::string e = Excerpt(huge);
+  EXPECT_LT(e.size(), 80u);
+  EXPECT_HAS(e, "(1000000 bytes)");
+}
+
+TEST(Utf8Test, DecodesValidAndRefusesMalformed) {
+  const std::string s = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+  size_t i = 0;
+  std::vector<int64_t> codes;
+  while (i < s.size()) codes.push_back(NextUtf8(s, &i));
+  EXPECT_EQ(codes, (std::vector<int64_t>{'a', 0xe9, 0x20ac, 0x1f600}));
+  for (const char* bad : {"\xff", "\xc3", "\xc0\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80"}) {
+    size_t j = 0;
+    EXPECT_EQ(NextUtf8(bad, &j), -1) << Excerpt(bad);
+    EXPECT_EQ(j, 0u);
+  }
 }
 
 TEST(CheckedTest, OverflowIsCorrupt) {

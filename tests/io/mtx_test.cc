@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "io/io_test_util.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/io/io.h"
@@ -86,7 +89,8 @@ TEST(MtxTest, MalformedInputNamesTheLine) {
       {head + "2 2 1\n99999999999999999999 1 1\n", ErrorCode::kCorrupt, "out of range for int64"},
       {head + "9223372036854775807 9223372036854775807 1\n1 1 1\n", ErrorCode::kCorrupt,
        "overflows"},
-      {head + "3 3 1000000000000\n1 1 1\n", ErrorCode::kCorrupt, "more entries than"},
+      {head + "3 3 1000000000000\n1 1 1\n", ErrorCode::kCorrupt,
+       "declares 1000000000000 entries but the file has 1"},
       {"%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 1 1\n", ErrorCode::kCorrupt,
        "no diagonal"},
       {"%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n", ErrorCode::kCorrupt,
@@ -98,6 +102,50 @@ TEST(MtxTest, MalformedInputNamesTheLine) {
     EXPECT_HAS(e.what(), c.part);
     EXPECT_HAS(e.what(), "m.mtx");
   }
+}
+
+TEST(MtxTest, MoreEntriesThanCellsAreRepeatsNotAnError) {
+  TensorData d = Mtx("%%MatrixMarket matrix coordinate real general\n1 2 3\n1 1 1\n1 1 2\n1 2 4\n");
+  EXPECT_EQ(d.sparse.nnz(), 3);
+  SparseTensor merged = d.sparse;
+  merged.Coalesce();
+  EXPECT_EQ(merged.ToDense().ToVector<double>(), (std::vector<double>{3, 4}));
+}
+
+TEST(MtxTest, NumbersOutOfRangeReadAsStrtodDoes) {
+  TensorData d =
+      Mtx("%%MatrixMarket matrix coordinate real general\n1 8 8\n1 1 1e-400\n1 2 1e400\n"
+          "1 3 -1e400\n1 4 -1e-400\n1 5 0.0000000001e-320\n1 6 123456789e305\n1 7 4.9e-324\n"
+          "1 8 +1E+999\n");
+  const std::vector<double> v = d.sparse.values().ToVector<double>();
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(v[0], 0.0);
+  EXPECT_EQ(v[1], inf);
+  EXPECT_EQ(v[2], -inf);
+  EXPECT_EQ(v[3], 0.0);
+  EXPECT_TRUE(std::signbit(v[3]));
+  EXPECT_EQ(v[4], 0.0);
+  EXPECT_EQ(v[5], inf);
+  EXPECT_GT(v[6], 0.0);  // the smallest subnormal is in range
+  EXPECT_EQ(v[7], inf);
+  // Integers keep their range: an index past int64 is an error.
+  Error e = CatchError(
+      [] { Mtx("%%MatrixMarket matrix coordinate integer general\n1 1 1\n1 1 1e400\n"); });
+  EXPECT_HAS(e.what(), "is not an integer");
+}
+
+TEST(MtxTest, MessagesQuoteAShortEscapedExcerpt) {
+  const std::string head = "%%MatrixMarket matrix coordinate real general\n1 1 1\n";
+  Error huge = CatchError([&] { Mtx(head + "1 1 1" + std::string(5000000, '7') + "x\n"); });
+  EXPECT_LT(std::string(huge.what()).size(), 300u) << std::string(huge.what()).substr(0, 400);
+  EXPECT_HAS(huge.what(), "5000002 bytes");
+  Error ctrl = CatchError([&] { Mtx(head + "1\v1 1 1\n"); });
+  EXPECT_HAS(ctrl.what(), "'1\\x0b1' is not an integer");
+  Error nul = CatchError([&] { Mtx(head + std::string("1 1 2\0\x01", 7) + "\n"); });
+  EXPECT_HAS(nul.what(), "'2\\x00\\x01' is not a number");
+  Error banner = CatchError(
+      [&] { Mtx("%%MatrixMarket matrix coordinate " + std::string(100000, 'z') + " general\n"); });
+  EXPECT_LT(std::string(banner.what()).size(), 300u);
 }
 
 // A generated file over several 1 MiB chunks: values, line numbers of errors in late chunks,

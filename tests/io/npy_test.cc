@@ -199,6 +199,44 @@ TEST(NpyTest, UnsupportedDTypeOnWrite) {
   EXPECT_TRUE(dir.List().empty());
 }
 
+TEST(NpyTest, ByteAndUnicodeStringsReadAsStrings) {
+  Tensor b = ReadImage(NpyImage("{'descr': '|S3', 'fortran_order': False, 'shape': (2,), }",
+                                std::string("ab\0c\0d", 6)));
+  EXPECT_EQ(b.dtype(), DType::kString);
+  EXPECT_EQ(b.Dims(), std::vector<int64_t>{2});
+  // NumPy drops trailing NULs only.
+  EXPECT_EQ(b.ToVector<std::string>(), (std::vector<std::string>{"ab", std::string("c\0d", 3)}));
+  // '<U2': UTF-32 code units; "é€" and "a".
+  std::string le("\xe9\0\0\0\xac\x20\0\0a\0\0\0\0\0\0\0", 16);
+  Tensor u = ReadImage(NpyImage("{'descr': '<U2', 'fortran_order': False, 'shape': (2, 1), }", le));
+  EXPECT_EQ(u.dtype(), DType::kString);
+  EXPECT_EQ(u.Dims(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(u.ToVector<std::string>(), (std::vector<std::string>{"\xc3\xa9\xe2\x82\xac", "a"}));
+  std::string be("\0\0\0\x41\0\0\0\x42", 8);
+  Tensor ub = ReadImage(NpyImage("{'descr': '>U1', 'fortran_order': True, 'shape': (2,), }", be));
+  EXPECT_EQ(ub.ToVector<std::string>(), (std::vector<std::string>{"A", "B"}));
+  Error bad = CatchError([&] {
+    ReadImage(NpyImage("{'descr': '<U1', 'fortran_order': False, 'shape': (1,), }",
+                       std::string("\0\xd8\0\0", 4)));  // a lone surrogate
+  });
+  EXPECT_EQ(bad.code(), ErrorCode::kCorrupt);
+  EXPECT_HAS(bad.what(), "0xD800");
+}
+
+TEST(NpyTest, StringsWriteAsUnicodeAndReadBack) {
+  TempDir dir;
+  Tensor t = Tensor::FromVector<std::string>({"", "coo", "\xc3\xa9t\xc3\xa9", "x"}, {2, 2});
+  Write(dir / "s.npy", t);
+  Tensor r = Read(dir / "s.npy").dense;
+  EXPECT_EQ(r.dtype(), DType::kString);
+  EXPECT_EQ(r.Dims(), t.Dims());
+  EXPECT_EQ(r.ToVector<std::string>(), t.ToVector<std::string>());
+  EXPECT_HAS(testing::ReadText(dir / "s.npy"), "'descr': '<U3'");
+  Tensor bad = Tensor::FromVector<std::string>({"\xff"});
+  EXPECT_EQ(CatchError([&] { Write(dir / "bad.npy", bad); }).code(), ErrorCode::kUnsupported);
+  EXPECT_FALSE(FileExists(dir / "bad.npy"));
+}
+
 TEST(NpyTest, StridedViewIsWrittenInCOrder) {
   Tensor t = Tensor::FromVector<double>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4});
   Tensor v = Slice(t, 1, 3, 0, -2);  // columns 3 and 1

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "io/io_test_util.h"
@@ -76,7 +78,8 @@ TEST(NpzTest, SparseRoundTripAsScipyCoo) {
     auto names = ReadNpzMembers(dir / "s.npz");
     ASSERT_EQ(names.size(), 5u);
     EXPECT_EQ(names[0].first, "format");
-    EXPECT_EQ(names[0].second.ToVector<uint8_t>(), (std::vector<uint8_t>{'c', 'o', 'o'}));
+    EXPECT_EQ(names[0].second.dtype(), DType::kString);  // NumPy bytes (|S3) read as a string
+    EXPECT_EQ(names[0].second.ToVector<std::string>(), std::vector<std::string>{"coo"});
     EXPECT_EQ(names[1].second.ToVector<int64_t>(), (std::vector<int64_t>{3, 4}));
   }
 }
@@ -245,6 +248,143 @@ std::string ScipyArchive(const TempDir& dir, const std::string& format,
   return path;
 }
 
+// Resident memory from /proc/self/status: "VmRSS" (now) or "VmHWM" (the peak since the last
+// ResetPeakMemory), in bytes; -1 when unknown.
+int64_t MemoryBytes(const std::string& key) {
+  std::string status = ReadText("/proc/self/status");
+  size_t at = status.find(key + ":");
+  if (at == std::string::npos) return -1;
+  return std::strtoll(status.c_str() + at + key.size() + 1, nullptr, 10) * 1024;
+}
+
+bool ResetPeakMemory() {
+  FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (f == nullptr) return false;
+  const bool ok = std::fputs("5", f) >= 0;
+  return std::fclose(f) == 0 && ok;
+}
+
+// How much the peak resident memory rises above today's while fn runs; -1 when it cannot be
+// told (no /proc, or a sanitizer whose shadow memory follows every allocation).
+template <typename Fn>
+int64_t PeakGrowth(Fn&& fn) {
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr bool kMeasurable = false;
+#else
+  constexpr bool kMeasurable = true;
+#endif
+  const int64_t before = MemoryBytes("VmRSS");
+  if (!kMeasurable || !ResetPeakMemory() || before < 0) {
+    fn();
+    return -1;
+  }
+  fn();
+  return MemoryBytes("VmHWM") - before;
+}
+
+// Bytes that deflate cannot shrink, from a fixed generator.
+Tensor NoiseBytes(int64_t n) {
+  Tensor t = Tensor::Empty({n}, DType::kUInt8);
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  uint8_t* p = t.data<uint8_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    p[i] = static_cast<uint8_t>(x);
+  }
+  return t;
+}
+
+// Overwrites the uncompressed size of the only member in its central directory entry.
+void ClaimSize(std::string* zip, uint32_t size) {
+  const size_t cd = zip->rfind(std::string("PK\x01\x02", 4));
+  for (int b = 0; b < 4; ++b) (*zip)[cd + 24 + b] = static_cast<char>((size >> (8 * b)) & 0xff);
+}
+
+// A member that claims about 1000 times its compressed size costs only what it inflates to,
+// whether the npy header inside matches the claim or not.
+TEST(NpzTest, LyingDeflatedSizeCostsNoMemory) {
+  TempDir dir;
+  constexpr int64_t kData = 1 << 20;
+  const Tensor noise = NoiseBytes(kData);
+  // The npy header of the member claims 1000 times the data as well.
+  const Tensor claimed = Tensor::Empty({1000 * kData}, DType::kUInt8);  // never touched
+  const std::string big_header = NpyHeaderFor(claimed, false);
+  std::string honest_header_zip = ReadText(Archive(dir, {{"x.npy", noise}}, true));
+  std::string big_header_zip;
+  {
+    AtomicFile f(dir / "big.npz");
+    ZipWriter zip(&f);
+    zip.Add("x.npy",
+            {big_header, std::string_view(static_cast<const char*>(noise.raw_data()), kData)},
+            true);
+    zip.Finish();
+    f.Commit();
+    big_header_zip = ReadText(dir / "big.npz");
+  }
+  for (std::string* bytes : {&honest_header_zip, &big_header_zip}) {
+    const std::string header = bytes == &big_header_zip ? big_header : NpyHeaderFor(noise, false);
+    ClaimSize(bytes, static_cast<uint32_t>(header.size() + 1000 * kData));
+    Error e(ErrorCode::kInternal, "not run");
+    const int64_t growth = PeakGrowth([&] {
+      e = CatchError(
+          [&] { ReadFromMemory(bytes->data(), bytes->size(), Format::kNpz, "lie.npz"); });
+    });
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << e.what();
+    EXPECT_HAS(e.what(), "lie.npz:x.npy");
+    EXPECT_HAS(e.what(), "corrupt or");
+    if (growth >= 0) {
+      EXPECT_LT(growth, 40 * kData) << "the claim was " << 1000 * kData << " bytes";
+    }
+  }
+}
+
+// A genuine member inflates straight into the tensor: the peak is the tensor, not twice it.
+TEST(NpzTest, DeflatedMemberInflatesIntoTheTensor) {
+  TempDir dir;
+  constexpr int64_t kBytes = int64_t{64} << 20;
+  Tensor zeros = Tensor::Zeros({kBytes / 8}, DType::kFloat64);
+  const std::string zip = ReadText(Archive(dir, {{"z.npy", zeros}}, true));
+  zeros = Tensor();
+  EXPECT_LT(zip.size(), static_cast<size_t>(kBytes / 500));
+  Tensor t;
+  const int64_t growth =
+      PeakGrowth([&] { t = ReadFromMemory(zip.data(), zip.size(), Format::kNpz, "z.npz").dense; });
+  ASSERT_EQ(t.NumElements(), kBytes / 8);
+  EXPECT_EQ(t.ToVector<double>()[12345], 0.0);
+  if (growth >= 0) {
+    EXPECT_LT(growth, kBytes + kBytes / 4);
+  }
+}
+
+// SciPy on Python 3 wrote 'format' as a unicode string (<U3) for a while.
+TEST(NpzTest, UnicodeFormatMemberIsRead) {
+  TempDir dir;
+  const std::string path = dir / "u.npz";
+  {
+    AtomicFile f(path);
+    ZipWriter zip(&f);
+    std::vector<NpyImage> images(5);
+    const std::vector<std::pair<std::string, Tensor>> members = {
+        {"format.npy", Tensor::FromVector<std::string>({"csc"}, {})},
+        {"shape.npy", Tensor::FromVector<int64_t>({2, 3})},
+        {"indptr.npy", Tensor::FromVector<int32_t>({0, 1, 1, 2})},
+        {"indices.npy", Tensor::FromVector<int32_t>({1, 0})},
+        {"data.npy", Tensor::FromVector<double>({5, 7})}};
+    for (size_t i = 0; i < members.size(); ++i) {
+      MakeNpyImage(members[i].second, &images[i]);
+      zip.Add(members[i].first, {images[i].header, images[i].data}, i % 2 == 1);
+    }
+    zip.Finish();
+    f.Commit();
+  }
+  EXPECT_HAS(ReadText(path), "'<U3'");
+  TensorData d = Read(path);
+  ASSERT_TRUE(d.is_sparse());
+  EXPECT_EQ(d.sparse.ToDense().ToVector<double>(), (std::vector<double>{0, 0, 7, 5, 0, 0}));
+}
+
 // Members that contradict each other or the shape are Errors naming the file and the entry.
 TEST(NpzTest, ScipyMembersThatLieAreErrors) {
   TempDir dir;
@@ -298,6 +438,24 @@ TEST(NpzTest, ScipyMembersThatLieAreErrors) {
         {"data", data}},
        "needs a coords member"},
   };
+  {  // a 'format' member holding a number
+    const std::string path = dir / "num_format.npz";
+    AtomicFile f(path);
+    ZipWriter zip(&f);
+    NpyImage image;
+    for (const auto& [name, t] : std::vector<std::pair<std::string, Tensor>>{
+             {"format.npy", Tensor::FromVector<int32_t>({7})},
+             {"shape.npy", shape},
+             {"data.npy", data}}) {
+      MakeNpyImage(t, &image);
+      zip.Add(name, {image.header, image.data}, false);
+    }
+    zip.Finish();
+    f.Commit();
+    Error e = CatchError([&] { Read(path); });
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << e.what();
+    EXPECT_HAS(e.what(), "member 'format' should hold one string (such as 'csr'), but holds int32");
+  }
   for (const Case& c : cases) {
     const std::string path = ScipyArchive(dir, c.format, c.members);
     Error e = CatchError([&] { Read(path); });

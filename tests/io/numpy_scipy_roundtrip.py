@@ -249,6 +249,63 @@ def test_scipy_arrays_and_order(tmp, rng):
     check(r.returncode != 0 and "'bsr' is not supported" in r.stderr, f"bsr refused: {r.stderr}")
 
 
+def test_scipy_semantics(tmp, rng):
+    """Duplicates, symmetric files storing both triangles, out-of-range numbers, more entries
+    than cells and unicode 'format' members: tensorkit's dense result is SciPy's toarray()."""
+    src = os.path.join(tmp, "sem_in")
+    os.makedirs(src)
+    head = "%%MatrixMarket matrix coordinate real "
+    texts = {
+        "dups": head + "general\n3 3 5\n1 1 1\n1 1 2\n3 2 4\n3 2 -1.5\n2 3 7\n",
+        "both_triangles": head + "symmetric\n3 3 4\n1 1 1\n2 1 5\n1 2 7\n3 3 2\n",
+        "extremes": head + "general\n2 2 3\n1 1 1e-400\n2 2 1e400\n1 2 -1e400\n",
+        "more_than_cells": head + "general\n1 2 4\n1 1 1\n1 1 2\n1 2 3\n1 1 4\n",
+    }
+    for name, text in texts.items():
+        with open(os.path.join(src, name + ".mtx"), "w") as f:
+            f.write(text)
+    row, col = rng.integers(0, 6, 60), rng.integers(0, 7, 60)
+    coo = sp.coo_matrix((rng.standard_normal(60), (row, col)), shape=(6, 7))  # with repeats
+    sp.save_npz(os.path.join(src, "coo_dups.npz"), coo, compressed=False)
+    csr = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0]), np.array([1, 1, 0, 2]),
+                         np.array([0, 2, 4])), shape=(2, 3))  # column 1 twice in row 0
+    sp.save_npz(os.path.join(src, "csr_dups.npz"), csr)
+    csc = sp.csc_matrix(sp.random(5, 4, density=0.4, random_state=9))
+    np.savez(os.path.join(src, "csc_py3.npz"), format=np.array("csc"), shape=np.array(csc.shape),
+             indices=csc.indices, indptr=csc.indptr, data=csc.data)
+    want = {name: scipy.io.mmread(os.path.join(src, name + ".mtx")).toarray() for name in texts}
+    want.update({"coo_dups": coo.toarray(), "csr_dups": csr.toarray(), "csc_py3": csc.toarray()})
+    files = sorted(os.path.join(src, n) for n in os.listdir(src))
+    tk("convert", "--to", "npy", "-o", os.path.join(tmp, "sem_npy"), *files)
+    for name, ref in want.items():
+        got = np.load(os.path.join(tmp, "sem_npy", name + ".npy"))
+        check(got.shape == ref.shape and np.array_equal(got, ref), f"{name} -> .npy == toarray()")
+    info = json.loads(tk("info", "--json", os.path.join(src, "more_than_cells.mtx")))
+    check(info["nnz"] == 4 and info["density"] <= 1, f"more entries than cells: info {info}")
+
+
+def test_strings(tmp, rng):
+    src = os.path.join(tmp, "str_in")
+    os.makedirs(src)
+    arrays = {
+        "bytes": np.array([b"ab", b"", b"xyz"], dtype="S3"),
+        "unicode": np.array([["h\u00e9", "y"], ["\u20ac", "\U0001f600ok"]]),
+        "unicode_be": np.array(["big", "endian"], dtype=">U6"),
+        "unicode_fortran": np.asfortranarray(np.array([["a", "bb"], ["ccc", "d"]])),
+    }
+    for name, a in arrays.items():
+        np.save(os.path.join(src, name + ".npy"), a)
+    files = sorted(os.path.join(src, n) for n in os.listdir(src))
+    tk("convert", "--to", "npy", "-o", os.path.join(tmp, "str_npy"), *files)
+    for name, a in arrays.items():
+        info = json.loads(tk("info", "--json", os.path.join(src, name + ".npy")))
+        check(info["dtype"] == "string" and info["shape"] == list(a.shape), f"{name}: info {info}")
+        got = np.load(os.path.join(tmp, "str_npy", name + ".npy"))
+        ref = np.char.decode(a, "ascii") if a.dtype.kind == "S" else a
+        check(got.dtype.kind == "U" and got.shape == a.shape and np.array_equal(got, ref),
+              f"{name} -> tensorkit .npy -> np.load: {got!r}")
+
+
 def main():
     global TOOL
     ap = argparse.ArgumentParser()
@@ -257,7 +314,7 @@ def main():
     rng = np.random.default_rng(20240601)
     with tempfile.TemporaryDirectory(prefix="tk_roundtrip_") as tmp:
         for test in [test_npy, test_savez, test_scipy_npz, test_scipy_arrays_and_order,
-                     test_mmwrite, test_tns_and_info]:
+                     test_mmwrite, test_tns_and_info, test_scipy_semantics, test_strings]:
             try:
                 test(tmp, rng)
             except Exception as e:  # a crash of one part still reports the others

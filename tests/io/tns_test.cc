@@ -40,13 +40,15 @@ TEST(TnsTest, MalformedInputNamesTheLine) {
   };
   std::vector<Case> cases = {
       {"", "no entries"},
+      {"# shape: 2 2\n1 1 1 1\n", "the shape comment's shape [2 2] has 2 axes"},
+      {"# shape: 2 2\n3 1 1\n", "index 3 on axis 0 is out of range [1, 2] of the shape [2 2]"},
       {"# only a comment\n", "no entries"},
       {"5\n", "line 1: an entry needs at least one index"},
       {"1 1 1.0\n0 1 2.0\n", "line 2: index 0 on axis 0 is out of range"},
       {"1 1 1.0\n1 -1 2.0\n", "line 2: index -1"},
       {"1 1 1.0\n1 1\n", "line 2: missing value"},
       {"1 1 1.0\n1 1 1 1\n", "line 2: unexpected text"},
-      {"1 1 1.0\n1 x 1\n", "line 2: index 'x' is not a integer"},
+      {"1 1 1.0\n1 x 1\n", "line 2: index 'x' is not an integer"},
       {"1 1 1.0\n1 1 nope\n", "line 2: value 'nope' is not a number"},
       {"1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1\n1\n1\n1\n1\n1\n1\n1\n1\n1\n1\n1\n1\n",
        "cannot fit"},
@@ -57,6 +59,34 @@ TEST(TnsTest, MalformedInputNamesTheLine) {
     EXPECT_HAS(e.what(), c.part);
     EXPECT_HAS(e.what(), "t.tns");
   }
+}
+
+TEST(TnsTest, ShapeComment) {
+  EXPECT_EQ(Tns("# shape: 3 4\n").sparse.shape(), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(Tns("# shape: 3 4\n").sparse.nnz(), 0);
+  EXPECT_EQ(Tns("# made by hand\n#shape: 7 8 9\n1 1 1 2\n").sparse.shape(),
+            (std::vector<int64_t>{7, 8, 9}));
+  // Another comment that starts with "shape:" is only a comment.
+  EXPECT_EQ(Tns("# shape: of ratings\n2 3 1\n").sparse.shape(), (std::vector<int64_t>{2, 3}));
+  ReadOptions o;  // the caller's shape wins
+  o.shape = {5, 6};
+  EXPECT_EQ(Tns("# shape: 3 4\n1 1 1\n", o).sparse.shape(), (std::vector<int64_t>{5, 6}));
+}
+
+TEST(TnsTest, EveryShapeSurvivesWriteAndRead) {
+  TempDir dir;
+  const Tensor no_idx = Tensor::Empty({0, 2}, DType::kInt64);
+  const Tensor no_val = Tensor::Empty({0}, DType::kFloat64);
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{3, 4}, std::vector<int64_t>{0, 5}, std::vector<int64_t>{1, 1}}) {
+    Write(dir / "e.tns", SparseTensor::Create(no_idx, no_val, shape));
+    EXPECT_EQ(Read(dir / "e.tns").sparse.shape(), shape);
+  }
+  // Entries short of the last rows: the shape is kept, not inferred.
+  SparseTensor st = SparseTensor::Create(Tensor::FromVector<int64_t>({0, 1}, {1, 2}),
+                                         Tensor::FromVector<double>({2.5}), {10, 20});
+  Write(dir / "s.tns", st);
+  EXPECT_EQ(Read(dir / "s.tns").sparse.shape(), (std::vector<int64_t>{10, 20}));
 }
 
 TEST(TnsTest, WriteAndReadBack) {

@@ -4,13 +4,19 @@ usage errors and exit codes, validate/info/concat. Standard library only.
 
 Usage: tool_test.py --tool build/bin/tensorkit [unittest args]
 """
+import ast
 import json
 import os
 import pty
+import signal
+import stat
+import struct
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
+import zlib
 
 TOOL = None
 
@@ -23,11 +29,83 @@ GENERAL = """%%MatrixMarket matrix coordinate real general
 """
 
 
-def run(*args, env=None):
+HOOKS = ["TENSORKIT_IO_FAIL_AFTER_BYTES", "TENSORKIT_IO_STALL_AFTER_BYTES", "TENSORKIT_IO_NO_TMPFILE"]
+
+
+def tool_env(env):
     e = dict(os.environ)
-    e.pop("TENSORKIT_IO_FAIL_AFTER_BYTES", None)
+    for h in HOOKS:
+        e.pop(h, None)
     e.update(env or {})
-    return subprocess.run([TOOL, *args], capture_output=True, text=True, env=e)
+    return e
+
+
+def run(*args, env=None, timeout=60):
+    return subprocess.run([TOOL, *args], capture_output=True, text=True, env=tool_env(env),
+                          timeout=timeout, errors="replace")
+
+
+def npy_image(descr, shape, data, fortran=False):
+    """The bytes of a version-1 .npy file."""
+    d = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, repr(tuple(shape)))
+    d += " " * ((64 - (10 + len(d) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d.encode() + data
+
+
+def read_npy(path):
+    """(descr, shape, values in C order) of a .npy of numbers written in C order."""
+    with open(path, "rb") as f:
+        b = f.read()
+    n = struct.unpack("<H", b[8:10])[0]
+    h = ast.literal_eval(b[10:10 + n].decode())
+    count = 1
+    for d in h["shape"]:
+        count *= d
+    code = {"<f8": "d", "<i8": "q", "<f4": "f", "<i4": "i"}[h["descr"]]
+    return h["descr"], list(h["shape"]), list(struct.unpack("<%d%s" % (count, code), b[10 + n:]))
+
+
+def zip_member(name, data, compress, claimed=None):
+    """(local header + data, central directory entry builder) of one zip member."""
+    body = zlib.compress(data, 9)[2:-4] if compress else data
+    crc = zlib.crc32(data)
+    size = len(data) if claimed is None else claimed
+    method = 8 if compress else 0
+    local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, method, 0, 0, crc, len(body), size,
+                        len(name), 0) + name.encode() + body
+    def central(offset):
+        return struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, method, 0, 0, crc, len(body),
+                           size, len(name), 0, 0, 0, 0, 0, offset) + name.encode()
+    return local, central
+
+
+def zip_archive(members):
+    """A zip of (name, bytes, compress[, claimed size]) members."""
+    out, cds = b"", []
+    for m in members:
+        local, central = zip_member(*m)
+        cds.append(central(len(out)))
+        out += local
+    cd = b"".join(cds)
+    return out + cd + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(cds), len(cds), len(cd), len(out), 0)
+
+
+def sanitized():
+    """Whether the tool is built with AddressSanitizer, whose shadow memory follows every
+    allocation, so that peak memory says nothing about the tool's own."""
+    with open(TOOL, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+def peak_kib(args, env=None):
+    """(exit code, stderr, peak resident KiB) of one tool run, measured alone."""
+    probe = ("import resource, subprocess, sys, json\n"
+             "r = subprocess.run(json.loads(sys.argv[1]), capture_output=True, text=True)\n"
+             "print(json.dumps([r.returncode, r.stderr, "
+             "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))\n")
+    r = subprocess.run([sys.executable, "-c", probe, json.dumps([TOOL, *args])],
+                       capture_output=True, text=True, env=tool_env(env), timeout=120)
+    return json.loads(r.stdout)
 
 
 class ToolTest(unittest.TestCase):
@@ -217,6 +295,237 @@ class ToolTest(unittest.TestCase):
         r = run("concat", "--axis", "0", "-o", self.path("bad.mtx"), a, self.write("c.tns", "1 1 1 1\n"))
         self.assertEqual(r.returncode, 1)
         self.assertFalse(os.path.exists(self.path("bad.mtx")))
+
+
+    # --- hostile inputs and interruptions ---
+
+    def test_fifo_and_device_are_refused_at_once(self):
+        fifo = self.path("f.npy")
+        os.mkfifo(fifo)
+        r = run("info", fifo, timeout=20)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("FIFO", r.stderr)
+        os.symlink("/dev/zero", self.path("z.npy"))
+        r = run("info", self.path("z.npy"), timeout=20)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("character device", r.stderr)
+        self.assertNotIn("Success", r.stderr)
+        # Inside a batch: the others are converted, the FIFO is one failure.
+        good = self.good_inputs(2)
+        out = self.path("out")
+        r = run("convert", "--to", "npy", "-o", out, good[0], fifo, good[1], timeout=30)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("converted 2, skipped 0, failed 1", r.stdout)
+        self.assertIn("FIFO", r.stderr)
+        self.assertEqual(sorted(os.listdir(out)), ["good0.npy", "good1.npy"])
+
+    def test_dense_output_sums_duplicates_like_scipy(self):
+        dup = self.write("dup.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 3\n"
+                                    "1 1 1\n1 1 2\n2 1 4\n")
+        self.assertEqual(run("convert", dup, self.path("dup.npy")).returncode, 0)
+        self.assertEqual(read_npy(self.path("dup.npy"))[2], [3.0, 0.0, 4.0, 0.0])
+        # A symmetric file that stores both triangles: each stored entry is mirrored, then summed.
+        sym = self.write("sym.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n"
+                                    "1 1 1\n2 1 5\n1 2 7\n")
+        self.assertEqual(run("convert", sym, self.path("sym.npy")).returncode, 0)
+        self.assertEqual(read_npy(self.path("sym.npy"))[2], [1.0, 12.0, 12.0, 0.0])
+        # --coalesce first gives the same; so does concat into a dense output.
+        self.assertEqual(run("convert", "--coalesce", dup, self.path("c.npy")).returncode, 0)
+        self.assertEqual(read_npy(self.path("c.npy"))[2], [3.0, 0.0, 4.0, 0.0])
+        self.assertEqual(run("concat", "--axis", "0", "-o", self.path("cat.npy"), dup, dup).returncode, 0)
+        self.assertEqual(read_npy(self.path("cat.npy"))[2], [3.0, 0.0, 4.0, 0.0] * 2)
+        # A batch to .npy as well.
+        r = run("convert", "--to", "npy", "-o", self.path("b"), dup)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(read_npy(self.path("b", "dup.npy"))[2], [3.0, 0.0, 4.0, 0.0])
+
+    def test_scipy_npz_with_duplicates_and_unicode_format(self):
+        i8 = lambda v: struct.pack("<%dq" % len(v), *v)
+        f8 = lambda v: struct.pack("<%dd" % len(v), *v)
+        fmt = "csr".encode("utf-32-le")
+        npz = zip_archive([
+            ("format.npy", npy_image("<U3", (), fmt), False),
+            ("shape.npy", npy_image("<i8", (2,), i8([2, 2])), True),
+            ("indptr.npy", npy_image("<i8", (3,), i8([0, 2, 3])), False),
+            ("indices.npy", npy_image("<i8", (3,), i8([1, 1, 0])), True),
+            ("data.npy", npy_image("<f8", (3,), f8([1.5, 2.0, 4.0])), False)])
+        with open(self.path("csr_py3.npz"), "wb") as f:
+            f.write(npz)
+        r = run("convert", self.path("csr_py3.npz"), self.path("d.npy"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(read_npy(self.path("d.npy"))[2], [0.0, 3.5, 4.0, 0.0])
+
+    def test_lying_deflate_size_costs_no_memory(self):
+        noise = os.urandom(4 << 20)
+        data = npy_image("|u1", (len(noise),), noise)
+        with open(self.path("lie.npz"), "wb") as f:
+            f.write(zip_archive([("arr_0.npy", data, True, 1000 * len(data))]))
+        self.assertLess(os.path.getsize(self.path("lie.npz")), 5 << 20)
+        code, err, kib = peak_kib(["convert", self.path("lie.npz"), self.path("lie.npy")])
+        self.assertEqual(code, 1, err)
+        self.assertIn("deflate data is corrupt", err)
+        if not sanitized():
+            self.assertLess(kib, 100 * 1024, "peak %d KiB for a 4 MiB file" % kib)
+
+    def test_deflated_member_inflates_into_the_tensor(self):
+        size = 128 << 20
+        data = npy_image("|u1", (size,), bytes(size))
+        with open(self.path("big.npz"), "wb") as f:
+            f.write(zip_archive([("arr_0.npy", data, True)]))
+        del data
+        code, err, kib = peak_kib(["validate", self.path("big.npz")])
+        self.assertEqual(code, 0, err)
+        if not sanitized():
+            self.assertLess(kib, (size + size // 4) // 1024, "peak %d KiB for %d bytes" % (kib, size))
+
+    def stall(self, args, env=None):
+        """Starts the tool with writes that stall, and returns it once one has."""
+        p = subprocess.Popen([TOOL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=tool_env(dict(env or {}, TENSORKIT_IO_STALL_AFTER_BYTES="100")))
+        line = p.stderr.readline().decode()
+        self.assertIn("stalled", line)
+        return p
+
+    def test_signals_leave_no_temporaries_and_resume_finishes(self):
+        src = self.write("big.tns", "".join(f"{i} {i % 7 + 1} {i * 0.5}\n" for i in range(1, 3000)))
+        for mode in [{}, {"TENSORKIT_IO_NO_TMPFILE": "1"}]:
+            for sig in [signal.SIGINT, signal.SIGTERM]:
+                out = self.path(f"out_{sig}_{len(mode)}")
+                p = self.stall(["convert", "--to", "mtx", "-o", out, src], mode)
+                if mode:  # the named temporary exists while the write stalls
+                    self.assertTrue(any(".tmp." in n for n in os.listdir(out)), os.listdir(out))
+                p.send_signal(sig)
+                self.assertEqual(p.wait(timeout=20), -sig)
+                p.stdout.close()
+                p.stderr.close()
+                self.assertEqual(os.listdir(out), [], f"{sig} {mode}")
+        # SIGKILL: nothing at all with an unnamed temporary; the named one is swept by --resume.
+        out = self.path("killed")
+        p = self.stall(["convert", "--to", "mtx", "-o", out, src])
+        p.kill()
+        p.wait(timeout=20)
+        for f in (p.stdout, p.stderr):
+            f.close()
+        self.assertEqual(os.listdir(out), [])
+        p = self.stall(["convert", "--to", "mtx", "-o", out, src], {"TENSORKIT_IO_NO_TMPFILE": "1"})
+        p.kill()
+        p.wait(timeout=20)
+        for f in (p.stdout, p.stderr):
+            f.close()
+        self.assertEqual(len([n for n in os.listdir(out) if n.startswith(".big.mtx.tmp.")]), 1)
+        r = run("convert", "--resume", "--to", "mtx", "-o", out, src)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(os.listdir(out), ["big.mtx"])
+        self.assertEqual(self.info(os.path.join(out, "big.mtx"))["nnz"], 2999)
+
+    def test_replaced_output_keeps_its_mode(self):
+        src = self.write("m.mtx", GENERAL)
+        for mode in [{}, {"TENSORKIT_IO_NO_TMPFILE": "1"}]:
+            out = self.write("o.npy", "old")
+            os.chmod(out, 0o600)
+            self.assertEqual(run("convert", src, out, env=mode).returncode, 0)
+            self.assertEqual(stat.S_IMODE(os.stat(out).st_mode), 0o600)
+            self.assertEqual(self.info(out)["shape"], [2, 3])
+
+    def test_every_written_format_reads_back_with_shape_and_dtype(self):
+        f8 = lambda n: struct.pack("<%dd" % n, *([0.0] * n))
+        inputs = {
+            "zeros.npy": npy_image("<f8", (3, 4), f8(12)),
+            "empty.npy": npy_image("<f8", (0, 5), b""),
+            "nnz0.mtx": b"%%MatrixMarket matrix coordinate real general\n4 6 0\n",
+            "wide.mtx": b"%%MatrixMarket matrix coordinate real general\n9 8 1\n2 3 1.5\n",
+        }
+        expect = {"zeros": [3, 4], "empty": [0, 5], "nnz0": [4, 6], "wide": [9, 8]}
+        for name, data in inputs.items():
+            with open(self.path(name), "wb") as f:
+                f.write(data)
+        for ext in ["npy", "npz", "mtx", "tns"]:
+            out = self.path("to_" + ext)
+            r = run("convert", "--to", ext, "-o", out, *[self.path(n) for n in inputs])
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            for stem, shape in expect.items():
+                d = self.info(os.path.join(out, stem + "." + ext))
+                self.assertEqual((d["shape"], d["dtype"]), (shape, "float64"), (stem, ext))
+
+    def test_messages_quote_short_escaped_excerpts(self):
+        head = "%%MatrixMarket matrix coordinate real general\n1 1 1\n"
+        huge = self.write("huge.mtx", head + "1 1 " + "7" * 2000000 + "x\n")
+        ctrl = self.write("ctrl.mtx", head + "1\v1 1 1\n")
+        r = run("convert", "--to", "npy", "-o", self.path("out"), huge, ctrl)
+        self.assertEqual(r.returncode, 1)
+        self.assertLess(len(r.stderr), 1000, r.stderr[:2000])
+        self.assertIn("2000001 bytes", r.stderr)
+        self.assertIn("'1\\x0b1' is not an integer", r.stderr)
+        self.assertNotIn("\v", r.stderr)
+
+    def test_info_json_is_valid_utf8_for_any_file_name(self):
+        name = os.fsencode(self.dir) + b"/caf\xe9\xff.mtx"
+        with open(name, "w") as f:
+            f.write(GENERAL)
+        r = subprocess.run([os.fsencode(TOOL), b"info", b"--json", name], capture_output=True,
+                           env=tool_env(None))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d = json.loads(r.stdout.decode("utf-8"))  # strict UTF-8
+        self.assertEqual(os.fsencode(d["file"]), name)
+        self.assertEqual(d["shape"], [2, 3])
+
+    def test_numbers_out_of_range_read_as_strtod_does(self):
+        m = self.write("r.mtx", "%%MatrixMarket matrix coordinate real general\n1 3 3\n"
+                                "1 1 1e-400\n1 2 1e400\n1 3 -1e400\n")
+        self.assertEqual(run("convert", m, self.path("r.npy")).returncode, 0)
+        self.assertEqual(read_npy(self.path("r.npy"))[2], [0.0, float("inf"), float("-inf")])
+        t = self.write("r.tns", "1 2 1e-400\n2 2 5e999\n")
+        d = self.info(t)
+        self.assertEqual((d["shape"], d["nnz"]), ([2, 2], 2))
+
+    def test_byte_and_unicode_string_arrays_read_as_strings(self):
+        with open(self.path("s.npy"), "wb") as f:
+            f.write(npy_image("|S3", (2,), b"ab\x00cde"))
+        with open(self.path("u.npy"), "wb") as f:
+            f.write(npy_image("<U2", (1, 2), "h\u00e9y\x00".encode("utf-32-le")))
+        for name, shape in [("s.npy", [2]), ("u.npy", [1, 2])]:
+            d = self.info(self.path(name))
+            self.assertEqual((d["shape"], d["dtype"]), (shape, "string"), name)
+            r = run("convert", self.path(name), self.path("back_" + name))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            d = self.info(self.path("back_" + name))
+            self.assertEqual((d["shape"], d["dtype"]), (shape, "string"), name)
+        r = run("convert", self.path("u.npy"), self.path("u.mtx"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("string", r.stderr)
+
+    def test_command_line_messages(self):
+        r = run("--threads", "0", "info", "x.npy")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("at least 1, got '0'", r.stderr)
+        self.assertLess(len(r.stderr), 400)
+        r = run("frobnicate", "x")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown subcommand 'frobnicate'", r.stderr)
+        r = run("convert", "-o", self.path("out"), self.write("a.mtx", GENERAL))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--to", r.stderr)
+        self.assertNotIn("''", r.stderr)
+        r = run("info", self.write("bad.tns", "1 x 1\n"))
+        self.assertIn("is not an integer", r.stderr)
+        # Mixed dtypes join as NumPy would (float32 and float64 give float64).
+        with open(self.path("f4.npy"), "wb") as f:
+            f.write(npy_image("<f4", (2, 3), struct.pack("<6f", 1, 2, 3, 4, 5, 6)))
+        r = run("concat", "--axis", "0", "-o", self.path("mix.npy"), self.path("f4.npy"), self.path("a.mtx"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("Copy", r.stderr)
+        descr, shape, values = read_npy(self.path("mix.npy"))
+        self.assertEqual((descr, shape), ("<f8", [4, 3]))
+        self.assertEqual(values[:7], [1, 2, 3, 4, 5, 6, 1.5])
+
+    def test_more_entries_than_cells_and_density(self):
+        m = self.write("rep.mtx", "%%MatrixMarket matrix coordinate real general\n1 2 3\n"
+                                  "1 1 1\n1 1 2\n1 1 3\n")
+        d = self.info(m)
+        self.assertEqual(d["nnz"], 3)
+        self.assertAlmostEqual(d["density"], 0.5)
+        self.assertEqual(run("convert", m, self.path("rep.npy")).returncode, 0)
+        self.assertEqual(read_npy(self.path("rep.npy"))[2], [6.0, 0.0])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,122 @@
+"""TensorFlow's sparse ops against tensorkit's replacements (libtensorkit_tf_ops.so), side by
+side in one TensorFlow process on the same inputs, 2 threads (TensorFlow's intra-op pool, which
+is also tensorkit's budget inside the ops). Needs the venv of `make tf-ops`; this script re-runs
+itself with that interpreter, and skips with a message when there is none."""
+import argparse
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+VENV_PYTHON = os.path.join(ROOT, ".venvs", "tf", "bin", "python")
+THREADS = 2
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--build", default="build")
+args = ap.parse_args()
+
+try:
+    import tensorflow  # noqa: F401
+except ImportError:
+    if os.path.exists(VENV_PYTHON) and os.path.realpath(sys.executable) != os.path.realpath(
+            VENV_PYTHON):
+        sys.exit(subprocess.run([VENV_PYTHON, *sys.argv]).returncode)
+    print("tf_peers: skipped, no TensorFlow (make tf-ops installs it into .venvs/tf)")
+    sys.exit(0)
+
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+os.environ["TENSORKIT_NUM_THREADS"] = str(THREADS)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "embed", "tensorflow"))
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import peerlib  # noqa: E402
+import tensorkit_tf  # noqa: E402
+
+tf.config.threading.set_intra_op_parallelism_threads(THREADS)
+tf.config.threading.set_inter_op_parallelism_threads(1)
+lib = os.path.join(ROOT, args.build, "lib", "libtensorkit_tf_ops.so")
+if not os.path.exists(lib):
+    print(f"tf_peers: skipped, {lib} is not built (make tf-ops)")
+    sys.exit(0)
+ops = tensorkit_tf.load(lib)
+rng = np.random.default_rng(0)
+
+
+def unique_entries(shape, nnz):
+    flat = rng.choice(int(np.prod(shape)), nnz, replace=False)
+    return np.stack(np.unravel_index(flat, shape), axis=1).astype(np.int64)
+
+
+def pair(name, ours, theirs, check):
+    """Times both, after checking that they agree on this input."""
+    check(ours(), theirs())
+    return (name, {"tensorkit": peerlib.median_time(ours), "tensorflow": peerlib.median_time(theirs)})
+
+
+def same(a, b):
+    for x, y in zip(tf.nest.flatten(a), tf.nest.flatten(b)):
+        assert np.array_equal(x.numpy(), y.numpy())
+
+
+def close(a, b):
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-3)
+
+
+rows = []
+
+# SparseReorder: 5M random 3-D entries.
+shape3 = [1000, 1000, 1000]
+idx = tf.constant(unique_entries(shape3, 5_000_000))
+vals = tf.constant(rng.standard_normal(5_000_000).astype(np.float32))
+s3 = tf.constant(shape3, tf.int64)
+rows.append(pair("SparseReorder 5M entries [1000 1000 1000] f32",
+                 lambda: ops.tensorkit_sparse_reorder(input_indices=idx, input_values=vals,
+                                                      input_shape=s3),
+                 lambda: tf.raw_ops.SparseReorder(input_indices=idx, input_values=vals,
+                                                  input_shape=s3), same))
+
+# SparseTensorDenseMatMul: 2M entries of [4096 4096] times [4096 64].
+shape2 = [4096, 4096]
+idx2 = tf.constant(unique_entries(shape2, 2_000_000))
+vals2 = tf.constant(rng.standard_normal(2_000_000).astype(np.float32))
+s2 = tf.constant(shape2, tf.int64)
+b = tf.constant(rng.standard_normal((4096, 64)).astype(np.float32))
+rows.append(pair("SparseTensorDenseMatMul 2M nnz [4096 4096] x [4096 64]",
+                 lambda: ops.tensorkit_sparse_tensor_dense_mat_mul(a_indices=idx2, a_values=vals2,
+                                                                   a_shape=s2, b=b),
+                 lambda: tf.raw_ops.SparseTensorDenseMatMul(a_indices=idx2, a_values=vals2,
+                                                            a_shape=s2, b=b), close))
+
+# SparseReduceSum: the 5M 3-D entries over their last axis, and the 2M 2-D ones by row.
+for name, i, v, s, axes in [("SparseReduceSum 5M [1000 1000 1000] axis 2", idx, vals, s3, [2]),
+                            ("SparseReduceSum 2M [4096 4096] axis 1", idx2, vals2, s2, [1])]:
+    rows.append(pair(name,
+                     lambda i=i, v=v, s=s, a=axes: ops.tensorkit_sparse_reduce_sum(
+                         input_indices=i, input_values=v, input_shape=s, reduction_axes=a),
+                     lambda i=i, v=v, s=s, a=axes: tf.raw_ops.SparseReduceSum(
+                         input_indices=i, input_values=v, input_shape=s, reduction_axes=a),
+                     close))
+
+# SparseToDense: the 2M entries, sorted (validate_indices), into a [4096 4096] matrix.
+sorted2 = tf.raw_ops.SparseReorder(input_indices=idx2, input_values=vals2, input_shape=s2)
+rows.append(pair("SparseToDense 2M sorted entries -> [4096 4096]",
+                 lambda: ops.tensorkit_sparse_to_dense(
+                     sparse_indices=sorted2.output_indices, output_shape=s2,
+                     sparse_values=sorted2.output_values, default_value=0.0),
+                 lambda: tf.raw_ops.SparseToDense(
+                     sparse_indices=sorted2.output_indices, output_shape=s2,
+                     sparse_values=sorted2.output_values, default_value=0.0), same))
+
+# SparseConcat: two halves of the 5M 3-D entries along axis 1.
+half = 2_500_000
+parts_i, parts_v = [idx[:half], idx[half:]], [vals[:half], vals[half:]]
+rows.append(pair("SparseConcat 2 x 2.5M [1000 1000 1000] axis 1",
+                 lambda: ops.tensorkit_sparse_concat(indices=parts_i, values=parts_v,
+                                                     shapes=[s3, s3], concat_dim=1),
+                 lambda: tf.raw_ops.SparseConcat(indices=parts_i, values=parts_v,
+                                                 shapes=[s3, s3], concat_dim=1), same))
+
+peerlib.print_table(f"TensorFlow {tf.__version__} ops vs tensorkit's, {THREADS} threads", rows)

@@ -1,0 +1,193 @@
+"""Python side of libtensorkit_tf_ops.so: loading the ops and the sparse DLPack exchange.
+
+    import tensorkit_tf
+    ops = tensorkit_tf.load()                 # tf.load_op_library of the built library
+    ops.tensorkit_sparse_reorder(input_indices=..., input_values=..., input_shape=...)
+
+    st = tensorkit_tf.SparseTensor.from_dlpack(indices, values, shape)   # no copy
+    st.reorder([1, 0])
+    idx, vals, shape, order = st.to_dlpack()  # objects with __dlpack__, for np.from_dlpack
+"""
+
+import ctypes
+import os
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_LIBRARY = os.path.join(_HERE, "..", "..", "build", "lib", "libtensorkit_tf_ops.so")
+
+
+def library_path():
+    """The op library: $TENSORKIT_TF_OPS, else the release build's."""
+    return os.path.abspath(os.environ.get("TENSORKIT_TF_OPS") or DEFAULT_LIBRARY)
+
+
+def load(path=None):
+    """tf.load_op_library of the op library (imports TensorFlow)."""
+    import tensorflow as tf
+
+    return tf.load_op_library(path or library_path())
+
+
+# --- DLPack structs (dlpack/dlpack.h, the unversioned DLManagedTensor) -----------------------
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
+_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p),
+                             ("deleter", _DELETER)]
+
+# Capsule names must stay alive: CPython keeps the pointer.
+_NAME = b"dltensor"
+_USED = b"used_dltensor"
+_api = ctypes.pythonapi
+_api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_api.PyCapsule_SetName.restype = ctypes.c_int
+_api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_api.PyCapsule_New.restype = ctypes.py_object
+_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _CAPSULE_DESTRUCTOR]
+_api.PyCapsule_IsValid.restype = ctypes.c_int
+_api.PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+# The same function taking a raw object pointer, for the destructor (a separate function object).
+_get_pointer_raw = _api["PyCapsule_GetPointer"]
+_get_pointer_raw.restype = ctypes.c_void_p
+_get_pointer_raw.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+
+
+@_CAPSULE_DESTRUCTOR
+def _release_unconsumed(capsule):
+    # A capsule nobody consumed still owns its tensor (the DLPack protocol's rule).
+    if _api.PyCapsule_IsValid(capsule, _NAME):
+        ptr = _get_pointer_raw(capsule, _NAME)
+        managed = ctypes.cast(ptr, ctypes.POINTER(_DLManagedTensor))
+        if managed.contents.deleter:
+            managed.contents.deleter(managed)
+
+
+def _take(obj):
+    """The DLManagedTensor* of obj (an array with __dlpack__, or a capsule), marked consumed."""
+    capsule = obj.__dlpack__() if hasattr(obj, "__dlpack__") else obj
+    ptr = _api.PyCapsule_GetPointer(capsule, _NAME)
+    _api.PyCapsule_SetName(capsule, _USED)
+    return ctypes.c_void_p(ptr), capsule
+
+
+class DLPackTensor:
+    """One exported DLManagedTensor; np.from_dlpack / tf.experimental.dlpack take it once."""
+
+    def __init__(self, managed):
+        self._managed = managed
+        self.data_ptr = ctypes.cast(managed, ctypes.POINTER(_DLManagedTensor)).contents.dl_tensor.data
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        if self._managed is None:
+            raise BufferError("this DLPack tensor was already consumed")
+        capsule = _api.PyCapsule_New(self._managed, _NAME, _release_unconsumed)
+        self._managed = None
+        return capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU
+
+    def __del__(self):
+        if self._managed is not None:  # never handed out: release it here
+            m = ctypes.cast(self._managed, ctypes.POINTER(_DLManagedTensor))
+            if m.contents.deleter:
+                m.contents.deleter(m)
+
+
+_lib = None
+
+
+def _capi():
+    global _lib
+    if _lib is None:
+        lib = ctypes.CDLL(library_path())
+        vp, i64p, ip = ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int)
+        err = [ctypes.c_char_p, ctypes.c_int64]
+        lib.tensorkit_sparse_from_dlpack.argtypes = [vp, vp, i64p, ctypes.c_int, ip,
+                                                     ctypes.POINTER(vp)] + err
+        lib.tensorkit_sparse_to_dlpack.argtypes = [vp, ctypes.POINTER(vp), ctypes.POINTER(vp),
+                                                   i64p, ip] + err
+        lib.tensorkit_sparse_reorder.argtypes = [vp, ip] + err
+        lib.tensorkit_sparse_rank.argtypes = [vp]
+        lib.tensorkit_sparse_nnz.argtypes = [vp]
+        lib.tensorkit_sparse_nnz.restype = ctypes.c_int64
+        lib.tensorkit_sparse_free.argtypes = [vp]
+        _lib = lib
+    return _lib
+
+
+class TensorkitError(RuntimeError):
+    """A tensorkit::Error raised through the C interface (its message unchanged)."""
+
+
+def _call(fn, *args):
+    err = ctypes.create_string_buffer(1024)
+    if fn(*args, err, len(err)) != 0:
+        raise TensorkitError(err.value.decode())
+
+
+class SparseTensor:
+    """A tensorkit SparseTensor held by the op library, exchanged through DLPack."""
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    @classmethod
+    def from_dlpack(cls, indices, values, shape, order=None):
+        """Wraps indices (int64 [nnz, rank]) and values ([nnz]) without copying."""
+        lib = _capi()
+        idx, _ = _take(indices)
+        val, _ = _take(values)
+        rank = len(shape)
+        dims = (ctypes.c_int64 * max(rank, 1))(*shape)
+        ords = (ctypes.c_int * max(rank, 1))(*order) if order is not None else None
+        handle = ctypes.c_void_p()
+        _call(lib.tensorkit_sparse_from_dlpack, idx, val, dims, rank, ords, ctypes.byref(handle))
+        return cls(handle)
+
+    @property
+    def rank(self):
+        return _capi().tensorkit_sparse_rank(self._handle)
+
+    @property
+    def nnz(self):
+        return _capi().tensorkit_sparse_nnz(self._handle)
+
+    def reorder(self, order):
+        _call(_capi().tensorkit_sparse_reorder, self._handle,
+              (ctypes.c_int * max(self.rank, 1))(*order))
+
+    def to_dlpack(self):
+        """(indices, values, shape, order): DLPack tensors sharing this tensor's memory."""
+        rank = self.rank
+        idx, val = ctypes.c_void_p(), ctypes.c_void_p()
+        dims = (ctypes.c_int64 * max(rank, 1))()
+        ords = (ctypes.c_int * max(rank, 1))()
+        _call(_capi().tensorkit_sparse_to_dlpack, self._handle, ctypes.byref(idx),
+              ctypes.byref(val), dims, ords)
+        return DLPackTensor(idx), DLPackTensor(val), list(dims[:rank]), list(ords[:rank])
+
+    def __del__(self):
+        if getattr(self, "_handle", None) is not None and _lib is not None:
+            _lib.tensorkit_sparse_free(self._handle)
+            self._handle = None

@@ -1,0 +1,131 @@
+#include "tensorkit/embed/tensorflow/tf_glue.h"
+
+#include <complex>
+#include <cstring>
+
+#include "tensorkit/dense/ops.h"
+
+namespace tensorkit::tf {
+
+std::optional<DType> BitDType(tfw::DataType dt) {
+  switch (dt) {
+    case tfw::DT_BOOL:
+      return DType::kBool;
+    case tfw::DT_INT8:
+      return DType::kInt8;
+    case tfw::DT_UINT8:
+      return DType::kUInt8;
+    case tfw::DT_INT16:
+    case tfw::DT_UINT16:
+      return DType::kInt16;
+    case tfw::DT_HALF:
+      return DType::kFloat16;
+    case tfw::DT_BFLOAT16:
+      return DType::kBFloat16;
+    case tfw::DT_INT32:
+    case tfw::DT_UINT32:
+      return DType::kInt32;
+    case tfw::DT_FLOAT:
+      return DType::kFloat32;
+    case tfw::DT_INT64:
+    case tfw::DT_UINT64:
+    case tfw::DT_COMPLEX64:
+      return DType::kInt64;
+    case tfw::DT_DOUBLE:
+      return DType::kFloat64;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<DType> SumDType(tfw::DataType dt) {
+  if (dt == tfw::DT_BOOL || dt == tfw::DT_COMPLEX64) return std::nullopt;
+  return BitDType(dt);
+}
+
+Tensor Wrap(const tfw::Tensor& t, DType dt, std::optional<std::vector<int64_t>> dims) {
+  std::vector<int64_t> d;
+  if (dims) {
+    d = *dims;
+  } else {
+    for (int a = 0; a < t.dims(); ++a) d.push_back(t.dim_size(a));
+  }
+  // const_cast: inputs are only read; tensorkit's handle has no const flavour.
+  return WrapExternal(const_cast<char*>(t.tensor_data().data()), d, {}, dt, Device::Cpu());
+}
+
+tfw::Tensor* AllocateTf(tfw::OpKernelContext* ctx, int index, const std::vector<int64_t>& dims) {
+  tfw::TensorShape shape;
+  absl::Status s = tfw::TensorShape::BuildTensorShape(dims, &shape);
+  if (!s.ok()) throw StatusError(s);
+  tfw::Tensor* t = nullptr;
+  s = ctx->allocate_output(index, shape, &t);
+  if (!s.ok()) throw StatusError(s);
+  return t;
+}
+
+Tensor AllocateOutput(tfw::OpKernelContext* ctx, int index, const std::vector<int64_t>& dims,
+                      DType dt) {
+  return Wrap(*AllocateTf(ctx, index, dims), dt, dims);
+}
+
+std::vector<int> StdOrder(int rank) {
+  std::vector<int> order(static_cast<size_t>(rank));
+  for (int i = 0; i < rank; ++i) order[i] = i;
+  return order;
+}
+
+std::vector<int64_t> IntVector(const tfw::Tensor& t, const char* op, const char* what,
+                               bool allow_scalar) {
+  TK_CHECK(t.dims() == 1 || (allow_scalar && t.dims() == 0), kInvalidArgument, op, ": ", what,
+           " must be a vector", allow_scalar ? " or a scalar" : "", ", got shape ", ShapeText(t));
+  std::vector<int64_t> v(static_cast<size_t>(t.NumElements()));
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = t.dtype() == tfw::DT_INT32 ? t.flat<int32_t>()(i) : t.flat<int64_t>()(i);
+  }
+  return v;
+}
+
+Tensor IndicesAsInt64(const tfw::Tensor& t, int64_t rows, int64_t cols) {
+  if (t.dtype() == tfw::DT_INT64) return Wrap(t, DType::kInt64, std::vector<int64_t>{rows, cols});
+  Tensor out = Tensor::Empty({rows, cols}, DType::kInt64);
+  Copy(Wrap(t, DType::kInt32, std::vector<int64_t>{rows, cols}), &out);
+  return out;
+}
+
+Tensor Positions(int64_t n, int64_t first) {
+  Tensor p = Tensor::Empty({n}, DType::kInt64);
+  int64_t* d = p.data<int64_t>();
+  ParallelFor(0, n, GrainFor(8), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) d[i] = first + i;
+  });
+  return p;
+}
+
+namespace {
+
+template <typename T>
+void GatherAs(const tfw::Tensor& in, const Tensor& perm, tfw::Tensor* out) {
+  const T* src = in.flat<T>().data();
+  T* dst = out->flat<T>().data();
+  const int64_t* p = perm.data<int64_t>();
+  ParallelFor(0, perm.NumElements(), GrainFor(sizeof(T) + 8), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dst[i] = src[p[i]];
+  });
+}
+
+}  // namespace
+
+void GatherByPosition(const tfw::Tensor& in, const Tensor& perm, tfw::Tensor* out) {
+  if (in.dtype() == tfw::DT_STRING) {
+    GatherAs<tfw::tstring>(in, perm, out);
+  } else {
+    TK_CHECK(in.dtype() == tfw::DT_COMPLEX128, kInternal, "GatherByPosition: dtype ",
+             tfw::DataTypeString(in.dtype()), " has a bit dtype");
+    GatherAs<std::complex<double>>(in, perm, out);
+  }
+}
+
+std::string ShapeText(const tfw::Tensor& t) { return t.shape().DebugString(); }
+
+}  // namespace tensorkit::tf

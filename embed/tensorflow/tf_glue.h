@@ -1,0 +1,110 @@
+// embed/tensorflow/tf_glue.h: what every tensorkit op kernel in TensorFlow shares.
+//
+// Glossary
+//   RunKernel    the one way a kernel body runs: inside the op's intra-op thread budget, with
+//                every tensorkit::Error turned into an InvalidArgument status carrying the same
+//                message and every other exception into an Internal status, so that nothing
+//                escapes Compute() (an escaping exception takes the TensorFlow process down).
+//   wrap         a tensorkit Tensor over a TensorFlow tensor's buffer (WrapExternal): no copy.
+//                The TensorFlow tensor must outlive it, which holds within one Compute().
+//   bit dtype    the tensorkit dtype whose elements have the size of a TensorFlow dtype's, for
+//                operations that only move elements (reorder, scatter, concatenation): uint32
+//                moves as int32, complex64 as int64. Dtypes without one (complex128, string)
+//                go through positions: tensorkit sorts or scatters int64 positions and the
+//                kernel gathers the elements itself.
+#ifndef TENSORKIT_EMBED_TENSORFLOW_TF_GLUE_H_
+#define TENSORKIT_EMBED_TENSORFLOW_TF_GLUE_H_
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/tensor.h"
+#include "tensorkit/common/error.h"
+#include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/external.h"
+#include "tensorkit/dense/tensor.h"
+
+namespace tensorkit::tf {
+
+namespace tfw = ::tensorflow;
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+// ---------------------------------------------------------------------------------------------
+
+// A TensorFlow status that stopped a kernel body (a failed allocate_output), passed on as is.
+struct StatusError : std::exception {
+  explicit StatusError(absl::Status s) : status(std::move(s)) {}
+  const char* what() const noexcept override { return "TensorFlow status"; }
+  absl::Status status;
+};
+
+// Runs body() as the kernel of `ctx` (see the glossary); a failure becomes ctx's status.
+template <typename Body>
+void RunKernel(tfw::OpKernelContext* ctx, const Body& body);
+
+// The tensorkit dtype that moves `dt`'s elements bit for bit (see the glossary), if any.
+std::optional<DType> BitDType(tfw::DataType dt);
+// The tensorkit dtype with `dt`'s arithmetic, if any (unsigned integers sum as signed ones of
+// the same width: addition modulo 2^bits is the same bit pattern).
+std::optional<DType> SumDType(tfw::DataType dt);
+
+// A tensorkit Tensor over t's buffer with t's dims (or `dims` when given), as dtype `dt`.
+Tensor Wrap(const tfw::Tensor& t, DType dt, std::optional<std::vector<int64_t>> dims = {});
+// Output `index` of dims `dims`, allocated by TensorFlow (allocate_output).
+tfw::Tensor* AllocateTf(tfw::OpKernelContext* ctx, int index, const std::vector<int64_t>& dims);
+// The same, wrapped as dtype `dt`: tensorkit writes TensorFlow's buffer in place.
+Tensor AllocateOutput(tfw::OpKernelContext* ctx, int index, const std::vector<int64_t>& dims,
+                      DType dt);
+// 0, 1, ..., rank - 1: the standard (row-major) order TensorFlow's sparse ops assume.
+std::vector<int> StdOrder(int rank);
+// The elements of a 1-D (or scalar, when `allow_scalar`) int32 or int64 tensor, named `what`
+// in the error for any other shape.
+std::vector<int64_t> IntVector(const tfw::Tensor& t, const char* op, const char* what,
+                               bool allow_scalar = false);
+// A contiguous int64 [rows, cols] copy of int32 indices, or the int64 buffer wrapped as is.
+Tensor IndicesAsInt64(const tfw::Tensor& t, int64_t rows, int64_t cols);
+// 0, 1, ..., n - 1 as int64 (the positions that stand in for values without a bit dtype).
+Tensor Positions(int64_t n, int64_t first = 0);
+// out[i] = in[perm[i]] for values without a bit dtype (strings, complex128).
+void GatherByPosition(const tfw::Tensor& in, const Tensor& perm, tfw::Tensor* out);
+// "[2,3]": a TensorFlow shape as the messages show it.
+std::string ShapeText(const tfw::Tensor& t);
+
+// Calls m(T) for every dtype that the element-moving ops register: TensorFlow's
+// TF_CALL_ALL_TYPES less resource and variant handles.
+#define TENSORKIT_TF_MOVABLE_TYPES(m)                                                   \
+  m(bool) m(int8_t) m(uint8_t) m(int16_t) m(uint16_t) m(int32_t) m(uint32_t) m(int64_t) \
+      m(uint64_t) m(Eigen::half) m(::tensorflow::bfloat16) m(float) m(double)           \
+          m(::tensorflow::complex64) m(::tensorflow::complex128) m(::tensorflow::tstring)
+
+// ---------------------------------------------------------------------------------------------
+// Definitions
+// ---------------------------------------------------------------------------------------------
+
+template <typename Body>
+void RunKernel(tfw::OpKernelContext* ctx, const Body& body) {
+  try {
+    const auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
+    const int budget = workers != nullptr && workers->num_threads > 0 ? workers->num_threads : 1;
+    RunWithThreadLimit(budget, [&] { body(); });
+  } catch (const StatusError& e) {
+    ctx->SetStatus(e.status);
+  } catch (const Error& e) {
+    ctx->SetStatus(absl::InvalidArgumentError(e.what()));
+  } catch (const std::exception& e) {
+    ctx->SetStatus(absl::InternalError(ctx->op_kernel().type_string() + ": " + e.what()));
+  } catch (...) {
+    ctx->SetStatus(absl::InternalError(ctx->op_kernel().type_string() + ": unknown C++ exception"));
+  }
+}
+
+}  // namespace tensorkit::tf
+
+#endif  // TENSORKIT_EMBED_TENSORFLOW_TF_GLUE_H_
