@@ -30,8 +30,11 @@ void CheckDevice(const Device& device, const char* op) {
   TK_CHECK(BuiltWithCuda(), kUnsupported, op, ": device ", device.ToString(),
            " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
   const int n = CudaDeviceCount();
+  // Conditions and the hint are computed first: inside the macro's arguments the formatter
+  // reads "index < n, ..." as template brackets.
   const bool exists = device.index >= 0 && device.index < n;
-  const std::string hint = n > 0 ? " (use cuda:0 .. cuda:" + std::to_string(n - 1) + ")" : "";
+  const std::string hint =
+      n > 0 ? " (use cuda:0 .. cuda:" + std::to_string(n - 1) + ")" : std::string();
   TK_CHECK(exists, kInvalidArgument, op, ": device ", device.ToString(), " does not exist; ", n,
            " CUDA device(s) are visible", hint);
 }

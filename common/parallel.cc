@@ -17,6 +17,8 @@ namespace tensorkit {
 namespace {
 
 std::mutex g_mutex;
+// Depth of parallel-region bodies running on this thread (a task may run nested regions).
+thread_local int t_region_depth = 0;
 std::unique_ptr<tbb::global_control> g_control;
 int g_threads = 0;  // 0: not initialised yet
 // The budget of the RunWithThreadLimit call running on this thread (0: none). Only the calling
@@ -84,12 +86,22 @@ void RunWithThreadLimit(int n, const std::function<void()>& fn) {
   });
 }
 
+bool InParallelRegion() { return t_region_depth > 0; }
+
+int ForeignPoolThreads() { return InParallelRegion() ? 1 : GetNumThreads(); }
+
 namespace parallel_detail {
 
 void Run(int64_t begin, int64_t end, int64_t grain,
          const std::function<void(int64_t, int64_t)>& fn) {
   tbb::parallel_for(tbb::blocked_range<int64_t>(begin, end, static_cast<size_t>(grain)),
-                    [&](const tbb::blocked_range<int64_t>& r) { fn(r.begin(), r.end()); });
+                    [&](const tbb::blocked_range<int64_t>& r) {
+                      struct Depth {  // restored also when fn throws
+                        Depth() { ++t_region_depth; }
+                        ~Depth() { --t_region_depth; }
+                      } depth;
+                      fn(r.begin(), r.end());
+                    });
 }
 
 }  // namespace parallel_detail

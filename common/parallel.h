@@ -11,6 +11,10 @@
 //   ParallelChunks fixed chunks [k*chunk, (k+1)*chunk) whose boundaries never depend on the
 //                  thread count: per-chunk partial results combined in chunk order are
 //                  bit-identical at any thread count.
+//   parallel region the body of a ParallelFor/ParallelChunks that runs as oneTBB tasks.
+//   foreign pool   a library's own thread pool (SuiteSparse:GraphBLAS's OpenMP threads). Called
+//                  from a parallel region, where oneTBB already keeps every core busy, it gets one
+//                  thread; elsewhere tensorkit's thread count.
 #ifndef TENSORKIT_COMMON_PARALLEL_H_
 #define TENSORKIT_COMMON_PARALLEL_H_
 
@@ -49,6 +53,12 @@ void ParallelChunks(int64_t n, int64_t chunk, const Body& body);
 
 // Number of fixed chunks ParallelChunks(n, chunk, ...) makes.
 inline int64_t NumChunks(int64_t n, int64_t chunk) { return n <= 0 ? 0 : (n + chunk - 1) / chunk; }
+
+// True while the calling thread runs the body of a parallel region.
+bool InParallelRegion();
+// The threads a foreign pool may use for a call made now: 1 inside a parallel region (more would
+// oversubscribe the cores), else GetNumThreads().
+int ForeignPoolThreads();
 
 // ---------------------------------------------------------------------------------------------
 // Definitions

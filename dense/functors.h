@@ -21,6 +21,7 @@
 
 #include "tensorkit/common/dtype.h"
 #include "tensorkit/common/host_device.h"
+#include "tensorkit/common/wrap.h"
 #include "tensorkit/dense/simd_math.h"
 
 namespace tensorkit::engine {
@@ -46,13 +47,10 @@ enum class BinaryFn { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
 template <typename D, typename S>
 TK_HOST_DEVICE D Convert(S x);
 
-// Wrap-around integer arithmetic (no signed-overflow UB); plain arithmetic for floats.
-template <typename C>
-TK_HOST_DEVICE C AddW(C a, C b);
-template <typename C>
-TK_HOST_DEVICE C SubW(C a, C b);
-template <typename C>
-TK_HOST_DEVICE C MulW(C a, C b);
+// Wrap-around integer arithmetic (common/wrap.h, shared with sparse/); plain for floats.
+using ::tensorkit::AddW;
+using ::tensorkit::MulW;
+using ::tensorkit::SubW;
 
 // Calls f.template operator()<Functor>() for the functor named by `fn`.
 template <typename F>
@@ -113,15 +111,10 @@ TK_HOST_DEVICE void Put(T* out, C f, const Coeffs<C>& k) {
   }
 }
 
-// A result computed in double, back in compute type C (integers saturate).
+// A result computed in double, back in compute type C as Copy converts (integers truncate and
+// saturate, NaN -> 0; bool is "!= 0").
 template <typename C>
-TK_HOST_DEVICE C FromDouble(double v) {
-  if constexpr (std::is_integral_v<C>) {
-    return SaturatingCast<C>(v);
-  } else {
-    return static_cast<C>(v);
-  }
-}
+TK_HOST_DEVICE C FromDouble(double v);
 
 // Integers go through double for the floating-point functions.
 template <typename C>
@@ -150,32 +143,11 @@ TK_HOST_DEVICE D Convert(S x) {
 }
 
 template <typename C>
-TK_HOST_DEVICE C AddW(C a, C b) {
-  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>) {
-    using U = std::make_unsigned_t<C>;
-    return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
+TK_HOST_DEVICE C detail::FromDouble(double v) {
+  if constexpr (std::is_integral_v<C>) {
+    return Convert<C>(v);
   } else {
-    return static_cast<C>(a + b);
-  }
-}
-
-template <typename C>
-TK_HOST_DEVICE C SubW(C a, C b) {
-  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>) {
-    using U = std::make_unsigned_t<C>;
-    return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
-  } else {
-    return static_cast<C>(a - b);
-  }
-}
-
-template <typename C>
-TK_HOST_DEVICE C MulW(C a, C b) {
-  if constexpr (std::is_integral_v<C> && std::is_signed_v<C>) {
-    using U = std::make_unsigned_t<C>;
-    return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
-  } else {
-    return static_cast<C>(a * b);
+    return static_cast<C>(v);
   }
 }
 
@@ -220,7 +192,11 @@ struct LogF {
 struct ReluF {
   template <typename C>
   TK_HOST_DEVICE static C Apply(C x) {
-    return x < C{0} ? C{0} : x;  // NaN stays NaN
+    if constexpr (std::is_unsigned_v<C>) {  // bool and uint8: nothing is negative
+      return x;
+    } else {
+      return x < C{0} ? C{0} : x;  // NaN stays NaN
+    }
   }
 };
 
@@ -255,7 +231,9 @@ struct TanhF {
 struct AbsF {
   template <typename C>
   TK_HOST_DEVICE static C Apply(C x) {
-    if constexpr (std::is_integral_v<C>) {
+    if constexpr (std::is_unsigned_v<C>) {
+      return x;
+    } else if constexpr (std::is_integral_v<C>) {
       return x < 0 ? SubW(C{0}, x) : x;  // MIN stays MIN, like two's complement
     } else {
       return std::abs(x);
@@ -274,7 +252,7 @@ struct NegF {
   template <typename C>
   TK_HOST_DEVICE static C Apply(C x) {
     if constexpr (std::is_integral_v<C>) {
-      return SubW(C{0}, x);
+      return SubW(C{0}, x);  // wraps for unsigned types; the identity for bool
     } else {
       return -x;
     }
@@ -310,8 +288,10 @@ struct DivF {
   template <typename C>
   TK_HOST_DEVICE static C Apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
-      if (b == 0) return 0;               // defined: integer division by zero gives 0
-      if (b == -1) return SubW(C{0}, a);  // MIN / -1 wraps instead of trapping
+      if (b == 0) return 0;  // defined: integer division by zero gives 0
+      if constexpr (std::is_signed_v<C>) {
+        if (b == -1) return SubW(C{0}, a);  // MIN / -1 wraps instead of trapping
+      }
       return static_cast<C>(a / b);
     } else {
       return a / b;
@@ -322,11 +302,15 @@ struct DivF {
 struct PowF {
   template <typename C>
   TK_HOST_DEVICE static C Apply(C a, C b) {
-    if constexpr (std::is_integral_v<C>) {
-      if (b < 0) {  // 1 / a^|b| truncated toward zero
-        if (a == 1) return 1;
-        if (a == -1) return (b & 1) ? -1 : 1;
-        return 0;
+    if constexpr (std::is_same_v<C, bool>) {
+      return a || !b;  // a^0 = 1, a^1 = a
+    } else if constexpr (std::is_integral_v<C>) {
+      if constexpr (std::is_signed_v<C>) {
+        if (b < 0) {  // 1 / a^|b| truncated toward zero
+          if (a == 1) return 1;
+          if (a == -1) return (b & 1) ? -1 : 1;
+          return 0;
+        }
       }
       C result = 1, base = a;
       for (C e = b; e > 0; e >>= 1) {

@@ -57,8 +57,7 @@ namespace {
 // oneTBB tasks of at least this much work.
 constexpr double kMinTaskFlops = 2.0 * 128 * 128 * 128;
 // Larger products are cut into tiles of C with edges between these (see TileEdge). Each tile
-// packs its own panels of A and B, which costs about 2% more CPU time than one call at 1024,
-// about 9% at 512 (2048^3 sgemm, measured with getrusage on the development machine).
+// packs its own panels of A and B, so smaller tiles cost more CPU time (bench/README.md).
 constexpr int64_t kMinTileEdge = 256;
 constexpr int64_t kMaxTileEdge = 1024;
 

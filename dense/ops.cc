@@ -262,11 +262,6 @@ void RunEngineOp(const Operands& o, const Fn& fn, Scalar alpha, Scalar beta, boo
   }
   if (gemm && TryGemm(nest, *o.in[0], *o.in[1], out, alpha, beta)) return;
   if (nest.Sums()) {
-    TK_CHECK((ops_internal::kComputeDTypes & Bit(out.dtype())) != 0, kUnsupported, o.op,
-             ": summation into ", o.out_name, " (", DimsList(o),
-             ") needs a compute dtype "
-             "(int32, int64, float16, bfloat16, float32, float64), not ",
-             DTypeName(out.dtype()));
     ApplyBeta(out, k, beta, o.op);
     const CoeffsBuf acc = ops_internal::MakeCoeffs(out.dtype(), alpha, 1, o.op);
     RunPass(nest, out, o.in.data(), o.num_in, fn, Mode::kAxpby, acc, o.op);
@@ -556,12 +551,11 @@ Tensor CopyRows(const Tensor& t, int64_t start, int64_t end) {
 
 Tensor CopyColumns(const Tensor& t, int64_t start, int64_t end) {
   t.CheckDefined("CopyColumns");
-  TK_CHECK(t.NumAxes() >= 2, kInvalidArgument,
-           "CopyColumns: needs a tensor with at least 2 "
-           "axes, got dims ",
-           ShapeString(t.Dims()));
-  CheckRange("CopyColumns", t, 1, start, end);
-  return CopyOf(Slice(t, 1, start, end));
+  TK_CHECK(t.NumAxes() >= 1, kInvalidArgument,
+           "CopyColumns: needs a tensor with at least 1 axis, got rank 0");
+  const int axis = t.NumAxes() == 1 ? 0 : 1;  // the elements of a 1-D tensor are its columns
+  CheckRange("CopyColumns", t, axis, start, end);
+  return CopyOf(Slice(t, axis, start, end));
 }
 
 Tensor Concatenate(const std::vector<Tensor>& tensors, int axis) {
@@ -604,7 +598,19 @@ Tensor Concatenate(const std::vector<Tensor>& tensors, int axis) {
 
 Tensor ConcatenateRows(const std::vector<Tensor>& tensors) { return Concatenate(tensors, 0); }
 
-Tensor ConcatenateColumns(const std::vector<Tensor>& tensors) { return Concatenate(tensors, 1); }
+Tensor ConcatenateColumns(const std::vector<Tensor>& tensors) {
+  // The columns of a 1-D tensor are its elements: side by side, 1-D tensors make a longer one.
+  int ones = 0, defined = 0;
+  for (const Tensor& t : tensors) {
+    defined += t.defined();
+    ones += t.defined() && t.NumAxes() == 1;
+  }
+  TK_CHECK(ones == 0 || ones == defined, kShapeMismatch, "ConcatenateColumns: ", ones, " of ",
+           tensors.size(),
+           " tensors are 1-D; 1-D tensors join only other 1-D tensors (Unsqueeze(t, 1) turns one "
+           "into a single column)");
+  return Concatenate(tensors, ones > 0 ? 0 : 1);
+}
 
 std::vector<Tensor> Split(const Tensor& t, int axis, const std::vector<int64_t>& sizes) {
   t.CheckDefined("Split");

@@ -12,14 +12,32 @@
 //   beta == 0     the output is never read, so NaN or garbage in it cannot leak into the result.
 //   in place      an input may be the very same view as the output (same storage and pattern);
 //                 any other overlap between an input and the output throws Error.
-//   dtypes        compute ops take int32, int64, float32, float64, float16 and bfloat16 (the
-//                 16-bit floats compute in float32); every operand has the output's dtype. Copy
+//   dtypes        compute ops take every numeric dtype: bool, int8, uint8, int16, int32, int64,
+//                 float16, bfloat16, float32, float64 (the 16-bit floats compute in float32);
+//                 every operand has the output's dtype, and alpha, beta and Set's value convert
+//                 to it first (an integer wraps, a float saturates into an integer dtype). Copy
 //                 converts between any two numeric dtypes (float to integer saturates, NaN
 //                 becomes 0; anything to bool is "!= 0") and copies string tensors on the CPU.
-//   integers      arithmetic wraps around on overflow; Div by zero gives 0 (and MIN / -1 wraps);
-//                 Pow with a negative exponent gives 1/a^|b| truncated (0 unless |a| == 1);
-//                 Exp, Log, Sigmoid, Tanh and Sqrt compute in float64 and convert back
-//                 saturating (NaN -> 0).
+//                 The results are NumPy's for the same output dtype where NumPy keeps that
+//                 dtype; where NumPy raises or returns another dtype, the rules below say what
+//                 happens (never undefined behaviour).
+//   integers      Add, Sub, Mul, AddProduct, summation, alpha and beta wrap around modulo
+//                 2^bits, and so do Neg (Neg of uint8 5 is 251) and Abs (Abs of int8 -128 is
+//                 -128), as in NumPy; Relu and Abs of uint8 return the input. Where NumPy differs:
+//                 Div truncates toward zero (C's /; NumPy's / gives float64 and // floors),
+//                 division by zero gives 0 and MIN / -1 wraps to MIN; Pow with a negative
+//                 exponent gives 1/a^|b| truncated (0 unless |a| == 1; NumPy raises); Exp, Log,
+//                 Sigmoid, Tanh and Sqrt compute in float64 and convert back as Copy does
+//                 (truncated, saturated, NaN -> 0: Sqrt of -4 is 0, Log of 0 is MIN), where
+//                 NumPy returns floats.
+//   bool          arithmetic on 0 and 1 whose result converts back with "!= 0", which is NumPy's
+//                 logic where NumPy has it: Add and Max are or, Mul and Min are and, summation
+//                 into a bool output is "any", AddProduct is the or-and (boolean) matrix
+//                 product, alpha * x + beta * y is (alpha and x) or (beta and y). Where NumPy
+//                 raises or promotes: Sub is xor (NumPy advises ^), Div is and (x / 0 = 0 as for
+//                 integers), Pow(a, b) is a or not b (a^0 = 1), Neg, Abs, Relu, Sqrt and Tanh
+//                 return the input, Exp and Sigmoid give true, Log gives not x (log 1 = 0,
+//                 log 0 = -inf).
 //   devices       every operand on one device (only Copy moves between devices); on a CUDA
 //                 device the op runs there, enqueued on the current stream (common/stream.h).
 //   Max / Min     propagate NaN, like NumPy's maximum / minimum.
@@ -119,13 +137,15 @@ Tensor Reshape(const Tensor& t, const std::vector<int64_t>& dims);
 
 // Rows [start, end) of axis 0.
 Tensor CopyRows(const Tensor& t, int64_t start, int64_t end);
-// Columns [start, end) of axis 1 (t needs at least 2 axes).
+// Columns [start, end) of axis 1; of a 1-D tensor, elements [start, end) (its columns, as
+// NumPy's hstack sees a 1-D array).
 Tensor CopyColumns(const Tensor& t, int64_t start, int64_t end);
 // Concatenation along `axis` (negative counts from the end): every input has the same dtype,
 // device and number of axes, and equal dims except on `axis`. Strings work on the CPU.
 Tensor Concatenate(const std::vector<Tensor>& tensors, int axis);
-Tensor ConcatenateRows(const std::vector<Tensor>& tensors);     // axis 0
-Tensor ConcatenateColumns(const std::vector<Tensor>& tensors);  // axis 1
+Tensor ConcatenateRows(const std::vector<Tensor>& tensors);  // axis 0
+// Axis 1; when every input is 1-D, axis 0 (1-D tensors side by side, as NumPy's hstack).
+Tensor ConcatenateColumns(const std::vector<Tensor>& tensors);
 // Copies of consecutive pieces of `axis` with the given sizes (which must add up to its dim).
 std::vector<Tensor> Split(const Tensor& t, int axis, const std::vector<int64_t>& sizes);
 

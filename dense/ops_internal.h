@@ -2,14 +2,15 @@
 // functions and the choice of typed inner loop per (function, dtype, mode).
 //
 // Glossary
-//   compute set  the dtypes compute ops accept: int32, int64, float16, bfloat16, float32,
-//                float64 (the 16-bit floats compute in float32).
+//   compute set  the dtypes compute ops accept: every numeric dtype (the 16-bit floats compute
+//                in float32; dense/ops.h says what each op does on integers and bool).
 //   CoeffsBuf    alpha and beta converted to the compute type of a dtype, type-erased so that
 //                a runtime-chosen inner loop can read them as engine::Coeffs<C>.
 //   SimdPath     the instruction set the transcendental float32/float64 unary loops (Exp, Log,
-//                Sigmoid, Tanh) were compiled for; chosen once from cpuid, since the library
-//                is built without -march. Every path gives bit-identical results (no FMA, same
-//                operation order: see dense/simd_math.h).
+//                Sigmoid, Tanh) and the sparse SpMM row loops (sparse/products.cc) were compiled
+//                for; chosen once from cpuid, since the library is built without -march. Every
+//                path gives bit-identical results (no FMA, same operation order: see
+//                dense/simd_math.h).
 #ifndef TENSORKIT_DENSE_OPS_INTERNAL_H_
 #define TENSORKIT_DENSE_OPS_INTERNAL_H_
 
@@ -25,9 +26,7 @@ namespace tensorkit::ops_internal {
 // Declarations
 // ---------------------------------------------------------------------------------------------
 
-inline constexpr DTypeSet kComputeDTypes = Bit(DType::kInt32) | Bit(DType::kInt64) |
-                                           Bit(DType::kFloat16) | Bit(DType::kBFloat16) |
-                                           Bit(DType::kFloat32) | Bit(DType::kFloat64);
+inline constexpr DTypeSet kComputeDTypes = kNumericDTypes;
 
 using engine::BinaryFn;
 using engine::UnaryFn;
@@ -41,7 +40,8 @@ struct CoeffsBuf {
   bool beta_is_one = false;
 };
 
-// alpha and beta in the compute type of `dtype` (a compute-set dtype).
+// alpha and beta in the compute type of `dtype`; throws Error(kUnsupported) naming `op` for a
+// dtype outside the compute set.
 CoeffsBuf MakeCoeffs(DType dtype, Scalar alpha, Scalar beta, const char* op);
 // A Scalar as element type T: floats convert to integers saturating (NaN -> 0).
 template <typename T>
@@ -60,8 +60,10 @@ engine::InnerLoop FillKernel(DType dtype, const char* op);
 bool SimdPathSupported(SimdPath path);
 // The widest supported path: what UnaryKernel uses unless a test forced another.
 SimdPath BestSimdPath();
-// Makes later UnaryKernel calls pick `path` (which must be supported); for tests that check
-// every path the machine has.
+// The path in use: BestSimdPath() unless a test forced another.
+SimdPath ActiveSimdPath();
+// Makes later UnaryKernel (and SpMM) calls pick `path` (which must be supported); for tests that
+// check every path the machine has.
 void SetSimdPathForTesting(SimdPath path);
 
 // ---------------------------------------------------------------------------------------------

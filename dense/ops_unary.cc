@@ -114,6 +114,8 @@ bool SimdPathSupported(SimdPath path) {
   return false;
 }
 
+SimdPath ActiveSimdPath() { return ActivePath(); }
+
 SimdPath BestSimdPath() {
   if (SimdPathSupported(SimdPath::kAvx512)) return SimdPath::kAvx512;
   if (SimdPathSupported(SimdPath::kAvx2)) return SimdPath::kAvx2;
@@ -127,12 +129,6 @@ void SetSimdPathForTesting(SimdPath path) {
 
 CoeffsBuf MakeCoeffs(DType dtype, Scalar alpha, Scalar beta, const char* op) {
   CoeffsBuf buf;
-  if ((kComputeDTypes & Bit(dtype)) == 0) {  // only plain assignment runs on other dtypes
-    buf.alpha_is_one = alpha == Scalar(1);
-    buf.beta_is_zero = beta == Scalar(0);
-    buf.beta_is_one = beta == Scalar(1);
-    return buf;
-  }
   Dispatch<kComputeDTypes>(dtype, op, [&]<typename T>() {
     using C = ComputeType<T>;
     static_assert(sizeof(engine::Coeffs<C>) <= sizeof(buf.bytes));

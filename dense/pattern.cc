@@ -17,37 +17,126 @@ int64_t AbsI(int64_t v) { return v < 0 ? -v : v; }
 // Multiplies with an overflow check; returns false on overflow.
 bool MulOk(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 
-// Whether memory-index m belongs to canonical pattern c (axes sorted by stride, dominance holds).
-bool ContainsCanonical(const Pattern& c, int64_t m) {
-  int64_t r = m - c.offset;
-  if (r < 0) return false;
-  for (int ax = c.num_axes - 1; ax >= 0; --ax) {
-    int64_t idx = r / c.strides[ax];
-    if (idx >= c.dims[ax]) return false;
-    r -= idx * c.strides[ax];
+// Note [exact overlap]
+// ~~~~~~~~~~~~~~~~~~~~
+// Two canonical patterns meet when x - y = delta has a solution with x an element of A, y one of
+// B (both without their offsets) and delta the difference of the offsets. Axis dominance makes
+// each a digit system: an element is i * s + r with s the top stride, i the top index and r an
+// element of the lower axes, whose span is below s. Meet decides this by recursion on the top
+// axes, never element by element:
+//  - a pattern without axes is one point: membership is the greedy digit test (Contains);
+//  - one axis each: a linear Diophantine equation in a box, solved by the extended gcd;
+//  - equal top strides s: (i - j) * s must lie within the lower spans of delta, which leaves at
+//    most two values of i - j, each a problem with one axis fewer on both sides;
+//  - top strides s > t with t dividing s (how views of one tensor relate): B's top axis is cut
+//    into a block of s-strided rows of s / t and a short remainder, giving equal top strides;
+//  - otherwise the top blocks of the pattern with the larger top stride are visited, but only
+//    those within the other pattern's range: two families of disjoint intervals meet in at most
+//    as many pairs as they have intervals, so the work grows with outer blocks, not elements.
+// A remainder of every stride's gcd that delta does not share rules the pair out at once.
+using Wide = __int128;  // products and differences of memory-indexes never overflow it
+
+// A canonical pattern without its offset, axes by increasing stride; span[k] is the largest
+// element of the lowest k axes.
+struct Box {
+  std::array<int64_t, kMaxAxes> dims{}, strides{};
+  std::array<Wide, kMaxAxes + 1> span{};
+  // Sets axis k (the spans of the axes above k are left stale: callers use the lowest k+1 only).
+  void SetAxis(int k, int64_t dim, int64_t stride) {
+    dims[k] = dim;
+    strides[k] = stride;
+    span[k + 1] = span[k] + static_cast<Wide>(dim - 1) * stride;
   }
-  return r == 0;
+  static Box Of(const Pattern& c) {
+    Box b;
+    for (int k = 0; k < c.num_axes; ++k) b.SetAxis(k, c.dims[k], c.strides[k]);
+    return b;
+  }
+};
+
+Wide FloorDiv(Wide a, Wide b) { return a / b - ((a % b != 0) && (a < 0)); }  // b > 0
+Wide CeilDiv(Wide a, Wide b) { return a / b + ((a % b != 0) && (a > 0)); }   // b > 0
+
+// Whether v is an element of the lowest k axes of b: the digits are found greedily from the top.
+bool Contains(const Box& b, int k, Wide v) {
+  if (v < 0 || v > b.span[k]) return false;
+  for (int q = k - 1; q >= 0; --q) {
+    const Wide digit = v / b.strides[q];
+    if (digit >= b.dims[q]) return false;
+    v -= digit * b.strides[q];
+  }
+  return v == 0;
 }
 
-// Calls f(memory_index) for every element of p, in no particular order.
-template <typename F>
-void ForEachIndex(const Pattern& p, F&& f) {
-  if (p.NumElements() == 0) return;
-  std::array<int64_t, kMaxAxes> idx{};
-  int64_t m = p.offset;
-  while (true) {
-    f(m);
-    int r = 0;
-    for (; r < p.num_axes; ++r) {
-      if (++idx[r] < p.dims[r]) {
-        m += p.strides[r];
-        break;
-      }
-      m -= p.strides[r] * (p.dims[r] - 1);
-      idx[r] = 0;
-    }
-    if (r == p.num_axes) return;
+// Whether i * s - j * t = delta for some 0 <= i < da, 0 <= j < db (s, t > 0).
+bool SolveLine(int64_t s, int64_t da, int64_t t, int64_t db, Wide delta) {
+  Wide r0 = s, r1 = t, x0 = 1, x1 = 0;  // extended Euclid: r0 = s * x0 (mod t)
+  while (r1 != 0) {
+    const Wide q = r0 / r1;
+    r0 -= q * r1;
+    std::swap(r0, r1);
+    x0 -= q * x1;
+    std::swap(x0, x1);
   }
+  const Wide g = r0;
+  if (delta % g != 0) return false;
+  const Wide tg = t / g, sg = s / g;
+  Wide i0 = ((delta / g) % tg) * (x0 % tg) % tg;  // the least i solving the congruence
+  if (i0 < 0) i0 += tg;
+  const Wide j0 = (i0 * s - delta) / t;  // exact; then i = i0 + k * tg, j = j0 + k * sg
+  const Wide lo = std::max(CeilDiv(-i0, tg), CeilDiv(-j0, sg));
+  const Wide hi = std::min(FloorDiv(da - 1 - i0, tg), FloorDiv(db - 1 - j0, sg));
+  return lo <= hi;
+}
+
+bool Meet(const Box& a, int ka, const Box& b, int kb, Wide delta);
+
+// Equal top strides s: A's top axis (dim da) is axis ka-1 of a; B's top axis has dim db and
+// stride s and sits above the lowest kb axes of b.
+bool MeetEqualTops(const Box& a, int ka, const Box& b, int kb, int64_t db, Wide delta) {
+  const int64_t s = a.strides[ka - 1], da = a.dims[ka - 1];
+  // x - y = (i - j) * s + (x' - y') with x' - y' within [-span_b, span_a] of the lower axes.
+  const Wide lo = std::max<Wide>(CeilDiv(delta - a.span[ka - 1], s), -(db - 1));
+  const Wide hi = std::min<Wide>(FloorDiv(delta + b.span[kb], s), da - 1);
+  for (Wide d = lo; d <= hi; ++d) {
+    if (Meet(a, ka - 1, b, kb, delta - d * s)) return true;
+  }
+  return false;
+}
+
+// Whether x - y = delta for x in the lowest ka axes of a and y in the lowest kb axes of b.
+bool Meet(const Box& a, int ka, const Box& b, int kb, Wide delta) {
+  if (delta > a.span[ka] || -delta > b.span[kb]) return false;
+  if (ka == 0) return Contains(b, kb, -delta);
+  if (kb == 0) return Contains(a, ka, delta);
+  int64_t g = 0;
+  for (int q = 0; q < ka; ++q) g = std::gcd(g, a.strides[q]);
+  for (int q = 0; q < kb; ++q) g = std::gcd(g, b.strides[q]);
+  if (delta % g != 0) return false;
+  const int64_t s = a.strides[ka - 1], t = b.strides[kb - 1];
+  if (s < t) return Meet(b, kb, a, ka, -delta);
+  const int64_t da = a.dims[ka - 1], db = b.dims[kb - 1];
+  if (ka == 1 && kb == 1) return SolveLine(s, da, t, db, delta);
+  if (s == t) return MeetEqualTops(a, ka, b, kb - 1, db, delta);
+  // The top blocks i * s + (lower axes of A) that reach into B's range.
+  const Wide lo = std::max<Wide>(CeilDiv(delta - a.span[ka - 1], s), 0);
+  const Wide hi = std::min<Wide>(FloorDiv(delta + b.span[kb], s), da - 1);
+  if (hi - lo >= 2 && s % t == 0) {
+    // Then B's top axis is longer than q = s / t (else B would reach at most two blocks): its
+    // indexes u * q + w form whole rows of q (stride s, as A's top) and a remainder.
+    const int64_t q = s / t, rows = db / q, rest = db % q;
+    Box rowed = b;
+    rowed.SetAxis(kb - 1, q, t);
+    if (rows > 0 && MeetEqualTops(a, ka, rowed, kb, rows, delta)) return true;
+    if (rest == 0) return false;
+    Box tail = b;
+    tail.SetAxis(kb - 1, rest, t);
+    return Meet(a, ka, tail, kb, delta + static_cast<Wide>(rows) * s);
+  }
+  for (Wide i = lo; i <= hi; ++i) {
+    if (Meet(a, ka - 1, b, kb, delta - i * s)) return true;
+  }
+  return false;
 }
 
 // An ostringstream made on first use: WhyInvalid runs for every Tensor (views included) and
@@ -330,20 +419,10 @@ bool Overlap(const Pattern& a, const Pattern& b) {
   if (MaxMemoryIndex(a) < MinMemoryIndex(b) || MaxMemoryIndex(b) < MinMemoryIndex(a)) {
     return false;
   }
-  Pattern ca = Canonicalize(a), cb = Canonicalize(b);
+  const Pattern ca = Canonicalize(a), cb = Canonicalize(b);
   if (ca == cb) return true;
-  // Disjoint residues: every stride is a multiple of g and the offsets differ modulo g.
-  int64_t g = 0;
-  for (int r = 0; r < ca.num_axes; ++r) g = std::gcd(g, ca.strides[r]);
-  for (int r = 0; r < cb.num_axes; ++r) g = std::gcd(g, cb.strides[r]);
-  if (g > 1 && ((ca.offset - cb.offset) % g) != 0) return false;
-  // Exact test by enumerating the smaller side when that is cheap; otherwise assume overlap.
-  const Pattern& small = ca.NumElements() <= cb.NumElements() ? ca : cb;
-  const Pattern& big = &small == &ca ? cb : ca;
-  if (small.NumElements() > (int64_t{1} << 22)) return true;
-  bool hit = false;
-  ForEachIndex(small, [&](int64_t m) { hit = hit || ContainsCanonical(big, m); });
-  return hit;
+  return Meet(Box::Of(ca), ca.num_axes, Box::Of(cb), cb.num_axes,
+              static_cast<Wide>(cb.offset) - ca.offset);
 }
 
 }  // namespace tensorkit

@@ -8,6 +8,7 @@
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/io/formats.h"
+#include "tensorkit/sparse/internal.h"
 
 namespace tensorkit::io {
 namespace {
@@ -240,12 +241,8 @@ void WriteNpz(const std::string& path, const TensorData& data, const WriteOption
 }
 
 SparseTensor HostContiguous(const SparseTensor& st) {
-  Tensor idx = st.indices(), val = st.values();
-  if (!idx.device().is_cpu()) idx = idx.To(Device::Cpu());
-  if (!val.device().is_cpu()) val = val.To(Device::Cpu());
-  if (!idx.IsContiguous()) idx = idx.Clone();
-  if (!val.IsContiguous()) val = val.Clone();
-  return SparseTensor::Create(idx, val, st.shape(), st.order());
+  return SparseTensor::Create(sparse_internal::HostContiguous(st.indices()),
+                              sparse_internal::HostContiguous(st.values()), st.shape(), st.order());
 }
 
 }  // namespace tensorkit::io

@@ -147,7 +147,10 @@ void WriteTns(const std::string& path, const SparseTensor& input) {
   const int64_t* idx = st.indices().data<int64_t>();
   AtomicFile file(path);
   std::string shape_line = "# shape:";
-  for (int64_t d : st.shape()) shape_line += " " + std::to_string(d);
+  for (int64_t d : st.shape()) {
+    shape_line += ' ';  // not " " + ...: g++ 12 warns falsely (-Wrestrict) on that form
+    shape_line += std::to_string(d);
+  }
   file.Write(shape_line + "\n");
   Dispatch<kNumericDTypes>(st.dtype(), "tns: write", [&]<typename T>() {
     const T* v = st.values().data<T>();

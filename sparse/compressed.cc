@@ -5,33 +5,25 @@
 #include <bit>
 #include <climits>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
-namespace compressed_detail {
+namespace sparse_internal {
 namespace {
 
 // Entries per chunk when scanning keys in parallel.
-constexpr int64_t kScanChunk = 1 << 16;
-// Slices at most this long are sorted by insertion (they are the common case).
-constexpr int64_t kInsertionSortMax = 32;
+constexpr int64_t kScanChunk = kChunk;
 
 // True when entries are non-decreasing by (major, minor).
 bool SortedByKeys(KeyView major, KeyView minor, int64_t nnz) {
-  std::atomic<bool> sorted{true};
-  ParallelChunks(nnz, kScanChunk, [&](int64_t, int64_t b, int64_t e) {
-    if (!sorted.load(std::memory_order_relaxed)) return;
-    for (int64_t i = std::max<int64_t>(b, 1); i < e; ++i) {
-      const int64_t pm = major[i - 1], cm = major[i];
-      if (cm < pm || (cm == pm && minor[i] < minor[i - 1])) {
-        sorted.store(false, std::memory_order_relaxed);
-        return;
-      }
-    }
-  });
-  return sorted.load();
+  return FirstWhere(nnz, [&](int64_t i) {
+           const int64_t pm = major[i > 0 ? i - 1 : 0], cm = major[i];
+           return i > 0 && (cm < pm || (cm == pm && minor[i] < minor[i - 1]));
+         }) < 0;
 }
 
 // ptr[r] = first position whose major key is >= r, for entries sorted by major key.
@@ -44,37 +36,6 @@ void FillPtrFromSorted(KeyView major, int64_t nnz, int64_t num_major, int64_t* p
   });
   const int64_t first_after = nnz == 0 ? 0 : major[nnz - 1] + 1;
   std::fill(ptr + first_after, ptr + num_major + 1, nnz);
-}
-
-// Stable sort of one slice by minor index, moving the values along.
-template <typename T>
-void SortSlice(int64_t* minor, T* vals, int64_t len) {
-  if (std::is_sorted(minor, minor + len)) return;
-  if (len <= kInsertionSortMax) {
-    for (int64_t i = 1; i < len; ++i) {
-      const int64_t m = minor[i];
-      T v = std::move(vals[i]);
-      int64_t j = i;
-      for (; j > 0 && minor[j - 1] > m; --j) {
-        minor[j] = minor[j - 1];
-        vals[j] = std::move(vals[j - 1]);
-      }
-      minor[j] = m;
-      vals[j] = std::move(v);
-    }
-    return;
-  }
-  std::vector<int64_t> order(static_cast<size_t>(len));
-  for (int64_t i = 0; i < len; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t x, int64_t y) { return minor[x] < minor[y]; });
-  std::vector<int64_t> m(minor, minor + len);
-  std::vector<T> v(static_cast<size_t>(len));
-  for (int64_t i = 0; i < len; ++i) v[i] = std::move(vals[i]);
-  for (int64_t i = 0; i < len; ++i) {
-    minor[i] = m[order[i]];
-    vals[i] = std::move(v[order[i]]);
-  }
 }
 
 // Chunks of entries counted separately: one histogram of num_major counters each, so at most
@@ -200,9 +161,7 @@ void ScatterByBuckets(KeyView major, KeyView minor, int64_t nnz, int64_t num_maj
         minor_out[q] = held_minor[i];
         vals_out[q] = held_val[i];
       }
-      for (int64_t r = r0; r < r1; ++r) {
-        SortSlice<T>(minor_out + ptr[r], vals_out + ptr[r], ptr[r + 1] - ptr[r]);
-      }
+      SortSlices<T>(ptr + r0, r1 - r0, minor_out, vals_out);
     }
   });
 }
@@ -228,31 +187,10 @@ void ScatterSorted(KeyView major, KeyView minor, int64_t nnz, int64_t num_major,
     ScatterByMajorAs<int64_t, T>(major, minor, nnz, num_major, vals, vstride, ptr, minor_out,
                                  vals_out);
   }
-  const int64_t avg = nnz / std::max<int64_t>(1, num_major) + 1;
-  ParallelFor(0, num_major, GrainFor(16 * avg), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      SortSlice<T>(minor_out + ptr[r], vals_out + ptr[r], ptr[r + 1] - ptr[r]);
-    }
-  });
+  SortSlices<T>(ptr, num_major, minor_out, vals_out);
 }
 
 }  // namespace
-
-Tensor Contiguous(const Tensor& t) { return t.IsContiguous() ? t : t.Clone(); }
-
-Tensor Gather(const Tensor& values, const int64_t* perm, int64_t n) {
-  Tensor out = Tensor::Empty({n}, values.dtype());
-  if (n == 0) return out;
-  const int64_t stride = values.Stride(0);
-  Dispatch(values.dtype(), "Gather", [&]<typename T>() {
-    const T* in = values.data<T>();
-    T* o = out.data<T>();
-    ParallelFor(0, n, GrainFor(16 + sizeof(T)), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) o[i] = in[perm[i] * stride];
-    });
-  });
-  return out;
-}
 
 Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major,
                     const Tensor& values) {
@@ -266,7 +204,7 @@ Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major
     ParallelFor(0, nnz, GrainFor(16), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) minor_out[i] = minor[i];
     });
-    out.values = Contiguous(values);
+    out.values = HostContiguous(values);
     return out;
   }
   out.values = Tensor::Empty({nnz}, values.dtype());
@@ -277,50 +215,11 @@ Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major
   return out;
 }
 
-void CheckOnCpu(const SparseTensor& st, const char* op) {
-  TK_CHECK(st.device().is_cpu(), kUnsupported, op, ": the sparse tensor is on ", st.device(),
-           "; sparse compute runs on the CPU, move it with To(Device::Cpu()) first");
-}
-
-void CheckIndexBounds(const SparseTensor& st, const char* op) {
-  CheckOnCpu(st, op);
-  const int64_t nnz = st.nnz();
-  const int rank = st.rank();
-  if (nnz == 0 || rank == 0) return;
-  const Tensor& idx = st.indices();
-  const int64_t* base = idx.data<int64_t>();
-  const int64_t s0 = idx.Stride(0), s1 = idx.Stride(1);
-  const std::vector<int64_t>& shape = st.shape();
-  auto bad = [&](int64_t e) {
-    for (int a = 0; a < rank; ++a) {
-      const int64_t v = base[e * s0 + a * s1];
-      if (v < 0 || v >= shape[a]) return true;
-    }
-    return false;
-  };
-  std::atomic<bool> ok{true};
-  ParallelChunks(nnz, kScanChunk, [&](int64_t, int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      if (bad(i)) {
-        ok.store(false, std::memory_order_relaxed);
-        return;
-      }
-    }
-  });
-  if (ok.load()) return;
-  for (int64_t e = 0; e < nnz; ++e) {  // slow pass: name the first bad entry
-    if (!bad(e)) continue;
-    std::vector<int64_t> coords(rank);
-    for (int a = 0; a < rank; ++a) coords[a] = base[e * s0 + a * s1];
-    Throw(ErrorCode::kOutOfRange, op, ": entry ", e, " has index ", ShapeString(coords),
-          " outside shape ", ShapeString(shape), "; check the indices with ValidateIndices()");
-  }
-}
-
 Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op) {
+  CheckOnCpu(st, op);
   TK_CHECK(st.rank() == 2, kShapeMismatch, op, ": needs a 2-D sparse tensor, got shape ",
            ShapeString(st.shape()));
-  compressed_detail::CheckIndexBounds(st, op);
+  CheckIndexBounds(st, op);
   const Tensor& idx = st.indices();
   const int64_t nnz = st.nnz();
   const int64_t num_major = st.shape()[major_axis];
@@ -335,15 +234,47 @@ Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op
   const int64_t s0 = idx.Stride(0), s1 = idx.Stride(1);
   KeyView major{base + major_axis * s1, s0};
   KeyView minor{base + (1 - major_axis) * s1, s0};
-  return compressed_detail::Compress(major, minor, nnz, num_major, st.values());
+  return Compress(major, minor, nnz, num_major, st.values());
 }
-
-}  // namespace compressed_detail
 
 namespace {
 
-using compressed_detail::Compressed;
-using compressed_detail::KeyView;
+// CheckOnCpu of either compressed class.
+template <typename M>
+void CheckMatrixOnCpu(const M& m, const char* op, const char* name) {
+  TK_CHECK(m.values().defined(), kInvalidArgument, op, ": the ", name,
+           " is empty (default-constructed); make one with ", name, "::Create or ", name,
+           "::FromSparse");
+  TK_CHECK(m.device().is_cpu(), kUnsupported, op, ": the ", name, " is on ", m.device(),
+           "; sparse compute runs on the CPU, move it with ", name, "::To(Device::Cpu()) first");
+}
+
+}  // namespace
+
+void CheckOnCpu(const CsrMatrix& m, const char* op) { CheckMatrixOnCpu(m, op, "CsrMatrix"); }
+
+void CheckOnCpu(const CscMatrix& m, const char* op) { CheckMatrixOnCpu(m, op, "CscMatrix"); }
+
+CsrMatrix CsrFromSparse(const SparseTensor& st, const char* op) {
+  Compressed c = CompressSparse(st, 0, op);
+  return compressed_detail::CompressedMatrix<0>::Wrap(
+      std::move(c.ptr), std::move(c.minor), std::move(c.values), st.shape()[0], st.shape()[1]);
+}
+
+}  // namespace sparse_internal
+
+namespace compressed_detail {
+namespace si = sparse_internal;
+namespace {
+
+// Names in messages: "CsrMatrix::Create", "row_ptr", "col" for kMajor = 0.
+template <int kMajor>
+struct Names {
+  static constexpr const char* kClass = kMajor == 0 ? "CsrMatrix" : "CscMatrix";
+  static constexpr const char* kMajorName = kMajor == 0 ? "row" : "col";
+  static constexpr const char* kMinorName = kMajor == 0 ? "col" : "row";
+  static std::string Op(const char* method) { return std::string(kClass) + "::" + method; }
+};
 
 // Checks the arrays of a compressed matrix; `major`/`minor` name the axes in messages.
 void ValidateCompressed(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_major,
@@ -357,35 +288,30 @@ void ValidateCompressed(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_
   TK_CHECK(ptr[num_major] == nnz, kInvalidArgument, op, ": ", major_name, "_ptr[", num_major,
            "] is ", ptr[num_major], " but must equal nnz ", nnz, " (the length of ", minor_name,
            "_indices)");
-  for (int64_t r = 0; r < num_major; ++r) {  // pointers first: slices below rely on them
-    TK_CHECK(ptr[r] <= ptr[r + 1], kInvalidArgument, op, ": ", major_name, "_ptr decreases at ",
-             major_name, " ", r, ": ", ptr[r], " > ", ptr[r + 1], "; it must be non-decreasing");
-  }
-  auto slice_ok = [&](int64_t r) {
+  const int64_t r_dec = si::FirstWhere(num_major, [&](int64_t r) { return ptr[r] > ptr[r + 1]; });
+  TK_CHECK(r_dec < 0, kInvalidArgument, op, ": ", major_name, "_ptr decreases at ", major_name, " ",
+           r_dec, ": ", ptr[r_dec < 0 ? 0 : r_dec], " > ", ptr[r_dec < 0 ? 0 : r_dec + 1],
+           "; it must be non-decreasing");
+  // Pointers are valid now, so slices can be read; one branch-free test per entry.
+  auto slice_bad = [&](int64_t r) {
+    bool bad = false;
     for (int64_t p = ptr[r]; p < ptr[r + 1]; ++p) {
-      if (minor[p] < 0 || minor[p] >= num_minor) return false;
-      if (p > ptr[r] && minor[p] < minor[p - 1]) return false;
+      bad |= static_cast<uint64_t>(minor[p]) >= static_cast<uint64_t>(num_minor);
+      bad |= p > ptr[r] && minor[p] < minor[p - 1];
     }
-    return true;
+    return bad;
   };
-  std::atomic<bool> ok{true};
-  ParallelFor(0, num_major, GrainFor(16 * (nnz / std::max<int64_t>(num_major, 1) + 1)),
-              [&](int64_t b, int64_t e) {
-                for (int64_t r = b; r < e && ok.load(std::memory_order_relaxed); ++r) {
-                  if (!slice_ok(r)) ok.store(false, std::memory_order_relaxed);
-                }
-              });
-  if (ok.load()) return;
-  for (int64_t r = 0; r < num_major; ++r) {  // slow pass: name the first violation
-    for (int64_t p = ptr[r]; p < ptr[r + 1]; ++p) {
-      TK_CHECK(minor[p] >= 0 && minor[p] < num_minor, kOutOfRange, op, ": ", minor_name, " index ",
-               minor[p], " at position ", p, " (", major_name, " ", r, ") is outside [0, ",
-               num_minor, ")");
-      TK_CHECK(p == ptr[r] || minor[p] >= minor[p - 1], kInvalidArgument, op, ": ", minor_name,
-               " indices of ", major_name, " ", r, " are not sorted: ", minor[p - 1],
-               " at position ", p - 1, " is followed by ", minor[p],
-               "; sort them or build the matrix with FromSparse");
-    }
+  const int64_t r = si::FirstWhere(num_major, slice_bad,
+                                   si::kChunk / (nnz / std::max<int64_t>(num_major, 1) + 1));
+  if (r < 0) return;
+  for (int64_t p = ptr[r]; p < ptr[r + 1]; ++p) {  // name the first violation of slice r
+    TK_CHECK(minor[p] >= 0 && minor[p] < num_minor, kOutOfRange, op, ": ", minor_name, " index ",
+             minor[p], " at position ", p, " (", major_name, " ", r, ") is outside [0, ", num_minor,
+             ")");
+    TK_CHECK(p == ptr[r] || minor[p] >= minor[p - 1], kInvalidArgument, op, ": ", minor_name,
+             " indices of ", major_name, " ", r, " are not sorted: ", minor[p - 1], " at position ",
+             p - 1, " is followed by ", minor[p],
+             "; sort them or build the matrix with FromSparse");
   }
 }
 
@@ -400,7 +326,7 @@ void CheckCompressedArrays(Tensor* ptr, Tensor* minor, Tensor* values,
            ": shape must be two non-negative dims, got ", ShapeString(shape));
   for (const Tensor* t : {ptr, minor, values}) {
     TK_CHECK(t->device().is_cpu(), kUnsupported, op, ": arrays must be on the CPU, got ",
-             t->device());
+             t->device(), "; copy them with Tensor::To(Device::Cpu())");
     TK_CHECK(t->NumAxes() == 1, kShapeMismatch, op, ": arrays must be 1-D, got dims ",
              ShapeString(t->Dims()));
   }
@@ -412,9 +338,9 @@ void CheckCompressedArrays(Tensor* ptr, Tensor* minor, Tensor* values,
            " entries but shape ", ShapeString(shape), " needs ", num_major + 1);
   TK_CHECK(minor->Dim(0) == values->Dim(0), kShapeMismatch, op, ": ", minor_name, " has ",
            minor->Dim(0), " entries but values has ", values->Dim(0));
-  *ptr = compressed_detail::Contiguous(*ptr);
-  *minor = compressed_detail::Contiguous(*minor);
-  *values = compressed_detail::Contiguous(*values);
+  *ptr = si::HostContiguous(*ptr);
+  *minor = si::HostContiguous(*minor);
+  *values = si::HostContiguous(*values);
 }
 
 // COO indices [nnz, 2] from compressed arrays: column `major_axis` gets the major index.
@@ -438,10 +364,70 @@ Tensor ExpandIndices(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_maj
   return idx;
 }
 
-// Number of entries per major slice: ptr[r + 1] - ptr[r].
-Tensor SliceCounts(const Tensor& ptr_t, int64_t num_major) {
+}  // namespace
+
+template <int kMajor>
+auto CompressedMatrix<kMajor>::Wrap(Tensor ptr, Tensor minor, Tensor values, int64_t rows,
+                                    int64_t cols) -> Self {
+  Self m;
+  m.ptr_ = std::move(ptr);
+  m.minor_ = std::move(minor);
+  m.values_ = std::move(values);
+  m.rows_ = rows;
+  m.cols_ = cols;
+  return m;
+}
+
+template <int kMajor>
+auto CompressedMatrix<kMajor>::Create(Tensor ptr, Tensor minor_indices, Tensor values,
+                                      std::vector<int64_t> shape) -> Self {
+  using N = Names<kMajor>;
+  const std::string op = N::Op("Create");
+  const std::string ptr_name = std::string(N::kMajorName) + "_ptr";
+  const std::string minor_name = std::string(N::kMinorName) + "_indices";
+  CheckCompressedArrays(&ptr, &minor_indices, &values, shape, kMajor, op.c_str(), ptr_name.c_str(),
+                        minor_name.c_str());
+  Self m = Wrap(std::move(ptr), std::move(minor_indices), std::move(values), shape[0], shape[1]);
+  m.Validate();
+  return m;
+}
+
+template <int kMajor>
+auto CompressedMatrix<kMajor>::FromSparse(const SparseTensor& st) -> Self {
+  const std::string op = Names<kMajor>::Op("FromSparse");
+  si::Compressed c = si::CompressSparse(st, kMajor, op.c_str());
+  return Wrap(std::move(c.ptr), std::move(c.minor), std::move(c.values), st.shape()[0],
+              st.shape()[1]);
+}
+
+template <int kMajor>
+SparseTensor CompressedMatrix<kMajor>::ToSparse() const {
+  si::CheckOnCpu(static_cast<const Self&>(*this), Names<kMajor>::Op("ToSparse").c_str());
+  return SparseTensor::Create(ExpandIndices(ptr_, minor_, shape()[kMajor], kMajor), values_,
+                              {rows_, cols_}, {kMajor, 1 - kMajor});
+}
+
+template <int kMajor>
+void CompressedMatrix<kMajor>::Validate() const {
+  using N = Names<kMajor>;
+  const std::string op = N::Op("Validate");
+  si::CheckOnCpu(static_cast<const Self&>(*this), op.c_str());
+  ValidateCompressed(ptr_, minor_, shape()[kMajor], shape()[1 - kMajor], op.c_str(), N::kMajorName,
+                     N::kMinorName);
+}
+
+template <int kMajor>
+auto CompressedMatrix<kMajor>::To(Device device) const -> Self {
+  ptr_.CheckDefined(Names<kMajor>::Op("To").c_str());
+  return Wrap(ptr_.To(device), minor_.To(device), values_.To(device), rows_, cols_);
+}
+
+template <int kMajor>
+Tensor CompressedMatrix<kMajor>::SliceNnz(const char* op) const {
+  si::CheckOnCpu(static_cast<const Self&>(*this), op);
+  const int64_t num_major = shape()[kMajor];
   Tensor out = Tensor::Empty({num_major}, DType::kInt64);
-  const int64_t* ptr = ptr_t.data<int64_t>();
+  const int64_t* ptr = ptr_.data<int64_t>();
   int64_t* o = out.data<int64_t>();
   ParallelFor(0, num_major, GrainFor(16), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) o[r] = ptr[r + 1] - ptr[r];
@@ -449,67 +435,28 @@ Tensor SliceCounts(const Tensor& ptr_t, int64_t num_major) {
   return out;
 }
 
-}  // namespace
-
-// --- CsrMatrix ---------------------------------------------------------------------------------
-
-CsrMatrix CsrMatrix::Create(Tensor row_ptr, Tensor col_indices, Tensor values,
-                            std::vector<int64_t> shape) {
-  CheckCompressedArrays(&row_ptr, &col_indices, &values, shape, 0, "CsrMatrix::Create", "row_ptr",
-                        "col_indices");
-  CsrMatrix m;
-  m.row_ptr_ = std::move(row_ptr);
-  m.col_indices_ = std::move(col_indices);
-  m.values_ = std::move(values);
-  m.rows_ = shape[0];
-  m.cols_ = shape[1];
-  m.Validate();
-  return m;
+template <int kMajor>
+auto CompressedMatrix<kMajor>::Recompress(const char* op) const -> Other {
+  si::CheckOnCpu(static_cast<const Self&>(*this), op);
+  return Other::FromSparse(ToSparse());
 }
 
-CsrMatrix CsrMatrix::FromSparse(const SparseTensor& st) {
-  return compressed_detail::CsrFromSparse(st, "CsrMatrix::FromSparse");
-}
+template class CompressedMatrix<0>;
+template class CompressedMatrix<1>;
 
-CsrMatrix compressed_detail::CsrFromSparse(const SparseTensor& st, const char* op) {
-  Compressed c = CompressSparse(st, 0, op);
-  CsrMatrix m;
-  m.row_ptr_ = std::move(c.ptr);
-  m.col_indices_ = std::move(c.minor);
-  m.values_ = std::move(c.values);
-  m.rows_ = st.shape()[0];
-  m.cols_ = st.shape()[1];
-  return m;
-}
+}  // namespace compressed_detail
 
-SparseTensor CsrMatrix::ToSparse() const {
-  row_ptr_.CheckDefined("CsrMatrix::ToSparse");
-  return SparseTensor::Create(ExpandIndices(row_ptr_, col_indices_, rows_, 0), values_,
-                              {rows_, cols_}, {0, 1});
-}
+CscMatrix CsrMatrix::ToCsc() const { return Recompress("CsrMatrix::ToCsc"); }
 
-CscMatrix CsrMatrix::ToCsc() const {
-  row_ptr_.CheckDefined("CsrMatrix::ToCsc");
-  return CscMatrix::FromSparse(ToSparse());
-}
-
-void CsrMatrix::Validate() const {
-  row_ptr_.CheckDefined("CsrMatrix::Validate");
-  ValidateCompressed(row_ptr_, col_indices_, rows_, cols_, "CsrMatrix::Validate", "row", "col");
-}
-
-Tensor CsrMatrix::RowNnz() const {
-  row_ptr_.CheckDefined("CsrMatrix::RowNnz");
-  return SliceCounts(row_ptr_, rows_);
-}
+Tensor CsrMatrix::RowNnz() const { return SliceNnz("CsrMatrix::RowNnz"); }
 
 const int32_t* CsrMatrix::col_indices32() const {
-  row_ptr_.CheckDefined("CsrMatrix::col_indices32");
+  sparse_internal::CheckOnCpu(*this, "CsrMatrix::col_indices32");
   if (cols_ > INT32_MAX) return nullptr;
   std::call_once(narrow_->once, [this] {
     const int64_t n = nnz();
     Tensor out = Tensor::Empty({n}, DType::kInt32);
-    const int64_t* in = col_indices_.data<int64_t>();
+    const int64_t* in = minor_.data<int64_t>();
     int32_t* o = out.data<int32_t>();
     ParallelFor(0, n, GrainFor(12), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) o[i] = static_cast<int32_t>(in[i]);
@@ -519,52 +466,8 @@ const int32_t* CsrMatrix::col_indices32() const {
   return narrow_->cols.data<int32_t>();
 }
 
-// --- CscMatrix ---------------------------------------------------------------------------------
+CsrMatrix CscMatrix::ToCsr() const { return Recompress("CscMatrix::ToCsr"); }
 
-CscMatrix CscMatrix::Create(Tensor col_ptr, Tensor row_indices, Tensor values,
-                            std::vector<int64_t> shape) {
-  CheckCompressedArrays(&col_ptr, &row_indices, &values, shape, 1, "CscMatrix::Create", "col_ptr",
-                        "row_indices");
-  CscMatrix m;
-  m.col_ptr_ = std::move(col_ptr);
-  m.row_indices_ = std::move(row_indices);
-  m.values_ = std::move(values);
-  m.rows_ = shape[0];
-  m.cols_ = shape[1];
-  m.Validate();
-  return m;
-}
-
-CscMatrix CscMatrix::FromSparse(const SparseTensor& st) {
-  Compressed c = compressed_detail::CompressSparse(st, 1, "CscMatrix::FromSparse");
-  CscMatrix m;
-  m.col_ptr_ = std::move(c.ptr);
-  m.row_indices_ = std::move(c.minor);
-  m.values_ = std::move(c.values);
-  m.rows_ = st.shape()[0];
-  m.cols_ = st.shape()[1];
-  return m;
-}
-
-SparseTensor CscMatrix::ToSparse() const {
-  col_ptr_.CheckDefined("CscMatrix::ToSparse");
-  return SparseTensor::Create(ExpandIndices(col_ptr_, row_indices_, cols_, 1), values_,
-                              {rows_, cols_}, {1, 0});
-}
-
-CsrMatrix CscMatrix::ToCsr() const {
-  col_ptr_.CheckDefined("CscMatrix::ToCsr");
-  return CsrMatrix::FromSparse(ToSparse());
-}
-
-void CscMatrix::Validate() const {
-  col_ptr_.CheckDefined("CscMatrix::Validate");
-  ValidateCompressed(col_ptr_, row_indices_, cols_, rows_, "CscMatrix::Validate", "col", "row");
-}
-
-Tensor CscMatrix::ColNnz() const {
-  col_ptr_.CheckDefined("CscMatrix::ColNnz");
-  return SliceCounts(col_ptr_, cols_);
-}
+Tensor CscMatrix::ColNnz() const { return SliceNnz("CscMatrix::ColNnz"); }
 
 }  // namespace tensorkit

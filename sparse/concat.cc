@@ -1,6 +1,7 @@
 // SparseTensor::Concat: along order[0] (TensorFlow's rules) or along any axis.
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/sparse_tensor.h"
@@ -86,8 +87,7 @@ SparseTensor ConcatRows(const std::vector<SparseTensor>& inputs, int axis,
 void CheckInputs(const std::vector<SparseTensor>& inputs, const char* op) {
   TK_CHECK(!inputs.empty(), kInvalidArgument, op, ": no inputs; pass at least one SparseTensor");
   for (size_t k = 0; k < inputs.size(); ++k) {
-    TK_CHECK(inputs[k].indices().defined() && inputs[k].values().defined(), kInvalidArgument, op,
-             ": input ", k, " is empty (default-constructed); make it with SparseTensor::Create");
+    si::CheckCreated(inputs[k], (std::string(op) + ": input " + std::to_string(k)).c_str());
   }
 }
 
@@ -125,9 +125,7 @@ SparseTensor SparseTensor::Concat(const std::vector<SparseTensor>& inputs, int a
   CheckInputs(inputs, op);
   const int rank = inputs[0].rank();
   TK_CHECK(rank > 0, kInvalidArgument, op, ": rank-0 tensors have no axis to join");
-  TK_CHECK(axis >= -rank && axis < rank, kInvalidArgument, op, ": axis ", axis,
-           " is out of range for rank ", rank, " (shape ", ShapeString(inputs[0].shape()), ")");
-  if (axis < 0) axis += rank;
+  axis = NormalizeAxis(axis, rank, op);
   CheckCompatible(inputs, axis, op);
   // Sorted inputs stay sorted when joined along their first order axis.
   const std::vector<int>& first = inputs[0].order();

@@ -42,46 +42,31 @@ void FillZero(Tensor& t) {
 }
 
 // Memory index in `dense` of every entry; the position of the first entry outside `shape` in
-// *bad (or -1).
+// *bad (or -1). The bounds test is fused into the pass that computes the destinations.
 std::vector<int64_t> Destinations(const int64_t* rows, int64_t n, const std::vector<int64_t>& shape,
                                   const Pattern& pattern, int64_t* bad) {
   const int rank = static_cast<int>(shape.size());
   const std::vector<int64_t> strides = pattern.Strides();
   std::vector<int64_t> dest(static_cast<size_t>(n));
-  const int64_t num_chunks = NumChunks(n, si::kChunk);
-  std::vector<uint8_t> flags(static_cast<size_t>(num_chunks), 0);
-  ParallelChunks(n, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
-    bool any = false;
-    for (int64_t i = b; i < e; ++i) {
-      int64_t m = pattern.offset;
-      for (int k = 0; k < rank; ++k) {
-        const int64_t v = rows[i * rank + k];
-        const bool out = static_cast<uint64_t>(v) >= static_cast<uint64_t>(shape[k]);
-        any |= out;
-        m += (out ? 0 : v) * strides[k];  // never forms an address from a bad index
-      }
-      dest[i] = m;
-    }
-    flags[c] = any;
-  });
-  *bad = std::any_of(flags.begin(), flags.end(), [](uint8_t f) { return f != 0; })
-             ? si::FirstOutOfBounds(rows, n, shape)
-             : -1;
+  const int64_t* dims = shape.data();
+  *bad = si::FirstFailure(
+      n,
+      [&](int64_t b, int64_t e) {
+        bool any = false;
+        for (int64_t i = b; i < e; ++i) {
+          int64_t m = pattern.offset;
+          for (int k = 0; k < rank; ++k) {
+            const int64_t v = rows[i * rank + k];
+            const bool out = static_cast<uint64_t>(v) >= static_cast<uint64_t>(shape[k]);
+            any |= out;
+            m += (out ? 0 : v) * strides[k];  // never forms an address from a bad index
+          }
+          dest[i] = m;
+        }
+        return !any;
+      },
+      [&](int64_t i) { return si::OutOfBounds(rows + i * rank, dims, rank); });
   return dest;
-}
-
-// True when rows never decrease in `order` (so equal rows are neighbours).
-bool NonDecreasing(const int64_t* rows, int64_t n, int rank, const std::vector<int>& order) {
-  const int64_t num_chunks = NumChunks(n, si::kChunk);
-  std::vector<uint8_t> bad(static_cast<size_t>(num_chunks), 0);
-  ParallelChunks(n, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
-    bool any = false;
-    for (int64_t i = std::max<int64_t>(b, 1); i < e; ++i) {
-      any |= si::CompareRows(rows + i * rank, rows + (i - 1) * rank, order) < 0;
-    }
-    bad[c] = any;
-  });
-  return std::none_of(bad.begin(), bad.end(), [](uint8_t f) { return f != 0; });
 }
 
 // Scatter of sorted entries: chunks widened over runs of equal destinations.
@@ -145,7 +130,7 @@ bool IsZero(const T& v) {
 }  // namespace
 
 void SparseTensor::ToDense(Tensor* dense, bool initialize) const {
-  CheckCreated("ToDense");
+  si::CheckCreated(*this, "ToDense");
   TK_CHECK(dense != nullptr && dense->defined(), kInvalidArgument,
            "ToDense: the dense target is null or undefined; allocate it with Tensor::Empty(",
            ShapeString(shape_), ", ", DTypeName(dtype()), ") or call ToDense()");
@@ -172,7 +157,8 @@ void SparseTensor::ToDense(Tensor* dense, bool initialize) const {
   if (bad >= 0) si::ThrowOutOfBounds("ToDense", rows, bad, shape_);
   if (initialize) FillZero(*dense);
   if (n == 0) return;
-  const bool sorted = OrderKnown() && NonDecreasing(rows, n, rank(), order_);
+  const bool sorted =
+      OrderKnown() && si::FirstUnordered(rows, n, rank(), order_, /*strict=*/false) < 0;
   Dispatch(dtype(), "ToDense", [&]<typename T>() {
     const T* src = vals.data<T>();
     T* base = static_cast<T*>(dense->storage()->data());
@@ -186,7 +172,7 @@ void SparseTensor::ToDense(Tensor* dense, bool initialize) const {
 }
 
 Tensor SparseTensor::ToDense() const {
-  CheckCreated("ToDense");
+  si::CheckCreated(*this, "ToDense");
   TK_CHECK(rank() <= kMaxAxes, kUnsupported, "ToDense: shape ", ShapeString(shape_), " has ",
            rank(), " axes; dense tensors have at most ", kMaxAxes);
   Tensor dense = Tensor::Empty(shape_, dtype());

@@ -19,13 +19,15 @@ extern "C" {  // GraphBLAS.h declares C functions without a C++ guard
 #include <vector>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/products.h"
 
 namespace tensorkit {
+namespace si = sparse_internal;
 namespace {
 
 // Value dtypes GraphBLAS has built-in types for.
-constexpr DTypeSet kGrbDTypes = compressed_detail::kSparseResultDTypes;
+constexpr DTypeSet kGrbDTypes = si::kSparseResultDTypes;
 
 // Built-in GraphBLAS type and operators of a C++ element type.
 template <typename T>
@@ -72,12 +74,13 @@ void EnsureGraphBLAS(const char* op) {
   });
 }
 
-// A descriptor that caps GraphBLAS's threads at tensorkit's thread count.
+// A descriptor that gives GraphBLAS's OpenMP pool ForeignPoolThreads() threads: tensorkit's
+// thread count, or one inside a oneTBB task (the batch tool converts files in a ParallelFor).
 class Descriptor {
  public:
   explicit Descriptor(const char* op) {
     TK_GRB(op, GrB_Descriptor_new(&d_));
-    TK_GRB(op, GxB_Desc_set_INT32(d_, GxB_DESCRIPTOR_NTHREADS, GetNumThreads()));
+    TK_GRB(op, GxB_Desc_set_INT32(d_, GxB_DESCRIPTOR_NTHREADS, ForeignPoolThreads()));
   }
   ~Descriptor() { GrB_Descriptor_free(&d_); }
   Descriptor(const Descriptor&) = delete;
@@ -167,62 +170,10 @@ Tensor Adopt(void* data, int64_t n, int64_t size_bytes, DType dtype) {
   return Tensor(storage, DefaultPattern({n}), dtype);
 }
 
-// Sorts the columns of every row of a jumbled result (columns within a row are distinct, so
-// the order is unique and does not depend on the split). GraphBLAS's saxpy kernels leave rows
-// in discovery order and its own sort (GrB_Matrix_wait) costs about as much as the product.
-template <typename T>
-void SortRows(const int64_t* ptr, int64_t* col, T* val, int64_t rows, int64_t cols) {
-  const int64_t nnz = ptr[rows];
-  const int64_t grain = GrainFor(24 * (nnz / std::max<int64_t>(rows, 1) + 1));
-  const bool narrow = cols <= UINT32_MAX;  // columns and row lengths fit in 32 bits each
-  ParallelFor(0, rows, grain, [&](int64_t b, int64_t e) {
-    std::vector<std::pair<int64_t, T>> buf;
-    std::vector<uint64_t> keys;
-    std::vector<T> tmp;
-    for (int64_t r = b; r < e; ++r) {
-      const int64_t p0 = ptr[r], len = ptr[r + 1] - p0;
-      int64_t* c = col + p0;
-      T* v = val + p0;
-      if (std::is_sorted(c, c + len)) continue;
-      if (len <= 16) {  // short rows: insertion sort in place
-        for (int64_t i = 1; i < len; ++i) {
-          const int64_t ci = c[i];
-          const T vi = v[i];
-          int64_t j = i;
-          for (; j > 0 && c[j - 1] > ci; --j) {
-            c[j] = c[j - 1];
-            v[j] = v[j - 1];
-          }
-          c[j] = ci;
-          v[j] = vi;
-        }
-        continue;
-      }
-      if (narrow) {  // sort 8-byte keys (column, position), then move the values
-        keys.resize(static_cast<size_t>(len));
-        tmp.assign(v, v + len);
-        for (int64_t i = 0; i < len; ++i) keys[i] = static_cast<uint64_t>(c[i]) << 32 | i;
-        std::sort(keys.begin(), keys.end());
-        for (int64_t i = 0; i < len; ++i) {
-          c[i] = static_cast<int64_t>(keys[i] >> 32);
-          v[i] = tmp[keys[i] & 0xffffffffu];
-        }
-        continue;
-      }
-      buf.resize(static_cast<size_t>(len));
-      for (int64_t i = 0; i < len; ++i) buf[i] = {c[i], v[i]};
-      std::sort(buf.begin(), buf.end(),
-                [](const auto& x, const auto& y) { return x.first < y.first; });
-      for (int64_t i = 0; i < len; ++i) {
-        c[i] = buf[i].first;
-        v[i] = buf[i].second;
-      }
-    }
-  });
-}
-
 // Unpacks a result matrix into a CsrMatrix whose tensors own GraphBLAS's arrays. The matrix
-// may be left jumbled (unsorted rows): SortRows is cheaper than letting GraphBLAS sort.
+// may be left jumbled (unsorted rows): GraphBLAS's saxpy kernels leave rows in discovery order
+// and its own sort (GrB_Matrix_wait) costs about as much as the product, so the rows are sorted
+// here with SortSlices (columns within a row are distinct, so the order is unique).
 CsrMatrix UnpackResult(GrB_Matrix m, DType dtype, int64_t rows, int64_t cols, const char* op) {
   GrB_Index *ap = nullptr, *aj = nullptr;
   void* ax = nullptr;
@@ -237,7 +188,7 @@ CsrMatrix UnpackResult(GrB_Matrix m, DType dtype, int64_t rows, int64_t cols, co
   Tensor val = Adopt(ax, nnz, ax_size, dtype);
   if (jumbled && nnz > 0) {
     Dispatch<kGrbDTypes>(dtype, op, [&]<typename T>() {
-      SortRows<T>(row_ptr.data<int64_t>(), col.data<int64_t>(), val.data<T>(), rows, cols);
+      si::SortSlices<T>(row_ptr.data<int64_t>(), rows, col.data<int64_t>(), val.data<T>());
     });
   }
   return CsrMatrix::Create(row_ptr, col, val, {rows, cols});
@@ -247,21 +198,13 @@ CsrMatrix UnpackResult(GrB_Matrix m, DType dtype, int64_t rows, int64_t cols, co
 bool HasDuplicates(const CsrMatrix& m) {
   const int64_t* ptr = m.row_ptr().data<int64_t>();
   const int64_t* col = m.col_indices().data<int64_t>();
-  std::vector<char> found(static_cast<size_t>(NumChunks(m.rows(), 4096)), 0);
-  ParallelChunks(m.rows(), 4096, [&](int64_t c, int64_t b, int64_t e) {
-    for (int64_t r = b; r < e && !found[c]; ++r) {
-      for (int64_t p = ptr[r] + 1; p < ptr[r + 1]; ++p) {
-        if (col[p] == col[p - 1]) {
-          found[c] = 1;
-          break;
-        }
-      }
-    }
-  });
-  for (char f : found) {
-    if (f) return true;
-  }
-  return false;
+  auto repeats = [&](int64_t r) {
+    bool any = false;
+    for (int64_t p = ptr[r] + 1; p < ptr[r + 1]; ++p) any |= col[p] == col[p - 1];
+    return any;
+  };
+  return si::FirstWhere(m.rows(), repeats,
+                        si::kChunk / (m.nnz() / std::max<int64_t>(m.rows(), 1) + 1)) >= 0;
 }
 
 // Sums entries with equal (row, column), in storage order (bool: or).
@@ -295,12 +238,8 @@ CsrMatrix SumDuplicates(const CsrMatrix& m, const char* op) {
           if (p == ptr[r] || col[p] != col[p - 1]) {
             nc[++q] = col[p];
             nv[q] = val[p];
-          } else if constexpr (std::is_same_v<T, bool>) {
-            nv[q] = nv[q] || val[p];
-          } else if constexpr (std::is_integral_v<T>) {  // wrap, as GraphBLAS does
-            nv[q] = static_cast<T>(static_cast<uint64_t>(nv[q]) + static_cast<uint64_t>(val[p]));
           } else {
-            nv[q] += val[p];
+            nv[q] = AddW(nv[q], val[p]);  // bool: or; integers wrap, as GraphBLAS does
           }
         }
       }
@@ -358,8 +297,8 @@ std::pair<int64_t, int64_t> FlatShape(const std::vector<int64_t>& shape, const c
 
 // A sparse tensor of any rank as CSR over FlatShape (duplicates summed).
 CsrMatrix FlattenToCsr(const SparseTensor& st, const char* op) {
-  if (st.rank() == 2) return SumDuplicates(CsrMatrix::FromSparse(st), op);
-  compressed_detail::CheckIndexBounds(st, op);
+  if (st.rank() == 2) return SumDuplicates(si::CsrFromSparse(st, op), op);
+  si::CheckIndexBounds(st, op);
   const auto [rows, cols] = FlatShape(st.shape(), op);
   const int64_t nnz = st.nnz(), rank = st.rank();
   Tensor row_key = Tensor::Zeros({nnz}, DType::kInt64);
@@ -379,8 +318,8 @@ CsrMatrix FlattenToCsr(const SparseTensor& st, const char* op) {
       }
     });
   }
-  compressed_detail::Compressed c = compressed_detail::Compress(
-      {row_key.data<int64_t>(), 1}, {col_key.data<int64_t>(), 1}, nnz, rows, st.values());
+  si::Compressed c = si::Compress({row_key.data<int64_t>(), 1}, {col_key.data<int64_t>(), 1}, nnz,
+                                  rows, st.values());
   return SumDuplicates(CsrMatrix::Create(c.ptr, c.minor, c.values, {rows, cols}), op);
 }
 
@@ -408,9 +347,7 @@ SparseTensor UnflattenFromCsr(const CsrMatrix& m, const std::vector<int64_t>& sh
                   }
                 });
   }
-  std::vector<int> order(rank);
-  for (int a = 0; a < rank; ++a) order[a] = a;
-  return SparseTensor::Create(idx, m.values(), shape, order);
+  return SparseTensor::Create(idx, m.values(), shape, si::Iota(rank));
 }
 
 // Shared checks and flow of SparseAdd / SparseMultiply.
@@ -426,7 +363,7 @@ SparseTensor Elementwise(const SparseTensor& a, const SparseTensor& b, EWise kin
 
 }  // namespace
 
-CsrMatrix compressed_detail::GraphBLASProduct(const CsrMatrix& a, const CsrMatrix& b) {
+CsrMatrix sparse_internal::GraphBLASProduct(const CsrMatrix& a, const CsrMatrix& b) {
   const char* op = "SparseSparseProduct";
   return RunGraphBLAS(SumDuplicates(a, op), SumDuplicates(b, op), true, EWise::kAdd, op);
 }

@@ -83,7 +83,7 @@ int64_t CountGroups(const int64_t* rows, int64_t n, int r, const std::vector<int
 }  // namespace
 
 SparseTensor::GroupIterable SparseTensor::group(const std::vector<int>& dims) const {
-  CheckCreated("group");
+  si::CheckCreated(*this, "group");
   CheckGroupDims(dims, order_, rank(), OrderKnown());
   auto state = std::make_shared<Group::State>();
   state->indices = si::HostContiguous(indices_);

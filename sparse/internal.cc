@@ -1,7 +1,10 @@
+// The sparse primitives of internal.h that are not templates (sorting lives in sort.cc,
+// compression in compressed.cc).
 #include "tensorkit/sparse/internal.h"
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <sstream>
 
 namespace tensorkit::sparse_internal {
@@ -13,6 +16,18 @@ Tensor HostContiguous(const Tensor& t) {
 
 Tensor OnDevice(const Tensor& host, Device device) {
   return device.is_cpu() ? host : host.To(device);
+}
+
+void CheckCreated(const SparseTensor& st, const char* op) {
+  TK_CHECK(st.indices().defined() && st.values().defined(), kInvalidArgument, op,
+           ": the SparseTensor is empty (default-constructed); make one with "
+           "SparseTensor::Create or SparseTensor::FromDense");
+}
+
+void CheckOnCpu(const SparseTensor& st, const char* op) {
+  CheckCreated(st, op);
+  TK_CHECK(st.device().is_cpu(), kUnsupported, op, ": the sparse tensor is on ", st.device(),
+           "; sparse compute runs on the CPU, move it with SparseTensor::To(Device::Cpu()) first");
 }
 
 std::string RowString(const int64_t* row, int rank) {
@@ -33,30 +48,16 @@ bool IsPermutation(const std::vector<int>& p, int n) {
   return true;
 }
 
+std::vector<int> Iota(int n) {
+  std::vector<int> v(static_cast<size_t>(std::max(n, 0)));
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
 int64_t FirstOutOfBounds(const int64_t* idx, int64_t nnz, const std::vector<int64_t>& shape) {
   const int rank = static_cast<int>(shape.size());
-  const int64_t num_chunks = NumChunks(nnz, kChunk);
-  std::vector<uint8_t> bad(static_cast<size_t>(num_chunks), 0);
-  // Fast pass: an unsigned compare catches negative and too large values alike, without branches.
-  ParallelChunks(nnz, kChunk, [&](int64_t c, int64_t b, int64_t e) {
-    bool any = false;
-    for (int64_t i = b; i < e; ++i) {
-      const int64_t* row = idx + i * rank;
-      for (int k = 0; k < rank; ++k) {
-        any |= static_cast<uint64_t>(row[k]) >= static_cast<uint64_t>(shape[k]);
-      }
-    }
-    bad[c] = any;
-  });
-  for (int64_t c = 0; c < num_chunks; ++c) {
-    if (!bad[c]) continue;
-    for (int64_t i = c * kChunk; i < std::min(nnz, (c + 1) * kChunk); ++i) {
-      for (int k = 0; k < rank; ++k) {
-        if (idx[i * rank + k] < 0 || idx[i * rank + k] >= shape[k]) return i;
-      }
-    }
-  }
-  return -1;
+  const int64_t* dims = shape.data();
+  return FirstWhere(nnz, [&](int64_t i) { return OutOfBounds(idx + i * rank, dims, rank); });
 }
 
 void ThrowOutOfBounds(const char* op, const int64_t* idx, int64_t entry,
@@ -72,13 +73,29 @@ void ThrowOutOfBounds(const char* op, const int64_t* idx, int64_t entry,
     why << "axis " << axis << ": " << row[axis] << " >= " << shape[axis];
   }
   Throw(ErrorCode::kOutOfRange, op, ": entry ", entry, " at ", RowString(row, rank),
-        " is out of bounds for shape ", ShapeString(shape), " (", why.str(), ")");
+        " is out of bounds for shape ", ShapeString(shape), " (", why.str(),
+        "); ValidateIndices() finds such entries");
 }
 
 void CheckBounds(const char* op, const int64_t* idx, int64_t nnz,
                  const std::vector<int64_t>& shape) {
   const int64_t bad = FirstOutOfBounds(idx, nnz, shape);
   if (bad >= 0) ThrowOutOfBounds(op, idx, bad, shape);
+}
+
+void CheckIndexBounds(const SparseTensor& st, const char* op) {
+  CheckOnCpu(st, op);
+  if (st.nnz() == 0 || st.rank() == 0) return;
+  const Tensor idx = HostContiguous(st.indices());
+  CheckBounds(op, static_cast<const int64_t*>(idx.raw_data()), st.nnz(), st.shape());
+}
+
+int64_t FirstUnordered(const int64_t* rows, int64_t n, int rank, const std::vector<int>& order,
+                       bool strict) {
+  const int limit = strict ? 0 : -1;  // the largest bad value of CompareRows(row i, row i-1)
+  return FirstWhere(n, [&](int64_t i) {
+    return i > 0 && CompareRows(rows + i * rank, rows + (i - 1) * rank, order) <= limit;
+  });
 }
 
 namespace {
@@ -101,47 +118,46 @@ void GatherRowsImpl(const int64_t* idx, int rank, const int64_t* perm, int64_t n
 
 }  // namespace
 
-Tensor GatherRows(const int64_t* idx, int rank, const std::vector<int64_t>& perm) {
-  const int64_t n = static_cast<int64_t>(perm.size());
+Tensor GatherRows(const int64_t* idx, int rank, const int64_t* perm, int64_t n) {
   Tensor out = Tensor::Empty({n, rank}, DType::kInt64);
   if (n == 0 || rank == 0) return out;
   int64_t* dst = out.data<int64_t>();
   switch (rank) {
     case 1:
-      GatherRowsImpl<1>(idx, rank, perm.data(), n, dst);
+      GatherRowsImpl<1>(idx, rank, perm, n, dst);
       break;
     case 2:
-      GatherRowsImpl<2>(idx, rank, perm.data(), n, dst);
+      GatherRowsImpl<2>(idx, rank, perm, n, dst);
       break;
     case 3:
-      GatherRowsImpl<3>(idx, rank, perm.data(), n, dst);
+      GatherRowsImpl<3>(idx, rank, perm, n, dst);
       break;
     case 4:
-      GatherRowsImpl<4>(idx, rank, perm.data(), n, dst);
+      GatherRowsImpl<4>(idx, rank, perm, n, dst);
       break;
     default:
-      GatherRowsImpl<0>(idx, rank, perm.data(), n, dst);
+      GatherRowsImpl<0>(idx, rank, perm, n, dst);
   }
   return out;
 }
 
-Tensor GatherValues(const Tensor& values, const std::vector<int64_t>& perm, bool may_move) {
-  const int64_t n = static_cast<int64_t>(perm.size());
+Tensor GatherValues(const Tensor& values, const int64_t* perm, int64_t n, bool may_move) {
   Tensor out = Tensor::Empty({n}, values.dtype());
   if (n == 0) return out;
+  const int64_t stride = values.Stride(0);
   Dispatch(values.dtype(), "GatherValues", [&]<typename T>() {
     T* src = values.data<T>();
     T* dst = out.data<T>();
     ParallelFor(0, n, GrainFor(sizeof(T) + 8), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        if (i + kPrefetch < e) __builtin_prefetch(src + perm[i + kPrefetch]);
+        if (i + kPrefetch < e) __builtin_prefetch(src + perm[i + kPrefetch] * stride);
         if constexpr (std::is_same_v<T, std::string>) {
           if (may_move) {
-            dst[i] = std::move(src[perm[i]]);
+            dst[i] = std::move(src[perm[i] * stride]);
             continue;
           }
         }
-        dst[i] = src[perm[i]];
+        dst[i] = src[perm[i] * stride];
       }
     });
   });

@@ -1,21 +1,38 @@
-// tensorkit/sparse/internal.h: helpers shared by the sparse sources (not part of the public API).
+// tensorkit/sparse/internal.h: the one set of sparse primitives (not part of the public API).
+// Every sparse source uses these; sparse/README.md lists where each is defined.
 //
 // Glossary
 //   host rows   indices as a contiguous int64 array on the CPU: row i is idx[i*rank .. +rank).
 //   permutation positions of entries in their new sequence: entry perm[i] moves to slot i.
 //   head        an entry that starts a run of equal index tuples (or of equal group coordinates).
 //   position    the C-order number of an element of a dense pattern.
+//   compressed  entries grouped by a major key: ptr [num_major + 1] delimits each key's slice of
+//               the minor keys and values (CSR: major = row; CSC: major = column).
+//
+// Note [fast pass, slow pass]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Validation is cheap only when the common case (everything valid) costs one branch-free read:
+// each fixed chunk of entries ORs a branch-free test over its entries (unsigned compares for
+// bounds, a three-way compare for order), and only when some chunk fails does a serial pass
+// search that chunk for the first failing entry, which the message names. FirstWhere is the
+// pattern; FirstFailure is the same for passes that do other work while they read (packing
+// keys, computing destinations). Chunks are fixed, so the answer never depends on threads.
 #ifndef TENSORKIT_SPARSE_INTERNAL_H_
 #define TENSORKIT_SPARSE_INTERNAL_H_
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/common/wrap.h"
 #include "tensorkit/dense/tensor.h"
+#include "tensorkit/sparse/compressed.h"
+#include "tensorkit/sparse/sparse_tensor.h"
 
 namespace tensorkit::sparse_internal {
 
@@ -23,20 +40,52 @@ namespace tensorkit::sparse_internal {
 // Declarations
 // ---------------------------------------------------------------------------------------------
 
-// Fixed chunk size for per-chunk counting passes (independent of the thread count).
+// --- Chunks and validation (Note [fast pass, slow pass]) --------------------------------------
+
+// Fixed chunk size for per-chunk passes (independent of the thread count).
 inline constexpr int64_t kChunk = 1 << 16;
+
+// The first i in [0, n) with bad(i), or -1. bad should be branch-free; chunks of `chunk` items
+// stop early (per block) once they or an earlier chunk have failed.
+template <typename Bad>
+int64_t FirstWhere(int64_t n, const Bad& bad, int64_t chunk = kChunk);
+// The same when the fast pass is chunk_ok(b, e), which returns false when some entry of [b, e)
+// fails (and may do other work as it reads them); bad(i) then finds the entry.
+template <typename ChunkOk, typename Bad>
+int64_t FirstFailure(int64_t n, const ChunkOk& chunk_ok, const Bad& bad);
+
+// --- Tensors and devices ---------------------------------------------------------------------
 
 // A CPU tensor with default strides holding t's elements: t itself when it already is one.
 Tensor HostContiguous(const Tensor& t);
 // `host` moved to `device` (returned as is for the CPU).
 Tensor OnDevice(const Tensor& host, Device device);
+// Throws Error naming `op` for a default-constructed SparseTensor.
+void CheckCreated(const SparseTensor& st, const char* op);
+// Throws Error naming `op` unless the sparse tensor (matrix) was created and is on the CPU
+// (where sparse compute runs).
+void CheckOnCpu(const SparseTensor& st, const char* op);
+void CheckOnCpu(const CsrMatrix& m, const char* op);
+void CheckOnCpu(const CscMatrix& m, const char* op);
+
+// --- Index rows -------------------------------------------------------------------------------
 
 // "[3 7]": an index tuple as it appears in messages.
 std::string RowString(const int64_t* row, int rank);
 // True when p holds every number of 0..n-1 exactly once.
 bool IsPermutation(const std::vector<int>& p, int n);
+// 0..n-1.
+std::vector<int> Iota(int n);
 
-// Position of the first entry outside `shape`, or -1 (a branch-free pass, then a search).
+// True when rows a and b agree on every axis.
+inline bool SameRow(const int64_t* a, const int64_t* b, int rank);
+// Sign of row x minus row y compared along `order`: -1, 0 or 1, without branches.
+inline int CompareRows(const int64_t* x, const int64_t* y, const std::vector<int>& order);
+
+// Bounds: the one check and the one message for an entry outside the shape.
+// True when some axis of `row` lies outside `shape` (unsigned compares, no branches).
+inline bool OutOfBounds(const int64_t* row, const int64_t* shape, int rank);
+// Position of the first entry of host rows `idx` outside `shape`, or -1.
 int64_t FirstOutOfBounds(const int64_t* idx, int64_t nnz, const std::vector<int64_t>& shape);
 // Throws Error(kOutOfRange): "op: entry i at [..] is out of bounds for shape [..] (axis a: ..)".
 [[noreturn]] void ThrowOutOfBounds(const char* op, const int64_t* idx, int64_t entry,
@@ -44,12 +93,21 @@ int64_t FirstOutOfBounds(const int64_t* idx, int64_t nnz, const std::vector<int6
 // Throws the message above for the first entry outside `shape`, if any.
 void CheckBounds(const char* op, const int64_t* idx, int64_t nnz,
                  const std::vector<int64_t>& shape);
+// CheckOnCpu, then CheckBounds on st's indices (any strides).
+void CheckIndexBounds(const SparseTensor& st, const char* op);
 
-// The stable permutation that sorts rows lexicographically by the axes in `order` (a
-// permutation of all axes). Every index must be within `shape` (check first). Packs each row's
-// key with its position into 64 or 128 bits and radix-sorts when they fit; otherwise a parallel
-// stable merge sort compares rows. When `sorted_rows` is given (nnz * rank numbers) it receives
-// the rows in sorted sequence (decoded from the 64-bit keys, which beats gathering them).
+// Sortedness: the first entry i > 0 of host rows that is not after entry i - 1 in `order`
+// (strictly after when `strict`, so that a repeat also counts), or -1.
+int64_t FirstUnordered(const int64_t* rows, int64_t n, int rank, const std::vector<int>& order,
+                       bool strict);
+
+// --- Sorting ----------------------------------------------------------------------------------
+
+// The one stable sort of entries: the permutation that sorts host rows lexicographically by the
+// axes in `order` (a permutation of all axes). Every index must be within `shape` (check
+// first). Packs each row's key with its position into 64 or 128 bits and radix-sorts when they
+// fit; otherwise a parallel stable merge sort compares rows. When `sorted_rows` is given
+// (nnz * rank numbers) it receives the rows in sorted sequence.
 std::vector<int64_t> SortPermutation(const int64_t* idx, int64_t nnz,
                                      const std::vector<int64_t>& shape,
                                      const std::vector<int>& order, int64_t* sorted_rows = nullptr);
@@ -57,21 +115,24 @@ std::vector<int64_t> SortPermutation(const int64_t* idx, int64_t nnz,
 // Reorder's and Coalesce's sort: throws Error(kOutOfRange) naming `op` and the first entry
 // outside `shape`, else writes the rows sorted stably by `order` to `sorted_rows` (nnz * rank
 // numbers, also used as scratch) and returns the contiguous host `values` in the same sequence
-// (strings moved when `may_move`). Packs fields into 64-bit words when they fit, else falls back
-// to SortPermutation and a gather.
+// (strings moved when `may_move`). Packs fields into 64-bit words when they fit (the same radix
+// passes as SortPermutation), else falls back to SortPermutation and a gather.
 Tensor SortEntries(const char* op, const int64_t* idx, int64_t nnz,
                    const std::vector<int64_t>& shape, const std::vector<int>& order,
                    const Tensor& values, bool may_move, int64_t* sorted_rows);
 
-// Rows perm[0], perm[1], ... of host rows `idx` as a new [perm.size(), rank] tensor.
-Tensor GatherRows(const int64_t* idx, int rank, const std::vector<int64_t>& perm);
-// Values perm[i] of the contiguous host tensor `values`; strings are moved when `may_move`.
-Tensor GatherValues(const Tensor& values, const std::vector<int64_t>& perm, bool may_move);
+// Sorts the minor keys of every slice [ptr[r], ptr[r+1]) stably, moving the values along (T the
+// values' CType); slices already sorted are left alone.
+template <typename T>
+void SortSlices(const int64_t* ptr, int64_t num_slices, int64_t* minor, T* values);
 
-// True when rows a and b agree on every axis.
-inline bool SameRow(const int64_t* a, const int64_t* b, int rank);
-// Sign of row x minus row y compared along `order`: -1, 0 or 1, without branches.
-inline int CompareRows(const int64_t* x, const int64_t* y, const std::vector<int>& order);
+// --- Gathers ----------------------------------------------------------------------------------
+
+// Rows perm[0], ..., perm[n-1] of host rows `idx` as a new [n, rank] tensor.
+Tensor GatherRows(const int64_t* idx, int rank, const int64_t* perm, int64_t n);
+// values[perm[i]] for i < n as a new [n] tensor; `values` is a CPU [nnz] tensor of any strides
+// and dtype; strings are moved when `may_move`.
+Tensor GatherValues(const Tensor& values, const int64_t* perm, int64_t n, bool may_move = false);
 
 // Positions i in [0, n) with pred(i), ascending; parallel and deterministic.
 template <typename Pred>
@@ -83,9 +144,83 @@ template <typename F>
 void ForEachPosition(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
                      int64_t offset, int64_t begin, int64_t end, F&& f);
 
+// --- Compression (CSR/CSC, grouping by output position) --------------------------------------
+
+// The arrays of a compressed matrix: ptr [num_major+1], minor [nnz], values [nnz].
+struct Compressed {
+  Tensor ptr, minor, values;
+};
+
+// A strided view of one int64 key per entry: key of entry e is data[e * stride].
+struct KeyView {
+  const int64_t* data = nullptr;
+  int64_t stride = 1;
+  int64_t operator[](int64_t e) const { return data[e * stride]; }
+};
+
+// Compresses nnz entries by major key (in [0, num_major)), minor keys sorted within each major
+// slice, stable. Keys must already be in range. `values` is [nnz] of any dtype and strides.
+// When the entries are already sorted by (major, minor), no sorting happens and contiguous
+// values are shared.
+Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major,
+                    const Tensor& values);
+// Compresses a 2-D SparseTensor by `major_axis` (0: CSR, 1: CSC), as FromSparse does; errors
+// name `op`.
+Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op);
+// CsrMatrix::FromSparse with errors naming `op` (for operations that take SparseTensors).
+CsrMatrix CsrFromSparse(const SparseTensor& st, const char* op);
+
+// --- Arithmetic of the compute files ---------------------------------------------------------
+
+// Value dtypes of the products with sparse results (those GraphBLAS has built-in types for).
+inline constexpr DTypeSet kSparseResultDTypes =
+    Bit(DType::kBool) | kIntDTypes | Bit(DType::kFloat32) | Bit(DType::kFloat64);
+// a @ b through GraphBLAS (spgemm.cc's path for very wide b). Operands already checked.
+CsrMatrix GraphBLASProduct(const CsrMatrix& a, const CsrMatrix& b);
+
 // ---------------------------------------------------------------------------------------------
 // Definitions
 // ---------------------------------------------------------------------------------------------
+
+template <typename Bad>
+int64_t FirstWhere(int64_t n, const Bad& bad, int64_t chunk) {
+  chunk = std::max<int64_t>(chunk, 1);
+  const int64_t block = std::max<int64_t>(chunk / 64, 1);  // tests between looks at the exit
+  const int64_t num_chunks = NumChunks(n, chunk);
+  std::atomic<int64_t> first_bad_chunk{num_chunks};
+  ParallelChunks(n, chunk, [&](int64_t c, int64_t b, int64_t e) {
+    for (int64_t s = b; s < e; s += block) {
+      if (first_bad_chunk.load(std::memory_order_relaxed) < c) return;  // an earlier one failed
+      bool any = false;
+      for (int64_t i = s; i < std::min(e, s + block); ++i) any |= bad(i);
+      if (!any) continue;
+      int64_t seen = first_bad_chunk.load(std::memory_order_relaxed);
+      while (c < seen && !first_bad_chunk.compare_exchange_weak(seen, c)) {
+      }
+      return;
+    }
+  });
+  const int64_t c = first_bad_chunk.load();
+  for (int64_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
+    if (bad(i)) return i;
+  }
+  return -1;
+}
+
+template <typename ChunkOk, typename Bad>
+int64_t FirstFailure(int64_t n, const ChunkOk& chunk_ok, const Bad& bad) {
+  const int64_t num_chunks = NumChunks(n, kChunk);
+  std::unique_ptr<uint8_t[]> failed(new uint8_t[static_cast<size_t>(num_chunks) + 1]);
+  ParallelChunks(n, kChunk,
+                 [&](int64_t c, int64_t b, int64_t e) { failed[c] = chunk_ok(b, e) ? 0 : 1; });
+  for (int64_t c = 0; c < num_chunks; ++c) {
+    if (!failed[c]) continue;
+    for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
+      if (bad(i)) return i;
+    }
+  }
+  return -1;
+}
 
 inline bool SameRow(const int64_t* a, const int64_t* b, int rank) {
   bool same = true;
@@ -100,6 +235,14 @@ inline int CompareRows(const int64_t* x, const int64_t* y, const std::vector<int
     cmp = cmp != 0 ? cmp : here;
   }
   return cmp;
+}
+
+inline bool OutOfBounds(const int64_t* row, const int64_t* shape, int rank) {
+  bool out = false;
+  for (int k = 0; k < rank; ++k) {
+    out |= static_cast<uint64_t>(row[k]) >= static_cast<uint64_t>(shape[k]);
+  }
+  return out;
 }
 
 template <typename Pred>

@@ -8,7 +8,9 @@
 //                 dense value that is inf or NaN at an absent position does not create an
 //                 entry (absent entries stay absent, unlike 0 * inf in dense arithmetic).
 //   duplicates    Add sums them (the dense meaning); Mul scales each stored entry.
-//   Value dtypes: every numeric dtype but bool; both operands must have the same dtype. CPU.
+//   Value dtypes: those of the dense arithmetic ops (the arithmetic runs in the dense kernel
+//   engine, with its broadcasting and integer wrap-around); both operands must have the same
+//   dtype. CPU.
 #ifndef TENSORKIT_SPARSE_MIXED_H_
 #define TENSORKIT_SPARSE_MIXED_H_
 

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/ops_internal.h"
+#include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
 namespace {
@@ -14,14 +16,14 @@ namespace {
 // Value dtypes the products accept: every numeric dtype but bool.
 constexpr DTypeSet kProductDTypes = kNumericDTypes & ~Bit(DType::kBool);
 
-using compressed_detail::Acc;
-using compressed_detail::FromAcc;
-using compressed_detail::ToAcc;
+namespace si = sparse_internal;
 
+// Arithmetic is AddW/MulW (common/wrap.h) in the compute type: integers wrap, the 16-bit floats
+// compute in float.
 template <typename T>
-Acc<T> ScalarToAcc(Scalar s) {
+ComputeType<T> ScalarToCompute(Scalar s) {
   if constexpr (std::is_integral_v<T>) {
-    return static_cast<uint64_t>(s.ToInt64());
+    return static_cast<T>(s.ToInt64());
   } else {
     return s.To<ComputeType<T>>();
   }
@@ -46,15 +48,16 @@ struct DenseView {
 
 // Writes c = alpha*acc + beta*c for one output row of n elements (stride cs1).
 template <typename T>
-inline void StoreRow(const Acc<T>* acc, int64_t n, Acc<T> alpha, Acc<T> beta, bool read_c, T* c,
-                     int64_t cs1) {
+inline void StoreRow(const ComputeType<T>* acc, int64_t n, ComputeType<T> alpha,
+                     ComputeType<T> beta, bool read_c, T* c, int64_t cs1) {
   if (!read_c && cs1 == 1) {  // the common case, vectorised
-    for (int64_t j = 0; j < n; ++j) c[j] = FromAcc<T>(alpha * acc[j]);
+    for (int64_t j = 0; j < n; ++j) c[j] = static_cast<T>(MulW(alpha, acc[j]));
   } else if (!read_c) {
-    for (int64_t j = 0; j < n; ++j) c[j * cs1] = FromAcc<T>(alpha * acc[j]);
+    for (int64_t j = 0; j < n; ++j) c[j * cs1] = static_cast<T>(MulW(alpha, acc[j]));
   } else {
     for (int64_t j = 0; j < n; ++j)
-      c[j * cs1] = FromAcc<T>(alpha * acc[j] + beta * ToAcc(c[j * cs1]));
+      c[j * cs1] = static_cast<T>(
+          AddW(MulW(alpha, acc[j]), MulW(beta, static_cast<ComputeType<T>>(c[j * cs1]))));
   }
 }
 
@@ -63,7 +66,7 @@ inline void StoreRow(const Acc<T>* acc, int64_t n, Acc<T> alpha, Acc<T> beta, bo
 template <typename T, typename I>
 [[gnu::always_inline]] inline void AxpyRows(const I* col, const T* val, int64_t p0, int64_t p1,
                                             const T* b, int64_t bs0, int64_t n,
-                                            Acc<T>* __restrict acc) {
+                                            ComputeType<T>* __restrict acc) {
   constexpr int64_t kAhead = 4;  // rows of b are random: fetch a few entries ahead
   const bool prefetch = n * static_cast<int64_t>(sizeof(T)) <= 512;
   for (int64_t p = p0; p < p1; ++p) {
@@ -73,34 +76,40 @@ template <typename T, typename I>
         __builtin_prefetch(next + off);
       }
     }
-    const Acc<T> v = ToAcc(val[p]);
+    const ComputeType<T> v = static_cast<ComputeType<T>>(val[p]);
     const T* __restrict brow = b + col[p] * bs0;
-    for (int64_t j = 0; j < n; ++j) acc[j] += v * ToAcc(brow[j]);
+    for (int64_t j = 0; j < n; ++j)
+      acc[j] = AddW(acc[j], MulW(v, static_cast<ComputeType<T>>(brow[j])));
   }
 }
 
 template <typename T, typename I>
 void AxpyRowsBase(const I* col, const T* val, int64_t p0, int64_t p1, const T* b, int64_t bs0,
-                  int64_t n, Acc<T>* acc) {
+                  int64_t n, ComputeType<T>* acc) {
   AxpyRows<T, I>(col, val, p0, p1, b, bs0, n, acc);
 }
 
 // Same arithmetic (no FMA contraction), wider vectors: results equal the baseline copy's.
 template <typename T, typename I>
 [[gnu::target("avx2")]] void AxpyRowsAvx2(const I* col, const T* val, int64_t p0, int64_t p1,
-                                          const T* b, int64_t bs0, int64_t n, Acc<T>* acc) {
+                                          const T* b, int64_t bs0, int64_t n, ComputeType<T>* acc) {
   AxpyRows<T, I>(col, val, p0, p1, b, bs0, n, acc);
 }
 
 // Dot product of one CSR row with x: one loop and one chain of adds, so that the only branch
 // that mispredicts is the loop exit (rows are short and of random lengths).
 template <typename T, typename I>
-inline Acc<T> RowDot(const I* col, const T* val, int64_t p0, int64_t p1, const T* x, int64_t xs) {
-  Acc<T> sum{};
+inline ComputeType<T> RowDot(const I* col, const T* val, int64_t p0, int64_t p1, const T* x,
+                             int64_t xs) {
+  ComputeType<T> sum{};
   if (xs == 1) {
-    for (int64_t p = p0; p < p1; ++p) sum += ToAcc(val[p]) * ToAcc(x[col[p]]);
+    for (int64_t p = p0; p < p1; ++p)
+      sum = AddW(sum,
+                 MulW(static_cast<ComputeType<T>>(val[p]), static_cast<ComputeType<T>>(x[col[p]])));
   } else {
-    for (int64_t p = p0; p < p1; ++p) sum += ToAcc(val[p]) * ToAcc(x[col[p] * xs]);
+    for (int64_t p = p0; p < p1; ++p)
+      sum = AddW(sum, MulW(static_cast<ComputeType<T>>(val[p]),
+                           static_cast<ComputeType<T>>(x[col[p] * xs])));
   }
   return sum;
 }
@@ -112,7 +121,7 @@ inline Acc<T> RowDot(const I* col, const T* val, int64_t p0, int64_t p1, const T
 template <typename T, typename I>
 void SpmvKernel(const CsrView<I>& a, const T* x, int64_t xs, T* y, int64_t ys, Scalar alpha_s,
                 Scalar beta_s) {
-  const Acc<T> alpha = ScalarToAcc<T>(alpha_s), beta = ScalarToAcc<T>(beta_s);
+  const ComputeType<T> alpha = ScalarToCompute<T>(alpha_s), beta = ScalarToCompute<T>(beta_s);
   const bool read_c = !(beta_s == Scalar(0));
   const T* val = static_cast<const T*>(a.values);
   const I* col = a.col;
@@ -122,27 +131,22 @@ void SpmvKernel(const CsrView<I>& a, const T* x, int64_t xs, T* y, int64_t ys, S
   ParallelFor(0, a.rows, grain, [&](int64_t rb, int64_t re) {
     if (xs == 1 && ys == 1 && !read_c) {
       for (int64_t r = rb; r < re; ++r) {
-        y[r] = FromAcc<T>(alpha * RowDot<T, I>(col, val, ptr[r], ptr[r + 1], x, 1));
+        y[r] = static_cast<T>(MulW(alpha, RowDot<T, I>(col, val, ptr[r], ptr[r + 1], x, 1)));
       }
       return;
     }
     for (int64_t r = rb; r < re; ++r) {
-      const Acc<T> sum = RowDot<T, I>(col, val, ptr[r], ptr[r + 1], x, xs);
+      const ComputeType<T> sum = RowDot<T, I>(col, val, ptr[r], ptr[r + 1], x, xs);
       StoreRow<T>(&sum, 1, alpha, beta, read_c, y + r * ys, 1);
     }
   });
-}
-
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
 }
 
 // c[r, :] = alpha * sum_p val[p] * b[col[p], :] + beta * c[r, :] for every row r.
 template <typename T, typename I>
 void SpmmKernel(const CsrView<I>& a, const DenseView& b, const DenseView& c, int64_t n,
                 Scalar alpha_s, Scalar beta_s) {
-  const Acc<T> alpha = ScalarToAcc<T>(alpha_s), beta = ScalarToAcc<T>(beta_s);
+  const ComputeType<T> alpha = ScalarToCompute<T>(alpha_s), beta = ScalarToCompute<T>(beta_s);
   const bool read_c = !(beta_s == Scalar(0));
   const T* val = static_cast<const T*>(a.values);
   const T* b_base = static_cast<const T*>(b.base);
@@ -153,9 +157,11 @@ void SpmmKernel(const CsrView<I>& a, const DenseView& b, const DenseView& c, int
   }
   const int64_t per_row = (a.nnz / std::max<int64_t>(a.rows, 1) + 1) * (16 + n * sizeof(T));
   constexpr bool kFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
-  const bool avx2 = kFloat && HasAvx2();
+  // The one instruction-set switch (ops_internal.h SimdPath; AVX-512 machines run AVX2 here).
+  const bool avx2 = kFloat && ops_internal::ActiveSimdPath() != ops_internal::SimdPath::kDefault;
   ParallelFor(0, a.rows, GrainFor(per_row), [&](int64_t rb, int64_t re) {
-    std::unique_ptr<Acc<T>[]> acc(new Acc<T>[static_cast<size_t>(std::max<int64_t>(n, 1))]);
+    std::unique_ptr<ComputeType<T>[]> acc(
+        new ComputeType<T>[static_cast<size_t>(std::max<int64_t>(n, 1))]);
     int64_t batch = rb / a.rows_per_batch, m = rb % a.rows_per_batch;
     for (int64_t r = rb; r < re; ++r, m = m + 1 == a.rows_per_batch ? 0 : m + 1) {
       if (m == 0 && r != rb) ++batch;
@@ -163,12 +169,12 @@ void SpmmKernel(const CsrView<I>& a, const DenseView& b, const DenseView& c, int
       T* crow = c_base + batch * c.batch_stride + m * c.s0;
       const int64_t p0 = a.ptr[r], p1 = a.ptr[r + 1];
       if (n == 1) {  // SpMV: one dot product per row
-        const Acc<T> sum = RowDot<T, I>(a.col, val, p0, p1, bb, b.s0);
+        const ComputeType<T> sum = RowDot<T, I>(a.col, val, p0, p1, bb, b.s0);
         StoreRow<T>(&sum, 1, alpha, beta, read_c, crow, c.s1);
         continue;
       }
-      Acc<T>* __restrict ac = acc.get();
-      for (int64_t j = 0; j < n; ++j) ac[j] = Acc<T>{};
+      ComputeType<T>* __restrict ac = acc.get();
+      for (int64_t j = 0; j < n; ++j) ac[j] = ComputeType<T>{};
       if (b.s1 == 1 && r + 1 < re && m + 1 < a.rows_per_batch) {
         // b's rows are scattered: fetch those of the next row while this one is summed.
         const int64_t bytes = std::min<int64_t>(n * static_cast<int64_t>(sizeof(T)), 512);
@@ -183,9 +189,10 @@ void SpmmKernel(const CsrView<I>& a, const DenseView& b, const DenseView& c, int
         AxpyRowsBase<T, I>(a.col, val, p0, p1, bb, b.s0, n, ac);
       } else {
         for (int64_t p = p0; p < p1; ++p) {
-          const Acc<T> v = ToAcc(val[p]);
+          const ComputeType<T> v = static_cast<ComputeType<T>>(val[p]);
           const T* brow = bb + a.col[p] * b.s0;
-          for (int64_t j = 0; j < n; ++j) ac[j] += v * ToAcc(brow[j * b.s1]);
+          for (int64_t j = 0; j < n; ++j)
+            ac[j] = AddW(ac[j], MulW(v, static_cast<ComputeType<T>>(brow[j * b.s1])));
         }
       }
       StoreRow<T>(ac, n, alpha, beta, read_c, crow, c.s1);
@@ -197,21 +204,23 @@ void SpmmKernel(const CsrView<I>& a, const DenseView& b, const DenseView& c, int
 template <typename T>
 void DenseSparseKernel(const DenseView& a, int64_t m_rows, int64_t k_dim, const CsrView<int64_t>& b,
                        int64_t n, const DenseView& c, Scalar alpha_s, Scalar beta_s) {
-  const Acc<T> alpha = ScalarToAcc<T>(alpha_s), beta = ScalarToAcc<T>(beta_s);
+  const ComputeType<T> alpha = ScalarToCompute<T>(alpha_s), beta = ScalarToCompute<T>(beta_s);
   const bool read_c = !(beta_s == Scalar(0));
   const T* val = static_cast<const T*>(b.values);
   const T* a_base = static_cast<const T*>(a.base);
   T* c_base = static_cast<T*>(c.base);
   const int64_t per_row = (b.nnz + k_dim + n) * 16;
   ParallelFor(0, m_rows, GrainFor(per_row), [&](int64_t rb, int64_t re) {
-    std::unique_ptr<Acc<T>[]> acc(new Acc<T>[static_cast<size_t>(std::max<int64_t>(n, 1))]);
-    Acc<T>* __restrict ac = acc.get();
+    std::unique_ptr<ComputeType<T>[]> acc(
+        new ComputeType<T>[static_cast<size_t>(std::max<int64_t>(n, 1))]);
+    ComputeType<T>* __restrict ac = acc.get();
     for (int64_t m = rb; m < re; ++m) {
-      for (int64_t j = 0; j < n; ++j) ac[j] = Acc<T>{};
+      for (int64_t j = 0; j < n; ++j) ac[j] = ComputeType<T>{};
       const T* arow = a_base + m * a.s0;
       for (int64_t k = 0; k < k_dim; ++k) {
-        const Acc<T> av = ToAcc(arow[k * a.s1]);
-        for (int64_t p = b.ptr[k]; p < b.ptr[k + 1]; ++p) ac[b.col[p]] += av * ToAcc(val[p]);
+        const ComputeType<T> av = static_cast<ComputeType<T>>(arow[k * a.s1]);
+        for (int64_t p = b.ptr[k]; p < b.ptr[k + 1]; ++p)
+          ac[b.col[p]] = AddW(ac[b.col[p]], MulW(av, static_cast<ComputeType<T>>(val[p])));
       }
       StoreRow<T>(ac, n, alpha, beta, read_c, c_base + m * c.s0, c.s1);
     }
@@ -316,7 +325,7 @@ int64_t DirectCooChunks(int64_t nnz, int64_t m, int64_t n) {
 template <typename T>
 bool CooAccumulate(const int64_t* __restrict idx, int64_t s0, int64_t s1, const T* __restrict val,
                    int64_t vs, int64_t count, int64_t m, int64_t k, const T* __restrict b,
-                   int64_t bs0, int64_t bs1, int64_t n, Acc<T>* __restrict out) {
+                   int64_t bs0, int64_t bs1, int64_t n, ComputeType<T>* __restrict out) {
   bool ok = true;
   for (int64_t e = 0; e < count; ++e) {
     const int64_t r = idx[e * s0], q = idx[e * s0 + s1];
@@ -325,12 +334,14 @@ bool CooAccumulate(const int64_t* __restrict idx, int64_t s0, int64_t s1, const 
       ok = false;
       continue;
     }
-    const Acc<T> v = ToAcc(val[e * vs]);
+    const ComputeType<T> v = static_cast<ComputeType<T>>(val[e * vs]);
     if (n == 1) {  // SpMV: no inner loop
-      out[r] += v * ToAcc(b[q * bs0]);
+      out[r] = AddW(out[r], MulW(v, static_cast<ComputeType<T>>(b[q * bs0])));
       continue;
     }
-    for (int64_t j = 0; j < n; ++j) out[r * n + j] += v * ToAcc(b[q * bs0 + j * bs1]);
+    for (int64_t j = 0; j < n; ++j)
+      out[r * n + j] =
+          AddW(out[r * n + j], MulW(v, static_cast<ComputeType<T>>(b[q * bs0 + j * bs1])));
   }
   return ok;
 }
@@ -349,25 +360,26 @@ void DirectCooProduct(const SparseTensor& a, const DenseView& bv, const DenseVie
   const T* b = static_cast<const T*>(bv.base);
   const int64_t chunk = (nnz + num_chunks - 1) / num_chunks, size = m * n;
   // Zeroed storage (huge pages when large: the accumulators are hit at random).
-  Tensor acc_t = Tensor::Zeros({num_chunks * size * int64_t{sizeof(Acc<T>)}}, DType::kUInt8);
-  Acc<T>* acc = static_cast<Acc<T>*>(acc_t.raw_data());
+  Tensor acc_t =
+      Tensor::Zeros({num_chunks * size * int64_t{sizeof(ComputeType<T>)}}, DType::kUInt8);
+  ComputeType<T>* acc = static_cast<ComputeType<T>*>(acc_t.raw_data());
   std::vector<char> bad(static_cast<size_t>(num_chunks), 0);
   ParallelChunks(nnz, chunk, [&](int64_t ci, int64_t eb, int64_t ee) {
     bad[ci] = !CooAccumulate<T>(idx + eb * s0, s0, s1, val + eb * vs, vs, ee - eb, m, k, b, bv.s0,
                                 bv.s1, n, acc + ci * size);
   });
   if (std::find(bad.begin(), bad.end(), 1) != bad.end()) {
-    compressed_detail::CheckIndexBounds(a, op);  // throws, naming the first bad entry
+    si::CheckIndexBounds(a, op);  // throws, naming the first bad entry
   }
-  const Acc<T> alpha = ScalarToAcc<T>(alpha_s), beta = ScalarToAcc<T>(beta_s);
+  const ComputeType<T> alpha = ScalarToCompute<T>(alpha_s), beta = ScalarToCompute<T>(beta_s);
   const bool read_c = !(beta_s == Scalar(0));
   T* c = static_cast<T*>(cv.base);
   ParallelFor(0, m, GrainFor(8 * n * (num_chunks + 1)), [&](int64_t rb, int64_t re) {
-    std::vector<Acc<T>> row(static_cast<size_t>(n));
+    std::vector<ComputeType<T>> row(static_cast<size_t>(n));
     for (int64_t r = rb; r < re; ++r) {
       for (int64_t j = 0; j < n; ++j) {
-        Acc<T> sum = acc[r * n + j];
-        for (int64_t ci = 1; ci < num_chunks; ++ci) sum += acc[ci * size + r * n + j];
+        ComputeType<T> sum = acc[r * n + j];
+        for (int64_t ci = 1; ci < num_chunks; ++ci) sum = AddW(sum, acc[ci * size + r * n + j]);
         row[j] = sum;
       }
       StoreRow<T>(row.data(), n, alpha, beta, read_c, c + r * cv.s0, cv.s1);
@@ -379,7 +391,7 @@ void DirectCooProduct(const SparseTensor& a, const DenseView& bv, const DenseVie
 
 void SparseDenseProduct(Scalar alpha, Scalar beta, const CsrMatrix& a, const Tensor& b, Tensor* c) {
   const char* op = "SparseDenseProduct";
-  a.row_ptr().CheckDefined(op);
+  si::CheckOnCpu(a, op);
   RunSparseDense(op, alpha, beta, a.row_ptr().data<int64_t>(), a.col_indices().data<int64_t>(),
                  a.values(), /*batched=*/false, 1, a.rows(), a.cols(), b, c, &a);
 }
@@ -390,7 +402,7 @@ void SparseDenseProduct(Scalar alpha, Scalar beta, const SparseTensor& a, const 
   TK_CHECK(a.rank() == 2 || a.rank() == 3, kShapeMismatch, op,
            ": a must be [M, K] or [B, M, K], got shape ", ShapeString(a.shape()));
   if (a.rank() == 2) {
-    compressed_detail::CheckOnCpu(a, op);
+    si::CheckOnCpu(a, op);
     DenseView bv{}, cv{};
     const int64_t n =
         DenseOperands(op, a.dtype(), false, 1, a.shape()[0], a.shape()[1], b, c, &bv, &cv);
@@ -402,19 +414,19 @@ void SparseDenseProduct(Scalar alpha, Scalar beta, const SparseTensor& a, const 
       return;
     }
     // One-off CSR arrays: an int32 column copy would not pay for itself.
-    const compressed_detail::Compressed csr = compressed_detail::CompressSparse(a, 0, op);
+    const si::Compressed csr = si::CompressSparse(a, 0, op);
     RunSparseDense(op, alpha, beta, csr.ptr.data<int64_t>(), csr.minor.data<int64_t>(), csr.values,
                    /*batched=*/false, 1, a.shape()[0], a.shape()[1], b, c);
     return;
   }
   // Batched: compress by the row key batch * M + m, columns by k.
-  compressed_detail::CheckIndexBounds(a, op);
+  si::CheckIndexBounds(a, op);
   const int64_t batches = a.shape()[0], m = a.shape()[1], k = a.shape()[2];
   const int64_t nnz = a.nnz();
   TK_CHECK(batches == 0 || m <= INT64_MAX / batches, kOutOfRange, op, ": ", batches, " x ", m,
            " rows overflow int64");
   Tensor row_key = Tensor::Empty({nnz}, DType::kInt64);
-  compressed_detail::Compressed csr;
+  si::Compressed csr;
   if (nnz > 0) {
     const int64_t* idx = a.indices().data<int64_t>();
     const int64_t s0 = a.indices().Stride(0), s1 = a.indices().Stride(1);
@@ -422,7 +434,7 @@ void SparseDenseProduct(Scalar alpha, Scalar beta, const SparseTensor& a, const 
     ParallelFor(0, nnz, GrainFor(24), [&](int64_t b0, int64_t e0) {
       for (int64_t e = b0; e < e0; ++e) key[e] = idx[e * s0] * m + idx[e * s0 + s1];
     });
-    csr = compressed_detail::Compress({key, 1}, {idx + 2 * s1, s0}, nnz, batches * m, a.values());
+    csr = si::Compress({key, 1}, {idx + 2 * s1, s0}, nnz, batches * m, a.values());
   } else {
     csr.ptr = Tensor::Zeros({batches * m + 1}, DType::kInt64);
     csr.minor = Tensor::Empty({0}, DType::kInt64);
@@ -434,7 +446,7 @@ void SparseDenseProduct(Scalar alpha, Scalar beta, const SparseTensor& a, const 
 
 void DenseSparseProduct(Scalar alpha, Scalar beta, const Tensor& a, const CsrMatrix& b, Tensor* c) {
   const char* op = "DenseSparseProduct";
-  b.row_ptr().CheckDefined(op);
+  si::CheckOnCpu(b, op);
   CheckOperands(op, b.dtype(), a, c);
   const std::vector<int64_t> ad = a.Dims(), cd = c->Dims();
   const int64_t k = b.rows(), n = b.cols();
@@ -464,7 +476,7 @@ void DenseSparseProduct(Scalar alpha, Scalar beta, const Tensor& a, const Sparse
                         Tensor* c) {
   TK_CHECK(b.rank() == 2, kShapeMismatch, "DenseSparseProduct: b must be a 2-D sparse tensor,",
            " got shape ", ShapeString(b.shape()));
-  DenseSparseProduct(alpha, beta, a, CsrMatrix::FromSparse(b), c);
+  DenseSparseProduct(alpha, beta, a, si::CsrFromSparse(b, "DenseSparseProduct"), c);
 }
 
 }  // namespace tensorkit

@@ -4,20 +4,16 @@
 #include "tensorkit/sparse/reduce.h"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <limits>
 #include <utility>
 
 #include "tensorkit/common/parallel.h"
-#include "tensorkit/sparse/compressed.h"
+#include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
+namespace si = sparse_internal;
 namespace {
-
-using compressed_detail::Acc;
-using compressed_detail::FromAcc;
-using compressed_detail::ToAcc;
 
 constexpr DTypeSet kReduceDTypes = kNumericDTypes & ~Bit(DType::kBool);
 
@@ -44,9 +40,7 @@ ReducePlan MakePlan(const SparseTensor& st, std::vector<int> axes, const char* o
   ReducePlan plan;
   plan.reduced.assign(rank, false);
   for (int& a : axes) {
-    TK_CHECK(a >= -rank && a < rank, kOutOfRange, op, ": axis ", a, " is out of range for shape ",
-             ShapeString(st.shape()));
-    if (a < 0) a += rank;
+    a = NormalizeAxis(a, rank, op);
     TK_CHECK(!plan.reduced[a], kInvalidArgument, op, ": axis ", a, " appears twice in axes ",
              ShapeString(axes));
     plan.reduced[a] = true;
@@ -63,15 +57,18 @@ ReducePlan MakePlan(const SparseTensor& st, std::vector<int> axes, const char* o
   return plan;
 }
 
-// Per entry: its linear position among the kept axes (out) and among the reduced axes (in).
+// Per entry: its linear position among the kept axes (out[i * stride]) and among the reduced
+// axes (in[i * stride]).
 void ComputeKeys(const SparseTensor& st, const ReducePlan& plan, bool want_in, int64_t* out,
-                 int64_t* in) {
+                 int64_t* in, int64_t stride = 1) {
   const int64_t nnz = st.nnz();
   const int rank = st.rank();
   if (nnz == 0) return;
   if (rank == 0) {
-    std::fill(out, out + nnz, 0);
-    if (want_in) std::fill(in, in + nnz, 0);
+    for (int64_t i = 0; i < nnz; ++i) {
+      out[i * stride] = 0;
+      if (want_in) in[i * stride] = 0;
+    }
     return;
   }
   const int64_t* idx = st.indices().data<int64_t>();
@@ -88,28 +85,27 @@ void ComputeKeys(const SparseTensor& st, const ReducePlan& plan, bool want_in, i
           ko = ko * shape[a] + v;
         }
       }
-      out[i] = ko;
-      if (want_in) in[i] = ki;
+      out[i * stride] = ko;
+      if (want_in) in[i * stride] = ki;
     }
   });
 }
 
 // Entries grouped by output position (ptr over out_size), sorted within by `in` key when given.
-compressed_detail::Compressed Group(const SparseTensor& st, const ReducePlan& plan, bool by_in) {
+si::Compressed Group(const SparseTensor& st, const ReducePlan& plan, bool by_in) {
   const int64_t nnz = st.nnz();
   Tensor out_key = Tensor::Empty({nnz}, DType::kInt64);
   Tensor in_key = Tensor::Empty({by_in ? nnz : 0}, DType::kInt64);
   ComputeKeys(st, plan, by_in, out_key.data<int64_t>(), in_key.data<int64_t>());
   static const int64_t kZero = 0;
-  compressed_detail::KeyView minor{&kZero, 0};
+  si::KeyView minor{&kZero, 0};
   if (by_in) minor = {in_key.data<int64_t>(), 1};
-  return compressed_detail::Compress({out_key.data<int64_t>(), 1}, minor, nnz, plan.out_size,
-                                     st.values());
+  return si::Compress({out_key.data<int64_t>(), 1}, minor, nnz, plan.out_size, st.values());
 }
 
 // Common checks: CPU, bounds, dtype.
 void CheckInput(const SparseTensor& st, const char* op) {
-  compressed_detail::CheckIndexBounds(st, op);
+  si::CheckIndexBounds(st, op);
   Dispatch<kReduceDTypes>(st.dtype(), op, []<typename T>() {});
 }
 
@@ -118,29 +114,23 @@ void CheckInput(const SparseTensor& st, const char* op) {
 // positions are stored (an absent entry is an implicit zero).
 template <typename T, bool kMax>
 T SliceExtreme(const T* val, const int64_t* in, int64_t p0, int64_t p1, int64_t slice_size) {
-  auto better = [](Acc<T> x, Acc<T> y) {  // x beats y
-    if constexpr (std::is_integral_v<T>) {
-      return kMax ? static_cast<int64_t>(x) > static_cast<int64_t>(y)
-                  : static_cast<int64_t>(x) < static_cast<int64_t>(y);
-    } else {
-      return kMax ? x > y : x < y;
-    }
-  };
-  Acc<T> best{};
+  using C = ComputeType<T>;
+  auto better = [](C x, C y) { return kMax ? x > y : x < y; };  // x beats y
+  C best{};
   bool have = false;
   int64_t distinct = 0;
   for (int64_t p = p0; p < p1;) {
-    Acc<T> sum = ToAcc(val[p]);
+    C sum = static_cast<C>(val[p]);
     int64_t q = p + 1;
-    for (; q < p1 && in[q] == in[p]; ++q) sum += ToAcc(val[q]);
-    sum = ToAcc(FromAcc<T>(sum));  // round as a stored value would be
+    for (; q < p1 && in[q] == in[p]; ++q) sum = AddW(sum, static_cast<C>(val[q]));
+    sum = static_cast<C>(static_cast<T>(sum));  // round as a stored value would be
     if (!have || better(sum, best)) best = sum;
     have = true;
     ++distinct;
     p = q;
   }
-  if (distinct < slice_size && (!have || better(Acc<T>{}, best))) best = Acc<T>{};
-  return FromAcc<T>(best);
+  if (distinct < slice_size && (!have || better(C{}, best))) best = C{};
+  return static_cast<T>(best);
 }
 
 // Dense max (kMax) or min over the plan's axes.
@@ -155,7 +145,7 @@ Tensor ReduceExtreme(const SparseTensor& st, std::vector<int> axes, const char* 
            " have a zero dim, so each slice is empty and has no ", kMax ? "max" : "min");
   TK_CHECK(!plan.slice_overflow, kUnsupported, op, ": the reduced axes of shape ",
            ShapeString(st.shape()), " span more than 2^63 positions");
-  const compressed_detail::Compressed g = Group(st, plan, /*by_in=*/true);
+  const si::Compressed g = Group(st, plan, /*by_in=*/true);
   const int64_t* ptr = g.ptr.data<int64_t>();
   const int64_t* in = g.minor.data<int64_t>();
   Dispatch<kReduceDTypes>(st.dtype(), op, [&]<typename T>() {
@@ -180,9 +170,11 @@ void SumGroups(const Tensor& ptr_t, const Tensor& values, int64_t out_size, T* o
   ParallelFor(0, out_size, GrainFor(16 * (nnz / std::max<int64_t>(out_size, 1) + 1)),
               [&](int64_t b, int64_t e) {
                 for (int64_t r = b; r < e; ++r) {
-                  Acc<T> sum{};
-                  for (int64_t p = ptr[r]; p < ptr[r + 1]; ++p) sum += ToAcc(val[p]);
-                  o[r] = FromAcc<T>(sum);
+                  ComputeType<T> sum{};
+                  for (int64_t p = ptr[r]; p < ptr[r + 1]; ++p) {
+                    sum = AddW(sum, static_cast<ComputeType<T>>(val[p]));
+                  }
+                  o[r] = static_cast<T>(sum);
                 }
               });
 }
@@ -195,7 +187,7 @@ Tensor ReduceSum(const SparseTensor& st, std::vector<int> axes) {
   const ReducePlan plan = MakePlan(st, std::move(axes), op);
   Tensor out = Tensor::Empty(plan.out_shape, st.dtype());  // checks rank and size
   if (plan.out_size == 0) return out;
-  const compressed_detail::Compressed g = Group(st, plan, /*by_in=*/false);
+  const si::Compressed g = Group(st, plan, /*by_in=*/false);
   Dispatch<kReduceDTypes>(st.dtype(), op, [&]<typename T>() {
     SumGroups<T>(g.ptr, g.values, plan.out_size, out.data<T>());
   });
@@ -227,11 +219,12 @@ SparseTensor ReduceToSparse(const SparseTensor& st, std::vector<int> axes, Reduc
   TK_CHECK(!by_in || !plan.slice_overflow, kUnsupported, op, ": the reduced axes of shape ",
            ShapeString(st.shape()), " span more than 2^63 positions");
   const int64_t nnz = st.nnz();
-  // Group by output position: counting sort when the position space is small, else a sort.
+  // Group by output position: counting sort when the position space is small, else the one
+  // stable sort of (output position, position in the slice) rows.
   Tensor ptr_t, values, in_t;
   std::vector<int64_t> keys;  // the output position of each group
   if (plan.out_size <= 4 * nnz + 1024) {
-    compressed_detail::Compressed g = Group(st, plan, by_in);
+    si::Compressed g = Group(st, plan, by_in);
     const int64_t* ptr = g.ptr.data<int64_t>();
     std::vector<int64_t> starts;
     for (int64_t r = 0; r < plan.out_size; ++r) {
@@ -245,24 +238,23 @@ SparseTensor ReduceToSparse(const SparseTensor& st, std::vector<int> axes, Reduc
     values = g.values;
     in_t = g.minor;
   } else {
-    std::vector<int64_t> out_key(static_cast<size_t>(nnz)), in_key(by_in ? nnz : 0);
-    ComputeKeys(st, plan, by_in, out_key.data(), in_key.data());
-    std::vector<std::array<int64_t, 3>> rows(static_cast<size_t>(nnz));
-    for (int64_t e = 0; e < nnz; ++e) rows[e] = {out_key[e], by_in ? in_key[e] : 0, e};
-    std::sort(rows.begin(), rows.end());  // the entry number makes it stable
-    std::vector<int64_t> perm(static_cast<size_t>(nnz)), starts, in(by_in ? nnz : 0);
-    for (int64_t e = 0; e < nnz; ++e) {
-      perm[e] = rows[e][2];
-      if (by_in) in[e] = rows[e][1];
-      if (e == 0 || rows[e][0] != rows[e - 1][0]) {
-        keys.push_back(rows[e][0]);
-        starts.push_back(e);
-      }
-    }
+    const int width = by_in ? 2 : 1;
+    std::vector<int64_t> rows(static_cast<size_t>(nnz * width)), sorted(rows.size());
+    ComputeKeys(st, plan, by_in, rows.data(), by_in ? rows.data() + 1 : nullptr, width);
+    std::vector<int64_t> key_shape{plan.out_size};
+    if (by_in) key_shape.push_back(plan.slice_size);
+    const std::vector<int64_t> perm =
+        si::SortPermutation(rows.data(), nnz, key_shape, si::Iota(width), sorted.data());
+    std::vector<int64_t> starts = si::SelectPositions(
+        nnz, [&](int64_t e) { return e == 0 || sorted[e * width] != sorted[(e - 1) * width]; });
+    keys.resize(starts.size());
+    for (size_t g = 0; g < starts.size(); ++g) keys[g] = sorted[starts[g] * width];
     starts.push_back(nnz);
+    std::vector<int64_t> in(static_cast<size_t>(by_in ? nnz : 0));
+    for (int64_t e = 0; e < static_cast<int64_t>(in.size()); ++e) in[e] = sorted[e * width + 1];
     ptr_t = Tensor::FromVector(std::move(starts));
     in_t = Tensor::FromVector(std::move(in));
-    values = compressed_detail::Gather(st.values(), perm.data(), nnz);
+    values = si::GatherValues(st.values(), perm.data(), nnz);
   }
   const int64_t groups = static_cast<int64_t>(keys.size());
   Tensor out_values = Tensor::Empty({groups}, st.dtype());
@@ -296,9 +288,7 @@ SparseTensor ReduceToSparse(const SparseTensor& st, std::vector<int> axes, Reduc
       }
     }
   });
-  std::vector<int> order(out_rank);
-  for (int a = 0; a < out_rank; ++a) order[a] = a;
-  return SparseTensor::Create(out_idx, out_values, plan.out_shape, order);
+  return SparseTensor::Create(out_idx, out_values, plan.out_shape, si::Iota(out_rank));
 }
 
 }  // namespace
@@ -317,7 +307,7 @@ SparseTensor ReduceMinSparse(const SparseTensor& st, std::vector<int> axes) {
 
 Tensor RowNnz(const SparseTensor& st, int axis) {
   const char* op = "RowNnz";
-  compressed_detail::CheckIndexBounds(st, op);
+  si::CheckIndexBounds(st, op);
   axis = NormalizeAxis(axis, st.rank(), op);
   const int64_t dim = st.shape()[axis];
   Tensor out = Tensor::Zeros({dim}, DType::kInt64);

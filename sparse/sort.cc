@@ -10,6 +10,8 @@
 // the same for every entry is skipped. Stable sorts have a unique result, so any thread count
 // gives the same permutation.
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -94,6 +96,29 @@ bool RadixPass(const E* src, E* dst, int64_t n, int shift, int width, int64_t ch
   return true;
 }
 
+// Digit width limit: 4096 buckets, a good balance of passes and scatter locality.
+constexpr int kMaxDigitBits = 12;
+
+// Number of LSD passes RadixSortBits makes over `bits` key bits.
+int RadixPasses(int bits) { return (bits + kMaxDigitBits - 1) / kMaxDigitBits; }
+
+// The one LSD radix loop: sorts n words stably by their bits [lo, lo + bits), ping-ponging
+// between `src` and `tmp`; returns the buffer that holds the result (passes whose digit is the
+// same for every word are skipped, so it may be either).
+template <typename E>
+E* RadixSortBits(E* src, E* tmp, int64_t n, int lo, int bits) {
+  const int passes = RadixPasses(bits);
+  const int width = passes > 0 ? (bits + passes - 1) / passes : 0;
+  // Large chunks keep many entries per bucket in each scatter; the size depends only on n.
+  const int64_t chunk = std::max<int64_t>(kChunk, (n + 31) / 32);
+  for (int p = 0; p < passes; ++p) {
+    const int shift = lo + p * width;
+    const int w = std::min(width, lo + bits - shift);
+    if (RadixPass(src, tmp, n, shift, w, chunk)) std::swap(src, tmp);
+  }
+  return src;
+}
+
 // Radix-sorts packed entries by their key bits and returns the positions (Note [packed keys]).
 template <typename E>
 std::vector<int64_t> RadixPermutation(const int64_t* idx, int64_t nnz,
@@ -103,18 +128,9 @@ std::vector<int64_t> RadixPermutation(const int64_t* idx, int64_t nnz,
   std::unique_ptr<E[]> a(new E[static_cast<size_t>(nnz)]);
   std::unique_ptr<E[]> b(new E[static_cast<size_t>(nnz)]);
   PackKeys(idx, nnz, shape, order, pos_bits, a.get());
-  const int passes = (key_bits + 10) / 11;
-  const int width = passes ? (key_bits + passes - 1) / passes : 0;
-  // Large chunks keep many entries per bucket in each scatter; the size depends only on nnz.
-  const int64_t chunk = std::max<int64_t>(kChunk, (nnz + 31) / 32);
-  for (int p = 0; p < passes; ++p) {
-    const int shift = pos_bits + p * width;
-    const int w = std::min(width, pos_bits + key_bits - shift);
-    if (RadixPass(a.get(), b.get(), nnz, shift, w, chunk)) std::swap(a, b);
-  }
+  const E* sorted = RadixSortBits(a.get(), b.get(), nnz, pos_bits, key_bits);
   std::vector<int64_t> perm(static_cast<size_t>(nnz));
   const E pos_mask = (E{1} << pos_bits) - 1;
-  const E* sorted = a.get();
   const int rank = static_cast<int>(shape.size());
   ParallelFor(0, nnz, GrainFor(16 + 8 * rank), [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) perm[i] = static_cast<int64_t>(sorted[i] & pos_mask);
@@ -183,8 +199,6 @@ std::vector<int64_t> MergePermutation(const int64_t* idx, int64_t nnz, int rank,
 
 // Rows of at most this many entries are decoded sequentially (the tail of the phase sequence).
 constexpr int64_t kSequentialDecode = 4096;
-// Digit width limit: 4096 buckets, a good balance of passes and scatter locality.
-constexpr int kMaxDigitBits = 12;
 
 // Where each axis's field sits in an entry word, from the shape and the order.
 struct FieldLayout {
@@ -214,31 +228,31 @@ FieldLayout MakeFieldLayout(const std::vector<int64_t>& shape, const std::vector
   return f;
 }
 
-// Packs entry i as its fields | i; returns false when some index is outside `shape` (the rows
-// are read once for both jobs).
+// Packs entry i as its fields | i; returns the first entry outside `shape`, or -1 (the bounds
+// test is fused into the packing pass, so the rows are read once for both jobs).
 template <int kRank>
-bool PackFields(const int64_t* idx, int64_t nnz, const std::vector<int64_t>& shape,
-                const FieldLayout& f, uint64_t* out) {
+int64_t PackFields(const int64_t* idx, int64_t nnz, const std::vector<int64_t>& shape,
+                   const FieldLayout& f, uint64_t* out) {
   const int r = kRank > 0 ? kRank : static_cast<int>(shape.size());
-  const int64_t num_chunks = NumChunks(nnz, kChunk);
-  std::vector<uint8_t> bad(static_cast<size_t>(num_chunks), 0);
   const int* shift = f.shift.data();
   const int64_t* dims = shape.data();
-  ParallelChunks(nnz, kChunk, [&](int64_t c, int64_t b, int64_t e) {
-    bool any = false;
-    for (int64_t i = b; i < e; ++i) {
-      const int64_t* row = idx + i * r;
-      uint64_t word = static_cast<uint64_t>(i);
-      for (int a = 0; a < r; ++a) {
-        const uint64_t v = static_cast<uint64_t>(row[a]);
-        any |= v >= static_cast<uint64_t>(dims[a]);
-        word |= v << shift[a];
-      }
-      out[i] = word;
-    }
-    bad[c] = any;
-  });
-  return std::none_of(bad.begin(), bad.end(), [](uint8_t x) { return x != 0; });
+  return FirstFailure(
+      nnz,
+      [&](int64_t b, int64_t e) {
+        bool any = false;
+        for (int64_t i = b; i < e; ++i) {
+          const int64_t* row = idx + i * r;
+          uint64_t word = static_cast<uint64_t>(i);
+          for (int a = 0; a < r; ++a) {
+            const uint64_t v = static_cast<uint64_t>(row[a]);
+            any |= v >= static_cast<uint64_t>(dims[a]);
+            word |= v << shift[a];
+          }
+          out[i] = word;
+        }
+        return !any;
+      },
+      [&](int64_t i) { return OutOfBounds(idx + i * r, dims, r); });
 }
 
 // Decodes sorted words [lo, hi) into rows and gathers their values; `reverse` walks backwards
@@ -310,8 +324,8 @@ void DecodeDispatch(const uint64_t* words, int64_t n, const FieldLayout& f, int 
   }
 }
 
-bool PackDispatch(const int64_t* idx, int64_t nnz, const std::vector<int64_t>& shape,
-                  const FieldLayout& f, uint64_t* out) {
+int64_t PackDispatch(const int64_t* idx, int64_t nnz, const std::vector<int64_t>& shape,
+                     const FieldLayout& f, uint64_t* out) {
   switch (shape.size()) {
     case 2:
       return PackFields<2>(idx, nnz, shape, f, out);
@@ -336,20 +350,13 @@ Tensor SortFields(const char* op, const int64_t* idx, int64_t nnz,
     own = Storage::Allocate(DType::kInt64, 2 * nnz, Device::Cpu());
     scratch = static_cast<uint64_t*>(own->data());
   }
-  const int passes = (f.key_bits + kMaxDigitBits - 1) / kMaxDigitBits;
-  const int width = passes > 0 ? (f.key_bits + passes - 1) / passes : 0;
   // Pack where an unskipped pass sequence ends in scratch[0, nnz).
-  uint64_t* src = scratch + (passes % 2 ? nnz : 0);
-  uint64_t* dst = scratch + (passes % 2 ? 0 : nnz);
-  if (!PackDispatch(idx, nnz, shape, f, src)) {
-    ThrowOutOfBounds(op, idx, FirstOutOfBounds(idx, nnz, shape), shape);
-  }
-  const int64_t chunk = std::max<int64_t>(kChunk, (nnz + 31) / 32);  // depends on nnz only
-  for (int p = 0; p < passes; ++p) {
-    const int shift = f.pos_bits + p * width;
-    const int w = std::min(width, f.pos_bits + f.key_bits - shift);
-    if (RadixPass(src, dst, nnz, shift, w, chunk)) std::swap(src, dst);
-  }
+  const bool odd = RadixPasses(f.key_bits) % 2 != 0;
+  uint64_t* src = scratch + (odd ? nnz : 0);
+  uint64_t* dst = scratch + (odd ? 0 : nnz);
+  const int64_t bad = PackDispatch(idx, nnz, shape, f, src);
+  if (bad >= 0) ThrowOutOfBounds(op, idx, bad, shape);
+  src = RadixSortBits(src, dst, nnz, f.pos_bits, f.key_bits);
   if (src != scratch) {  // a skipped pass left the words in the upper half
     ParallelFor(0, nnz, GrainFor(16),
                 [&](int64_t b, int64_t e) { std::copy(src + b, src + e, scratch + b); });
@@ -375,7 +382,7 @@ Tensor SortEntries(const char* op, const int64_t* idx, int64_t nnz,
   }
   CheckBounds(op, idx, nnz, shape);
   const std::vector<int64_t> perm = SortPermutation(idx, nnz, shape, order, sorted_rows);
-  return GatherValues(values, perm, may_move);
+  return GatherValues(values, perm.data(), nnz, may_move);
 }
 
 std::vector<int64_t> SortPermutation(const int64_t* idx, int64_t nnz,
@@ -406,6 +413,78 @@ std::vector<int64_t> SortPermutation(const int64_t* idx, int64_t nnz,
   return perm;
 }
 
+namespace {
+
+// Slices at most this long are sorted by insertion (they are the common case).
+constexpr int64_t kInsertionSortMax = 32;
+
+// Reused buffers of one task of SortSlices.
+template <typename T>
+struct SliceScratch {
+  std::vector<uint64_t> keys;
+  std::vector<int64_t> perm;
+  std::vector<int64_t> minor;
+  std::vector<T> values;
+};
+
+// Stable sort of one slice by minor key, moving the values along. Long slices sort (minor,
+// position) words when both fit 32 bits (unique keys: the stable order), else positions.
+template <typename T>
+void SortSlice(int64_t* minor, T* vals, int64_t len, SliceScratch<T>* s) {
+  if (std::is_sorted(minor, minor + len)) return;
+  if (len <= kInsertionSortMax) {
+    for (int64_t i = 1; i < len; ++i) {
+      const int64_t m = minor[i];
+      T v = std::move(vals[i]);
+      int64_t j = i;
+      for (; j > 0 && minor[j - 1] > m; --j) {
+        minor[j] = minor[j - 1];
+        vals[j] = std::move(vals[j - 1]);
+      }
+      minor[j] = m;
+      vals[j] = std::move(v);
+    }
+    return;
+  }
+  s->perm.resize(static_cast<size_t>(len));
+  const int64_t top = *std::max_element(minor, minor + len);
+  if (top <= int64_t{UINT32_MAX} && len <= int64_t{UINT32_MAX}) {
+    s->keys.resize(static_cast<size_t>(len));
+    for (int64_t i = 0; i < len; ++i) s->keys[i] = static_cast<uint64_t>(minor[i]) << 32 | i;
+    std::sort(s->keys.begin(), s->keys.end());
+    for (int64_t i = 0; i < len; ++i) s->perm[i] = static_cast<int64_t>(s->keys[i] & 0xffffffffu);
+  } else {
+    std::iota(s->perm.begin(), s->perm.end(), int64_t{0});
+    std::stable_sort(s->perm.begin(), s->perm.end(),
+                     [&](int64_t x, int64_t y) { return minor[x] < minor[y]; });
+  }
+  s->minor.assign(minor, minor + len);
+  s->values.resize(static_cast<size_t>(len));
+  for (int64_t i = 0; i < len; ++i) s->values[i] = std::move(vals[i]);
+  for (int64_t i = 0; i < len; ++i) {
+    minor[i] = s->minor[s->perm[i]];
+    vals[i] = std::move(s->values[s->perm[i]]);
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void SortSlices(const int64_t* ptr, int64_t num_slices, int64_t* minor, T* values) {
+  const int64_t nnz = ptr[num_slices] - ptr[0];
+  const int64_t grain = GrainFor(16 * (nnz / std::max<int64_t>(num_slices, 1) + 1));
+  ParallelFor(0, num_slices, grain, [&](int64_t b, int64_t e) {
+    SliceScratch<T> scratch;
+    for (int64_t r = b; r < e; ++r) {
+      SortSlice<T>(minor + ptr[r], values + ptr[r], ptr[r + 1] - ptr[r], &scratch);
+    }
+  });
+}
+
+#define TK_SORT_SLICES(e, t, n) template void SortSlices<t>(const int64_t*, int64_t, int64_t*, t*);
+TENSORKIT_DTYPES(TK_SORT_SLICES)
+#undef TK_SORT_SLICES
+
 }  // namespace sparse_internal
 
 namespace si = sparse_internal;
@@ -420,25 +499,16 @@ bool MayMove(const Tensor& host, const Tensor& original) {
   return host.storage().use_count() == 2;
 }
 
-// Sum of values[b..e) in entry order: OR for bool, the last one for strings (moved: the values
-// are a private sorted copy), wrapping arithmetic for integers (no signed overflow), the compute
-// type for 16-bit floats.
+// Sum of values[b..e) in entry order (AddW: OR for bool, wrapping integers, the compute type
+// for 16-bit floats); for strings the last one (moved: the values are a private sorted copy).
 template <typename T>
 T ReduceRun(T* values, int64_t b, int64_t e) {
   if constexpr (std::is_same_v<T, std::string>) {
     return std::move(values[e - 1]);
-  } else if constexpr (std::is_same_v<T, bool>) {
-    bool any = false;
-    for (int64_t i = b; i < e; ++i) any |= values[i];
-    return any;
-  } else if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    U sum = 0;
-    for (int64_t i = b; i < e; ++i) sum = static_cast<U>(sum + static_cast<U>(values[i]));
-    return static_cast<T>(sum);
   } else {
-    ComputeType<T> sum = values[b];
-    for (int64_t i = b + 1; i < e; ++i) sum += static_cast<ComputeType<T>>(values[i]);
+    using C = ComputeType<T>;
+    C sum = static_cast<C>(values[b]);
+    for (int64_t i = b + 1; i < e; ++i) sum = AddW(sum, static_cast<C>(values[i]));
     return static_cast<T>(sum);
   }
 }
@@ -446,7 +516,7 @@ T ReduceRun(T* values, int64_t b, int64_t e) {
 }  // namespace
 
 void SparseTensor::Reorder(const std::vector<int>& order) {
-  CheckCreated("Reorder");
+  si::CheckCreated(*this, "Reorder");
   TK_CHECK(si::IsPermutation(order, rank()), kInvalidArgument, "Reorder: order ",
            ShapeString(order), " must be a permutation of all ", rank(), " axes 0..", rank() - 1,
            " of shape ", ShapeString(shape_));
@@ -464,15 +534,14 @@ void SparseTensor::Reorder(const std::vector<int>& order) {
 }
 
 void SparseTensor::Coalesce() {
-  CheckCreated("Coalesce");
+  si::CheckCreated(*this, "Coalesce");
   const Device device = this->device();
   const int r = rank();
   Tensor idx = si::HostContiguous(indices_);
   Tensor vals = si::HostContiguous(values_);
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
   const int64_t n = nnz();
-  std::vector<int> order(static_cast<size_t>(r));
-  std::iota(order.begin(), order.end(), 0);
+  const std::vector<int> order = si::Iota(r);
   // Rows and values in sorted sequence, so that everything after reads memory in sequence.
   Tensor sorted_indices = Tensor::Empty({n, r}, DType::kInt64);
   Tensor sorted_values =
@@ -489,7 +558,7 @@ void SparseTensor::Coalesce() {
     order_ = order;
     return;
   }
-  Tensor new_indices = si::GatherRows(srows, r, heads);
+  Tensor new_indices = si::GatherRows(srows, r, heads.data(), m);
   Tensor new_values = Tensor::Empty({m}, vals.dtype());
   Dispatch(vals.dtype(), "Coalesce", [&]<typename T>() {
     T* src = sorted_values.data<T>();

@@ -9,37 +9,73 @@ namespace tensorkit {
 namespace si = sparse_internal;
 namespace {
 
-// The entries at `positions` with `start` subtracted from their indices, as a tensor of
+// The n entries at `positions` with `start` subtracted from their indices, as a tensor of
 // `shape` on `st`'s device with `st`'s order.
 SparseTensor TakeShifted(const SparseTensor& st, const int64_t* rows, const Tensor& vals,
-                         const std::vector<int64_t>& positions, const std::vector<int64_t>& start,
+                         const int64_t* positions, int64_t n, const std::vector<int64_t>& start,
                          std::vector<int64_t> shape) {
   const int rank = st.rank();
-  Tensor indices = si::GatherRows(rows, rank, positions);
-  if (!positions.empty() && rank > 0) {
+  Tensor indices = si::GatherRows(rows, rank, positions, n);
+  if (n > 0 && rank > 0) {
     int64_t* out = indices.data<int64_t>();
-    const int64_t n = static_cast<int64_t>(positions.size());
     ParallelFor(0, n, GrainFor(8 * rank), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         for (int a = 0; a < rank; ++a) out[i * rank + a] -= start[a];
       }
     });
   }
-  Tensor values = si::GatherValues(vals, positions, /*may_move=*/false);
+  Tensor values = si::GatherValues(vals, positions, n);
   return SparseTensor::Create(si::OnDevice(indices, st.device()), si::OnDevice(values, st.device()),
                               std::move(shape), st.order());
 }
 
-void CheckCreated(const SparseTensor& st, const char* op) {
-  TK_CHECK(st.indices().defined() && st.values().defined(), kInvalidArgument, op,
-           ": the SparseTensor is empty (default-constructed); make one with SparseTensor::Create");
+// Pieces of `sizes` along `axis` (already checked): piece_of(v) is the piece of coordinate v.
+// One pass finds each entry's piece, one stable counting pass (Compress) groups the entries by
+// piece, and each piece gathers its range: O(nnz + pieces).
+template <typename PieceOf>
+std::vector<SparseTensor> SplitInto(const SparseTensor& st, int axis,
+                                    const std::vector<int64_t>& sizes, const PieceOf& piece_of) {
+  const int rank = st.rank();
+  const int64_t n = st.nnz(), num = static_cast<int64_t>(sizes.size());
+  const Tensor idx = si::HostContiguous(st.indices());
+  const int64_t* rows = n * rank > 0 ? idx.data<int64_t>() : nullptr;
+  // Every entry must land in a piece: check the split axis (other axes are only shifted by 0).
+  const uint64_t dim = static_cast<uint64_t>(st.shape()[axis]);
+  const int64_t bad = si::FirstWhere(
+      n, [&](int64_t i) { return static_cast<uint64_t>(rows[i * rank + axis]) >= dim; });
+  if (bad >= 0) si::ThrowOutOfBounds("Split", rows, bad, st.shape());
+  Tensor piece = Tensor::Empty({n}, DType::kInt64);
+  Tensor positions = Tensor::Empty({n}, DType::kInt64);
+  int64_t* pc = piece.data<int64_t>();
+  int64_t* pos = positions.data<int64_t>();
+  ParallelFor(0, n, GrainFor(24), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      pc[i] = piece_of(rows[i * rank + axis]);
+      pos[i] = i;
+    }
+  });
+  static const int64_t kZero = 0;
+  const si::Compressed by_piece = si::Compress({pc, 1}, {&kZero, 0}, n, num, positions);
+  const int64_t* ptr = by_piece.ptr.data<int64_t>();
+  const int64_t* perm = by_piece.values.data<int64_t>();
+  const Tensor vals = si::HostContiguous(st.values());
+  std::vector<SparseTensor> pieces;
+  pieces.reserve(static_cast<size_t>(num));
+  std::vector<int64_t> start(static_cast<size_t>(rank), 0);
+  for (int64_t p = 0; p < num; ++p) {
+    std::vector<int64_t> shape = st.shape();
+    shape[axis] = sizes[p];
+    pieces.push_back(TakeShifted(st, rows, vals, perm + ptr[p], ptr[p + 1] - ptr[p], start, shape));
+    start[axis] += sizes[p];
+  }
+  return pieces;
 }
 
 }  // namespace
 
 SparseTensor Slice(const SparseTensor& st, const std::vector<int64_t>& start,
                    const std::vector<int64_t>& size) {
-  CheckCreated(st, "Slice");
+  si::CheckCreated(st, "Slice");
   const int rank = st.rank();
   const std::vector<int64_t>& shape = st.shape();
   TK_CHECK(static_cast<int>(start.size()) == rank && static_cast<int>(size.size()) == rank,
@@ -66,16 +102,14 @@ SparseTensor Slice(const SparseTensor& st, const std::vector<int64_t>& start,
     }
     return inside;
   });
-  return TakeShifted(st, rows, si::HostContiguous(st.values()), positions, start, out_shape);
+  return TakeShifted(st, rows, si::HostContiguous(st.values()), positions.data(),
+                     static_cast<int64_t>(positions.size()), start, out_shape);
 }
 
 std::vector<SparseTensor> Split(const SparseTensor& st, int axis,
                                 const std::vector<int64_t>& sizes) {
-  CheckCreated(st, "Split");
-  const int rank = st.rank();
-  TK_CHECK(axis >= -rank && axis < rank, kInvalidArgument, "Split: axis ", axis,
-           " is out of range for shape ", ShapeString(st.shape()));
-  if (axis < 0) axis += rank;
+  si::CheckCreated(st, "Split");
+  axis = NormalizeAxis(axis, st.rank(), "Split");
   int64_t sum = 0;
   for (int64_t s : sizes) {
     TK_CHECK(s >= 0, kInvalidArgument, "Split: negative size ", s, " in ", ShapeString(sizes));
@@ -84,46 +118,32 @@ std::vector<SparseTensor> Split(const SparseTensor& st, int axis,
   TK_CHECK(sum == st.shape()[axis], kShapeMismatch, "Split: sizes ", ShapeString(sizes),
            " must add up to dim ", st.shape()[axis], " of axis ", axis, " (shape ",
            ShapeString(st.shape()), ")");
-  const Tensor idx = si::HostContiguous(st.indices());
-  const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
-  // Every entry must land in a piece: check the split axis (other axes are only shifted by 0).
-  const int64_t n = st.nnz();
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t v = rows[i * rank + axis];
-    if (v < 0 || v >= st.shape()[axis]) si::ThrowOutOfBounds("Split", rows, i, st.shape());
-  }
-  const Tensor vals = si::HostContiguous(st.values());
-  std::vector<SparseTensor> pieces;
-  std::vector<int64_t> start(static_cast<size_t>(rank), 0);
-  for (int64_t s : sizes) {
-    std::vector<int64_t> shape = st.shape();
-    shape[axis] = s;
-    const int64_t lo = start[axis];
-    std::vector<int64_t> positions = si::SelectPositions(n, [&](int64_t i) {
-      const int64_t v = rows[i * rank + axis];
-      return v >= lo && v < lo + s;
-    });
-    pieces.push_back(TakeShifted(st, rows, vals, positions, start, shape));
-    start[axis] += s;
-  }
-  return pieces;
+  std::vector<int64_t> starts(sizes.size() + 1, 0);  // starts[p]: first coordinate of piece p
+  for (size_t p = 0; p < sizes.size(); ++p) starts[p + 1] = starts[p] + sizes[p];
+  // The last piece starting at or before v; it is not empty, since the next one starts after v.
+  return SplitInto(st, axis, sizes, [&](int64_t v) {
+    return static_cast<int64_t>(std::upper_bound(starts.begin(), starts.end(), v) -
+                                starts.begin()) -
+           1;
+  });
 }
 
 std::vector<SparseTensor> Split(const SparseTensor& st, int axis, int64_t num) {
-  CheckCreated(st, "Split");
-  const int rank = st.rank();
-  TK_CHECK(axis >= -rank && axis < rank, kInvalidArgument, "Split: axis ", axis,
-           " is out of range for shape ", ShapeString(st.shape()));
-  if (axis < 0) axis += rank;
+  si::CheckCreated(st, "Split");
+  axis = NormalizeAxis(axis, st.rank(), "Split");
   TK_CHECK(num >= 1, kInvalidArgument, "Split: the number of pieces must be >= 1, got ", num);
   const int64_t dim = st.shape()[axis];
-  std::vector<int64_t> sizes(static_cast<size_t>(num), dim / num);
-  for (int64_t p = 0; p < dim % num; ++p) ++sizes[p];
-  return Split(st, axis, sizes);
+  const int64_t q = dim / num, r = dim % num;  // the first r pieces have q + 1 coordinates
+  std::vector<int64_t> sizes(static_cast<size_t>(num), q);
+  for (int64_t p = 0; p < r; ++p) ++sizes[p];
+  const int64_t long_end = r * (q + 1);  // coordinates of the longer pieces end here
+  return SplitInto(st, axis, sizes, [&](int64_t v) {
+    return v < long_end ? v / (q + 1) : r + (v - long_end) / q;  // q > 0 whenever v >= long_end
+  });
 }
 
 SparseTensor Permute(const SparseTensor& st, const std::vector<int>& perm) {
-  CheckCreated(st, "Permute");
+  si::CheckCreated(st, "Permute");
   const int rank = st.rank();
   TK_CHECK(si::IsPermutation(perm, rank), kInvalidArgument, "Permute: axes ", ShapeString(perm),
            " must be a permutation of 0..", rank - 1, " for shape ", ShapeString(st.shape()));
@@ -157,14 +177,12 @@ SparseTensor Transpose(const SparseTensor& st, const std::vector<int>& perm) {
 }
 
 SparseTensor Transpose(const SparseTensor& st, int axis1, int axis2) {
-  CheckCreated(st, "Transpose");
+  si::CheckCreated(st, "Transpose");
   const int rank = st.rank();
-  TK_CHECK(axis1 >= -rank && axis1 < rank && axis2 >= -rank && axis2 < rank, kInvalidArgument,
-           "Transpose: axes ", axis1, " and ", axis2, " must be in [", -rank, ", ", rank,
-           ") for shape ", ShapeString(st.shape()));
-  std::vector<int> perm(static_cast<size_t>(rank));
-  for (int a = 0; a < rank; ++a) perm[a] = a;
-  std::swap(perm[(axis1 + rank) % rank], perm[(axis2 + rank) % rank]);
+  axis1 = NormalizeAxis(axis1, rank, "Transpose");
+  axis2 = NormalizeAxis(axis2, rank, "Transpose");
+  std::vector<int> perm = si::Iota(rank);
+  std::swap(perm[axis1], perm[axis2]);
   return Permute(st, perm);
 }
 

@@ -35,14 +35,9 @@ SparseTensor SparseTensor::Create(Tensor indices, Tensor values, std::vector<int
            ShapeString(order), " must have ", rank, " entries (rank of shape ", ShapeString(shape),
            ")");
   const bool unknown = std::all_of(order.begin(), order.end(), [](int o) { return o == -1; });
-  if (!unknown) {
-    std::vector<int> sorted = order;
-    std::sort(sorted.begin(), sorted.end());
-    for (int i = 0; i < rank; ++i) {
-      TK_CHECK(sorted[i] == i, kInvalidArgument, "SparseTensor::Create: order ", ShapeString(order),
-               " is neither all -1 (unknown) nor a permutation of 0..", rank - 1);
-    }
-  }
+  TK_CHECK(unknown || sparse_internal::IsPermutation(order, rank), kInvalidArgument,
+           "SparseTensor::Create: order ", ShapeString(order),
+           " is neither all -1 (unknown) nor a permutation of 0..", rank - 1);
   SparseTensor st;
   st.indices_ = std::move(indices);
   st.values_ = std::move(values);
@@ -55,55 +50,28 @@ SparseTensor SparseTensor::Create(Tensor indices, Tensor values, std::vector<int
 
 namespace tensorkit {
 namespace si = sparse_internal;
-namespace {
 
-// First entry i > 0 that is not after entry i-1 in `order` (strictly after when `strict`, so a
-// repeat also counts), or -1.
-int64_t FirstUnordered(const int64_t* rows, int64_t n, int rank, const std::vector<int>& order,
-                       bool strict = true) {
-  const int limit = strict ? 0 : -1;  // the largest bad value of CompareRows(row i, row i-1)
-  const int64_t num_chunks = NumChunks(n, si::kChunk);
-  std::vector<uint8_t> bad(static_cast<size_t>(num_chunks), 0);
-  ParallelChunks(n, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
-    bool any = false;
-    for (int64_t i = std::max<int64_t>(b, 1); i < e; ++i) {
-      any |= si::CompareRows(rows + i * rank, rows + (i - 1) * rank, order) <= limit;
-    }
-    bad[c] = any;
-  });
-  for (int64_t c = 0; c < num_chunks; ++c) {
-    if (!bad[c]) continue;
-    for (int64_t i = std::max<int64_t>(c * si::kChunk, 1); i < n; ++i) {
-      if (si::CompareRows(rows + i * rank, rows + (i - 1) * rank, order) <= limit) return i;
-    }
-  }
-  return -1;
-}
-
-}  // namespace
-
-void SparseTensor::CheckCreated(const char* op) const {
-  TK_CHECK(indices_.defined() && values_.defined(), kInvalidArgument, op,
-           ": the SparseTensor is empty (default-constructed); make one with "
-           "SparseTensor::Create or SparseTensor::FromDense");
+SparseTensor SparseTensor::To(Device device) const {
+  si::CheckCreated(*this, "SparseTensor::To");
+  return Create(indices_.To(device), values_.To(device), shape_, order_);
 }
 
 bool SparseTensor::IndicesValid() const { return CheckIndices("IndicesValid", false); }
 
 bool SparseTensor::SortedIn(const std::vector<int>& order) const {
-  CheckCreated("SortedIn");
+  si::CheckCreated(*this, "SortedIn");
   TK_CHECK(si::IsPermutation(order, rank()), kInvalidArgument, "SortedIn: order ",
            ShapeString(order), " must be a permutation of all ", rank(), " axes of shape ",
            ShapeString(shape_));
   const Tensor idx = si::HostContiguous(indices_);
-  return FirstUnordered(static_cast<const int64_t*>(idx.raw_data()), nnz(), rank(), order,
-                        /*strict=*/false) < 0;
+  return si::FirstUnordered(static_cast<const int64_t*>(idx.raw_data()), nnz(), rank(), order,
+                            /*strict=*/false) < 0;
 }
 
 void SparseTensor::ValidateIndices() const { CheckIndices("ValidateIndices", true); }
 
 bool SparseTensor::CheckIndices(const char* op, bool raise) const {
-  CheckCreated(op);
+  si::CheckCreated(*this, op);
   const Tensor idx = si::HostContiguous(indices_);
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
   const int64_t n = nnz();
@@ -114,7 +82,7 @@ bool SparseTensor::CheckIndices(const char* op, bool raise) const {
     return false;
   }
   if (OrderKnown()) {
-    const int64_t i = FirstUnordered(rows, n, r, order_);
+    const int64_t i = si::FirstUnordered(rows, n, r, order_, /*strict=*/true);
     if (i < 0) return true;
     if (!raise) return false;
     const std::string here = si::RowString(rows + i * r, r);
@@ -130,9 +98,7 @@ bool SparseTensor::CheckIndices(const char* op, bool raise) const {
           "its entries have");
   }
   // Unknown order: sort a permutation (the tensor stays as it is) and look for equal neighbours.
-  std::vector<int> identity(static_cast<size_t>(r));
-  for (int a = 0; a < r; ++a) identity[a] = a;
-  const std::vector<int64_t> perm = si::SortPermutation(rows, n, shape_, identity);
+  const std::vector<int64_t> perm = si::SortPermutation(rows, n, shape_, si::Iota(r));
   const std::vector<int64_t> repeats = si::SelectPositions(n, [&](int64_t j) {
     return j > 0 && si::SameRow(rows + perm[j] * r, rows + perm[j - 1] * r, r);
   });

@@ -42,6 +42,8 @@ class SparseTensor {
   DType dtype() const { return values_.dtype(); }
   Device device() const { return values_.device(); }
   bool OrderKnown() const { return !order_.empty() && order_[0] >= 0; }
+  // A copy with indices and values on `device` (Tensor::To of each); shape and order kept.
+  SparseTensor To(Device device) const;
 
   // Bounds; with a known order, strictly increasing in it; else no repeated index.
   bool IndicesValid() const;
@@ -83,8 +85,6 @@ class SparseTensor {
   static SparseTensor Concat(const std::vector<SparseTensor>& inputs, int axis);
 
  private:
-  // Throws Error naming `op` for a default-constructed SparseTensor.
-  void CheckCreated(const char* op) const;
   // IndicesValid's checks; on failure throws Error naming `op` and the first bad entry when
   // `raise`, else returns false.
   bool CheckIndices(const char* op, bool raise) const;

@@ -14,14 +14,13 @@
 #include <vector>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/products.h"
 
 namespace tensorkit {
 namespace {
 
-using compressed_detail::Acc;
-using compressed_detail::FromAcc;
-using compressed_detail::ToAcc;
+namespace si = sparse_internal;
 
 // Widest b (columns) the dense accumulator serves: 4M columns = 32 MiB of float64 per task.
 constexpr int64_t kMaxDenseCols = int64_t{1} << 22;
@@ -30,11 +29,11 @@ constexpr int64_t kMaxDenseCols = int64_t{1} << 22;
 template <typename T>
 struct Workspace {
   explicit Workspace(int64_t cols)
-      : acc(new Acc<T>[static_cast<size_t>(cols)]),
+      : acc(new ComputeType<T>[static_cast<size_t>(cols)]),
         bits(static_cast<size_t>(cols / 64 + 1), 0),
         words(static_cast<size_t>(bits.size() / 64 + 1), 0),
         touched(bits.size()) {}
-  std::unique_ptr<Acc<T>[]> acc;
+  std::unique_ptr<ComputeType<T>[]> acc;
   std::vector<uint64_t> bits;    // bit j: column j is in the current row
   std::vector<uint64_t> words;   // bit w: bits[w] != 0
   std::vector<int32_t> touched;  // indices w of the non-zero bits[] words, in discovery order
@@ -61,7 +60,7 @@ int64_t Scatter(const Operand<T>& a, const Operand<T>& b, int64_t r, int64_t a_l
   uint64_t* bits = ws->bits.data();
   uint64_t* words = ws->words.data();
   int32_t* touched = ws->touched.data();
-  Acc<T>* acc = ws->acc.get();
+  ComputeType<T>* acc = ws->acc.get();
   int64_t n = 0, nw = 0;
   const int64_t a_end = a.ptr[r + 1];
   for (int64_t p = a.ptr[r]; p < a_end; ++p) {
@@ -73,7 +72,8 @@ int64_t Scatter(const Operand<T>& a, const Operand<T>& b, int64_t r, int64_t a_l
       __builtin_prefetch(b.col + q);
       if constexpr (kNumeric) __builtin_prefetch(b.val + q);
     }
-    [[maybe_unused]] const Acc<T> av = kNumeric ? ToAcc(a.val[p]) : Acc<T>{};
+    [[maybe_unused]] const ComputeType<T> av =
+        kNumeric ? static_cast<ComputeType<T>>(a.val[p]) : ComputeType<T>{};
     for (int64_t q = b.ptr[k]; q < b.ptr[k + 1]; ++q) {
       const int32_t j = b.col[q];
       const int32_t w = j >> 6;
@@ -86,9 +86,9 @@ int64_t Scatter(const Operand<T>& a, const Operand<T>& b, int64_t r, int64_t a_l
         }
         bits[w] = old | m;
         ++n;
-        if constexpr (kNumeric) acc[j] = av * ToAcc(b.val[q]);
+        if constexpr (kNumeric) acc[j] = MulW(av, static_cast<ComputeType<T>>(b.val[q]));
       } else if constexpr (kNumeric) {
-        acc[j] += av * ToAcc(b.val[q]);
+        acc[j] = AddW(acc[j], MulW(av, static_cast<ComputeType<T>>(b.val[q])));
       }
     }
   }
@@ -112,13 +112,13 @@ template <typename T>
 void Gather(Workspace<T>* ws, int64_t num_words, int64_t* col, T* val) {
   uint64_t* bits = ws->bits.data();
   uint64_t* words = ws->words.data();
-  const Acc<T>* acc = ws->acc.get();
+  const ComputeType<T>* acc = ws->acc.get();
   int64_t out = 0;
   auto emit_word = [&](int64_t w) {
     for (uint64_t m = bits[w]; m != 0; m &= m - 1) {
       const int64_t j = w * 64 + std::countr_zero(m);
       col[out] = j;
-      val[out++] = FromAcc<T>(acc[j]);
+      val[out++] = static_cast<T>(acc[j]);
     }
     bits[w] = 0;
   };
@@ -207,29 +207,27 @@ void CheckOperands(const std::vector<int64_t>& a_shape, const std::vector<int64_
            " and b is ", ShapeString(b_shape), "; a's columns must equal b's rows");
   TK_CHECK(a_dtype == b_dtype, kDTypeMismatch, op, ": dtypes differ: ", DTypeName(a_dtype), " and ",
            DTypeName(b_dtype), "; convert the values of one operand");
-  Dispatch<compressed_detail::kSparseResultDTypes>(a_dtype, op, []<typename T>() {});
+  Dispatch<si::kSparseResultDTypes>(a_dtype, op, []<typename T>() {});
 }
 
 }  // namespace
 
 CsrMatrix SparseSparseProduct(const CsrMatrix& a, const CsrMatrix& b) {
   const char* op = "SparseSparseProduct";
-  a.row_ptr().CheckDefined(op);
-  b.row_ptr().CheckDefined(op);
+  si::CheckOnCpu(a, op);
+  si::CheckOnCpu(b, op);
   CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
   if (b.cols() > kMaxDenseCols || a.cols() > INT32_MAX) {
-    return compressed_detail::GraphBLASProduct(a, b);
+    return si::GraphBLASProduct(a, b);
   }
-  return Dispatch<compressed_detail::kSparseResultDTypes>(
-      a.dtype(), op, [&]<typename T>() { return GustavsonProduct<T>(a, b); });
+  return Dispatch<si::kSparseResultDTypes>(a.dtype(), op,
+                                           [&]<typename T>() { return GustavsonProduct<T>(a, b); });
 }
 
 SparseTensor SparseSparseProduct(const SparseTensor& a, const SparseTensor& b) {
   const char* op = "SparseSparseProduct";
   CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
-  return SparseSparseProduct(compressed_detail::CsrFromSparse(a, op),
-                             compressed_detail::CsrFromSparse(b, op))
-      .ToSparse();
+  return SparseSparseProduct(si::CsrFromSparse(a, op), si::CsrFromSparse(b, op)).ToSparse();
 }
 
 }  // namespace tensorkit

@@ -74,6 +74,31 @@ TEST(ParallelTest, ThreadLimitBoundsTheWorkInsideAndIsRestored) {
   EXPECT_THROW(RunWithThreadLimit(0, [] {}), Error);
 }
 
+TEST(ParallelTest, ForeignPoolsGetOneThreadInsideParallelRegions) {
+  const int saved = GetNumThreads();
+  SetNumThreads(3);
+  EXPECT_FALSE(InParallelRegion());
+  EXPECT_EQ(ForeignPoolThreads(), 3);
+  std::atomic<int> inside{0}, one{0}, nested{0};
+  ParallelFor(0, 64, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      inside += InParallelRegion();
+      one += ForeignPoolThreads() == 1;
+      ParallelFor(0, 2, 1, [&](int64_t, int64_t) { nested += InParallelRegion(); });
+    }
+  });
+  EXPECT_EQ(inside.load(), 64);
+  EXPECT_EQ(one.load(), 64);
+  EXPECT_GE(nested.load(), 64);
+  EXPECT_FALSE(InParallelRegion());  // restored after the region, also on this thread
+  try {
+    ParallelFor(0, 64, 1, [&](int64_t, int64_t) { throw Error(ErrorCode::kInternal, "x"); });
+  } catch (const Error&) {
+  }
+  EXPECT_FALSE(InParallelRegion());  // and after a body threw
+  SetNumThreads(saved);
+}
+
 TEST(ParallelTest, GrainForRespectsMinimumBytes) {
   EXPECT_EQ(GrainFor(kParallelMinBytes), 1);
   EXPECT_EQ(GrainFor(4), kParallelMinBytes / 4);

@@ -192,6 +192,31 @@ TEST(CopiesTest, RowsAndColumns) {
   EXPECT_EQ(c1.ToVector<float>(), t.ToVector<float>());
 }
 
+// The SINGA seed promises the column copies for 1-D and 2-D tensors: the columns of a 1-D
+// tensor are its elements (NumPy's hstack joins 1-D arrays end to end the same way).
+TEST(CopiesTest, ColumnsOfOneDimensionalTensors) {
+  Rng rng(4);
+  for (int round = 0; round < 20; ++round) {
+    const int64_t n = std::uniform_int_distribution<int64_t>(0, 9)(rng);
+    Tensor t = ref::RandomStridedTensor<int32_t>(rng, {n});
+    const std::vector<int32_t> all = ref::Elements<int32_t>(t);
+    const int64_t start = std::uniform_int_distribution<int64_t>(0, n)(rng);
+    const int64_t end = std::uniform_int_distribution<int64_t>(start, n)(rng);
+    Tensor cols = CopyColumns(t, start, end);
+    EXPECT_EQ(cols.Dims(), (std::vector<int64_t>{end - start}));
+    EXPECT_FALSE(SharesStorage(cols, t));
+    EXPECT_EQ(cols.ToVector<int32_t>(),
+              std::vector<int32_t>(all.begin() + start, all.begin() + end));
+    Tensor joined = ConcatenateColumns({CopyColumns(t, 0, start), cols, CopyColumns(t, end, n)});
+    EXPECT_EQ(joined.Dims(), (std::vector<int64_t>{n}));
+    EXPECT_EQ(joined.ToVector<int32_t>(), all);
+  }
+  // 2-D inputs keep joining along axis 1.
+  Tensor m = Tensor::FromVector(std::vector<int32_t>{1, 2, 3, 4}, {2, 2});
+  EXPECT_EQ(ConcatenateColumns({m, m}).ToVector<int32_t>(),
+            (std::vector<int32_t>{1, 2, 1, 2, 3, 4, 3, 4}));
+}
+
 TEST(CopiesTest, Errors) {
   Tensor a = Tensor::Zeros({2, 3}, DType::kFloat32), b = Tensor::Zeros({2, 4}, DType::kFloat32);
   Tensor i = Tensor::Zeros({2, 3}, DType::kInt32);
@@ -212,9 +237,17 @@ TEST(CopiesTest, Errors) {
             std::string::npos);
   EXPECT_NE(message([&] { Concatenate({a}, 2); }).find("Concatenate: axis 2"), std::string::npos);
   EXPECT_NE(message([&] { CopyRows(a, 1, 3); }).find("CopyRows: range [1, 3)"), std::string::npos);
+  EXPECT_NE(
+      message([&] { CopyColumns(Tensor::FromScalar(1.0f), 0, 1); }).find("CopyColumns: needs"),
+      std::string::npos);
   EXPECT_NE(message([&] {
-              CopyColumns(Tensor::Zeros({3}, DType::kFloat32), 0, 1);
-            }).find("CopyColumns: needs"),
+              CopyColumns(Tensor::Zeros({3}, DType::kFloat32), 1, 4);
+            }).find("CopyColumns: range [1, 4) is not within [0, 3] of axis 0"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              ConcatenateColumns(
+                  {Tensor::Zeros({1, 3}, DType::kFloat32), Tensor::Zeros({3}, DType::kFloat32)});
+            }).find("ConcatenateColumns: 1 of 2 tensors are 1-D"),
             std::string::npos);
   EXPECT_NE(message([&] {
               Split(a, 1, {1, 1});
@@ -224,9 +257,8 @@ TEST(CopiesTest, Errors) {
               Split(a, 1, {4, -1});
             }).find("Split: negative size -1"),
             std::string::npos);
-  EXPECT_NE(
-      message([&] { ConcatenateColumns({Tensor::Zeros({3}, DType::kFloat32)}); }).find("axis 1"),
-      std::string::npos);
+  EXPECT_NE(message([&] { ConcatenateColumns({Tensor::FromScalar(1.0f)}); }).find("rank-0"),
+            std::string::npos);
 }
 
 }  // namespace

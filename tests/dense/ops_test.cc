@@ -25,18 +25,11 @@ using ref::Rng;
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-// The reference accumulates integers in the unsigned type (wrap-around, no UB) and floats in
-// double.
-template <typename T, bool = std::is_integral_v<T>>
-struct AccOfT {
-  using type = double;
-};
+// The reference accumulates integers and bool in uint64 (wrap-around without UB; truncating to
+// the element type afterwards gives the same result as wrapping at every step, and a bool sum
+// is nonzero exactly when some term is) and floats in double.
 template <typename T>
-struct AccOfT<T, true> {
-  using type = std::make_unsigned_t<T>;
-};
-template <typename T>
-using AccOf = typename AccOfT<T>::type;
+using AccOf = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
 
 template <typename T>
 double AsDouble(T v) {
@@ -89,19 +82,30 @@ std::vector<int64_t> SubDims(Rng& rng, const std::vector<int64_t>& space, int on
   return d;
 }
 
-// The reference for a float-like compute of T: f in double, then rounded like the library.
+// A double as T the way dense/ops.h documents conversions: bool is "!= 0"; integers truncate
+// toward zero and saturate at their limits, NaN gives 0.
 template <typename T>
 T FromDouble(double v) {
-  if constexpr (std::is_integral_v<T>) {
-    return engine::detail::SaturatingCast<T>(v);
+  if constexpr (std::is_same_v<T, bool>) {
+    return v != 0;
+  } else if constexpr (std::is_integral_v<T>) {
+    if (std::isnan(v)) return 0;
+    if (v <= static_cast<double>(std::numeric_limits<T>::min())) {
+      return std::numeric_limits<T>::min();
+    }
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) {
+      return std::numeric_limits<T>::max();
+    }
+    return static_cast<T>(std::trunc(v));
   } else {
     return static_cast<T>(v);
   }
 }
 
+// The low bits of v as T (two's complement).
 template <typename T>
 T Wrap(uint64_t v) {
-  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(v));
+  return static_cast<T>(v);
 }
 
 // Naive scalar versions of every op, on T (integers wrap like the library documents).
@@ -114,6 +118,11 @@ T RefUnary(const std::string& op, T x) {
   if (op == "Tanh") return FromDouble<T>(std::tanh(d));
   if (op == "Sqrt") return FromDouble<T>(std::sqrt(d));
   if (op == "Relu") return d < 0 ? T(0) : x;
+  if constexpr (std::is_integral_v<T>) {  // negation wraps (and is the identity on bool)
+    const T negated = std::is_same_v<T, bool> ? x : Wrap<T>(uint64_t{0} - uint64_t(x));
+    if (op == "Abs") return d < 0 ? negated : x;
+    if (op == "Neg") return negated;
+  }
   if (op == "Abs") return d < 0 ? FromDouble<T>(-d) : x;
   if (op == "Neg") return FromDouble<T>(-d);
   ADD_FAILURE() << "unknown op " << op;
@@ -122,14 +131,20 @@ T RefUnary(const std::string& op, T x) {
 
 template <typename T>
 T RefBinary(const std::string& op, T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
+  if constexpr (std::is_same_v<T, bool>) {  // the int64 result of 0 and 1, then "!= 0"
+    return RefBinary<int64_t>(op, a, b) != 0;
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = uint64_t;
     if (op == "Add") return Wrap<T>(U(a) + U(b));
     if (op == "Sub") return Wrap<T>(U(a) - U(b));
     if (op == "Mul") return Wrap<T>(U(a) * U(b));
-    if (op == "Div") return b == 0 ? T(0) : b == -1 ? Wrap<T>(U(0) - U(a)) : T(a / b);
+    if (op == "Div") {
+      if (b == 0) return T(0);
+      if (std::is_signed_v<T> && a == std::numeric_limits<T>::min() && AsDouble(b) == -1) return a;
+      return T(a / b);
+    }
     if (op == "Pow") {
-      if (b < 0) return a == 1 ? T(1) : a == -1 ? T(b % 2 ? -1 : 1) : T(0);
+      if (AsDouble(b) < 0) return a == 1 ? T(1) : AsDouble(a) == -1 ? T(b % 2 ? -1 : 1) : T(0);
       U r = 1;
       for (T e = 0; e < b; ++e) r = U(r * U(a));
       return Wrap<T>(r);
@@ -166,11 +181,12 @@ const std::vector<std::pair<std::string, BinaryOp>>& BinaryOps() {
   return ops;
 }
 
-// A coefficient in the reference's accumulator type (negative integers wrap, as documented).
-template <typename Acc>
+// A coefficient, passed as a double, of T in the reference's accumulator type: converted to T
+// first as documented (saturating for integers, "!= 0" for bool).
+template <typename T, typename Acc>
 Acc ToAcc(double v) {
-  if constexpr (std::is_integral_v<Acc>) {
-    return static_cast<Acc>(static_cast<int64_t>(v));
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<Acc>(FromDouble<T>(v));
   } else {
     return v;
   }
@@ -196,7 +212,7 @@ Tensor Reference(const std::vector<Tensor>& ins, const Tensor& out, F f, double 
   }
   ref::ElementwiseRef<T, Acc>(
       ins, out, [&](const std::vector<Acc>& v) { return static_cast<Acc>(call(v)); },
-      ToAcc<Acc>(alpha), ToAcc<Acc>(beta));
+      ToAcc<T, Acc>(alpha), ToAcc<T, Acc>(beta));
   return mag;
 }
 
@@ -232,6 +248,10 @@ TEST(OpsTest, UnaryRandomFloat32) { CheckRandomUnary<float>(3, 6); }
 TEST(OpsTest, UnaryRandomFloat64) { CheckRandomUnary<double>(4, 6); }
 TEST(OpsTest, UnaryRandomFloat16) { CheckRandomUnary<Half>(5, 2); }
 TEST(OpsTest, UnaryRandomBFloat16) { CheckRandomUnary<BFloat16>(6, 2); }
+TEST(OpsTest, UnaryRandomBool) { CheckRandomUnary<bool>(7, 4); }
+TEST(OpsTest, UnaryRandomInt8) { CheckRandomUnary<int8_t>(8, 4); }
+TEST(OpsTest, UnaryRandomUInt8) { CheckRandomUnary<uint8_t>(9, 4); }
+TEST(OpsTest, UnaryRandomInt16) { CheckRandomUnary<int16_t>(10, 4); }
 
 template <typename T>
 void CheckRandomBinary(uint64_t seed, int rounds) {
@@ -262,6 +282,10 @@ TEST(OpsTest, BinaryRandomFloat32) { CheckRandomBinary<float>(13, 6); }
 TEST(OpsTest, BinaryRandomFloat64) { CheckRandomBinary<double>(14, 6); }
 TEST(OpsTest, BinaryRandomFloat16) { CheckRandomBinary<Half>(15, 2); }
 TEST(OpsTest, BinaryRandomBFloat16) { CheckRandomBinary<BFloat16>(16, 2); }
+TEST(OpsTest, BinaryRandomBool) { CheckRandomBinary<bool>(17, 4); }
+TEST(OpsTest, BinaryRandomInt8) { CheckRandomBinary<int8_t>(18, 4); }
+TEST(OpsTest, BinaryRandomUInt8) { CheckRandomBinary<uint8_t>(19, 4); }
+TEST(OpsTest, BinaryRandomInt16) { CheckRandomBinary<int16_t>(20, 4); }
 
 // Bigger layouts so that the parallel split, the inner-axis chunks and the transpose tiles run.
 TEST(OpsTest, LargeLayoutsMatchReference) {
@@ -321,6 +345,76 @@ TEST(OpsTest, AddToInt32) { CheckAddTo<int32_t>(31); }
 TEST(OpsTest, AddToInt64) { CheckAddTo<int64_t>(32); }
 TEST(OpsTest, AddToFloat32) { CheckAddTo<float>(33); }
 TEST(OpsTest, AddToFloat64) { CheckAddTo<double>(34); }
+TEST(OpsTest, AddToFloat16) { CheckAddTo<Half>(35); }
+TEST(OpsTest, AddToBFloat16) { CheckAddTo<BFloat16>(36); }
+TEST(OpsTest, AddToBool) { CheckAddTo<bool>(37); }
+TEST(OpsTest, AddToInt8) { CheckAddTo<int8_t>(38); }
+TEST(OpsTest, AddToUInt8) { CheckAddTo<uint8_t>(39); }
+TEST(OpsTest, AddToInt16) { CheckAddTo<int16_t>(40); }
+
+// Scale, CopyScaled, Set and Copy's summation into dim-1 outputs, for every numeric dtype T.
+template <typename T>
+void CheckFillScaleAndSum(uint64_t seed) {
+  Rng rng(seed);
+  const std::string type = DTypeName(DTypeOf<T>);
+  for (int round = 0; round < 6; ++round) {
+    const std::vector<int64_t> space = ref::RandomDims(rng, 0, 4, 5);
+    const std::vector<int64_t> sd = SubDims(rng, space, 4), dd = SubDims(rng, space, 3);
+    const double alpha = round % 3 == 0 ? -3 : round % 3 == 1 ? 2 : 0;
+    // Scale: t = alpha * t.
+    Tensor t = ref::RandomStridedTensor<T>(rng, sd);
+    Tensor expected = t.Clone();
+    Reference<T>(
+        {t.Clone()}, expected, [](const std::vector<T>& v) { return v[0]; }, alpha, 0);
+    Scale(alpha, &t);
+    ExpectNear<T>(t, expected, "Scale " + ShapeString(sd) + " " + type);
+    // CopyScaled with broadcasting and summation.
+    Tensor src = ref::RandomStridedTensor<T>(rng, sd), dest = ref::RandomStridedTensor<T>(rng, dd);
+    if (!Broadcastable(src.pattern(), dest.pattern())) continue;
+    expected = dest.Clone();
+    Tensor mag = Reference<T>(
+        {src}, expected, [](const std::vector<T>& v) { return v[0]; }, alpha, 0);
+    CopyScaled(alpha, src, &dest);
+    ExpectNear<T>(dest, expected, "CopyScaled " + ShapeString(sd) + " -> " + ShapeString(dd), mag);
+    // Copy: summation in T, and from float32 (converted first, then summed in T).
+    expected = dest.Clone();
+    mag = Reference<T>({src}, expected, [](const std::vector<T>& v) { return v[0]; });
+    Copy(src, &dest);
+    ExpectNear<T>(dest, expected, "Copy sum " + ShapeString(sd) + " -> " + ShapeString(dd), mag);
+    Tensor floats = ref::RandomStridedTensor<float>(rng, sd);
+    Tensor converted = Tensor::Empty(sd, DTypeOf<T>);
+    ref::ForEachIndex(sd, [&](const ref::Index& i) {
+      ref::Set<T>(converted, i, FromDouble<T>(ref::Get<float>(floats, i)));
+    });
+    expected = dest.Clone();
+    mag = Reference<T>({converted}, expected, [](const std::vector<T>& v) { return v[0]; });
+    Copy(floats, &dest);
+    ExpectNear<T>(dest, expected, "Copy float32 sum -> " + ShapeString(dd) + " " + type, mag);
+  }
+  // Set: integers wrap, floats saturate into integer dtypes, bool is "!= 0".
+  Tensor t = ref::RandomStridedTensor<T>(rng, {3, 4});
+  for (const Scalar v : {Scalar(3), Scalar(-1), Scalar(2.5), Scalar(1e10), Scalar(0)}) {
+    Set(v, &t);
+    const T want = v.is_integer() ? (std::is_floating_point_v<ComputeType<T>>
+                                         ? FromDouble<T>(v.ToDouble())
+                                         : Wrap<T>(static_cast<uint64_t>(v.ToInt64())))
+                                  : FromDouble<T>(v.ToDouble());
+    for (const T x : ref::Elements<T>(t)) {
+      EXPECT_EQ(AsDouble(x), AsDouble(want)) << "Set " << v << " " << type;
+    }
+  }
+}
+
+TEST(OpsTest, FillScaleAndSumBool) { CheckFillScaleAndSum<bool>(91); }
+TEST(OpsTest, FillScaleAndSumInt8) { CheckFillScaleAndSum<int8_t>(92); }
+TEST(OpsTest, FillScaleAndSumUInt8) { CheckFillScaleAndSum<uint8_t>(93); }
+TEST(OpsTest, FillScaleAndSumInt16) { CheckFillScaleAndSum<int16_t>(94); }
+TEST(OpsTest, FillScaleAndSumInt32) { CheckFillScaleAndSum<int32_t>(95); }
+TEST(OpsTest, FillScaleAndSumInt64) { CheckFillScaleAndSum<int64_t>(96); }
+TEST(OpsTest, FillScaleAndSumFloat16) { CheckFillScaleAndSum<Half>(97); }
+TEST(OpsTest, FillScaleAndSumBFloat16) { CheckFillScaleAndSum<BFloat16>(98); }
+TEST(OpsTest, FillScaleAndSumFloat32) { CheckFillScaleAndSum<float>(99); }
+TEST(OpsTest, FillScaleAndSumFloat64) { CheckFillScaleAndSum<double>(100); }
 
 TEST(OpsTest, CopyScaledScaleAndSet) {
   Rng rng(41);
@@ -376,6 +470,62 @@ TEST(OpsTest, IntegerEdgeCases) {
   EXPECT_EQ(Pow(base, e).ToVector<int32_t>(), (std::vector<int32_t>{0, 1, kMin, 1, 1}));
   EXPECT_EQ(Log(Tensor::FromVector(std::vector<int32_t>{-1, 0})).ToVector<int32_t>(),
             (std::vector<int32_t>{0, kMin}));  // NaN -> 0, -inf saturates
+}
+
+// The narrow integer types wrap where int would overflow (int16 products promote to int, whose
+// overflow would be undefined) and follow the documented rules where NumPy raises.
+TEST(OpsTest, NarrowIntegerEdgeCases) {
+  Tensor a8 = Tensor::FromVector(std::vector<int8_t>{127, -128, -128, 7, -4, 0});
+  Tensor b8 = Tensor::FromVector(std::vector<int8_t>{1, -1, 1, 0, 2, 0});
+  EXPECT_EQ(Add(a8, b8).ToVector<int8_t>(), (std::vector<int8_t>{-128, 127, -127, 7, -2, 0}));
+  EXPECT_EQ(Div(a8, b8).ToVector<int8_t>(), (std::vector<int8_t>{127, -128, -128, 0, -2, 0}));
+  EXPECT_EQ(Abs(a8).ToVector<int8_t>(), (std::vector<int8_t>{127, -128, -128, 7, 4, 0}));
+  EXPECT_EQ(Sqrt(a8).ToVector<int8_t>(), (std::vector<int8_t>{11, 0, 0, 2, 0, 0}));
+  EXPECT_EQ(Log(a8).ToVector<int8_t>(), (std::vector<int8_t>{4, 0, 0, 1, 0, -128}));
+  EXPECT_EQ(Exp(a8).ToVector<int8_t>(), (std::vector<int8_t>{127, 0, 0, 127, 0, 1}));
+  Tensor a16 = Tensor::FromVector(std::vector<int16_t>{300, -32768, 255});
+  Tensor b16 = Tensor::FromVector(std::vector<int16_t>{300, -32768, 257});
+  // 90000 - 65536, 2^30 mod 2^16, 65535 - 65536.
+  EXPECT_EQ(Mul(a16, b16).ToVector<int16_t>(), (std::vector<int16_t>{24464, 0, -1}));
+  Tensor u8 = Tensor::FromVector(std::vector<uint8_t>{5, 0, 2, 3, 200});
+  Tensor e8 = Tensor::FromVector(std::vector<uint8_t>{1, 0, 8, 5, 2});
+  EXPECT_EQ(Neg(u8).ToVector<uint8_t>(), (std::vector<uint8_t>{251, 0, 254, 253, 56}));
+  EXPECT_EQ(Pow(u8, e8).ToVector<uint8_t>(), (std::vector<uint8_t>{5, 1, 0, 243, 64}));
+  EXPECT_EQ(Sub(e8, u8).ToVector<uint8_t>(), (std::vector<uint8_t>{252, 0, 6, 2, 58}));
+  Tensor sum = Tensor::Zeros({1}, DType::kUInt8);
+  Copy(u8, &sum);  // 210 mod 256
+  EXPECT_EQ(sum.ToVector<uint8_t>(), (std::vector<uint8_t>{210}));
+  AddTo(3, 1, u8, &sum);  // 210 + 3 * 210 = 840 = 72 mod 256
+  EXPECT_EQ(sum.ToVector<uint8_t>(), (std::vector<uint8_t>{72}));
+}
+
+// Bool arithmetic, the whole truth table of every op (dense/ops.h, "bool").
+TEST(OpsTest, BoolTruthTables) {
+  const Tensor a = Tensor::FromVector(std::vector<bool>{false, false, true, true});
+  const Tensor b = Tensor::FromVector(std::vector<bool>{false, true, false, true});
+  using V = std::vector<bool>;
+  const V a_or_b = {false, true, true, true}, a_and_b = {false, false, false, true};
+  EXPECT_EQ(Add(a, b).ToVector<bool>(), a_or_b);
+  EXPECT_EQ(Max(a, b).ToVector<bool>(), a_or_b);
+  EXPECT_EQ(Mul(a, b).ToVector<bool>(), a_and_b);
+  EXPECT_EQ(Min(a, b).ToVector<bool>(), a_and_b);
+  EXPECT_EQ(Div(a, b).ToVector<bool>(), a_and_b);
+  EXPECT_EQ(Sub(a, b).ToVector<bool>(), (V{false, true, true, false}));
+  EXPECT_EQ(Pow(a, b).ToVector<bool>(), (V{true, false, true, true}));
+  const std::vector<Tensor (*)(const Tensor&)> identities = {&Neg, &Abs, &Relu, &Sqrt, &Tanh};
+  for (auto op : identities) EXPECT_EQ(op(a).ToVector<bool>(), a.ToVector<bool>());
+  EXPECT_EQ(Exp(a).ToVector<bool>(), (V{true, true, true, true}));
+  EXPECT_EQ(Sigmoid(a).ToVector<bool>(), (V{true, true, true, true}));
+  EXPECT_EQ(Log(a).ToVector<bool>(), (V{true, true, false, false}));
+  // Summation into a bool output is "any"; AddProduct is the or-and product.
+  Tensor any = Tensor::Zeros({2, 1}, DType::kBool);
+  Copy(Reshape(a, {2, 2}), &any);
+  EXPECT_EQ(any.ToVector<bool>(), (V{false, true}));
+  Tensor c = Tensor::Zeros({2, 1, 2}, DType::kBool);
+  AddProduct(1, 0, Reshape(a, {2, 2, 1}), Reshape(b, {1, 2, 2}), &c);
+  EXPECT_EQ(c.ToVector<bool>(), (V{false, false, false, true}));  // [0 0; 1 1] @ [0 1; 0 1]
+  AddTo(0, 1, a, &any);  // (0 and a) or (1 and any) keeps any
+  EXPECT_EQ(any.ToVector<bool>(), (V{false, true}));
 }
 
 TEST(OpsTest, MaxMinPropagateNaN) {
@@ -442,6 +592,12 @@ TEST(OpsTest, AddProductFloat32) { CheckAddProduct<float>(51, 6); }
 TEST(OpsTest, AddProductFloat64) { CheckAddProduct<double>(52, 6); }
 TEST(OpsTest, AddProductInt32) { CheckAddProduct<int32_t>(53, 3); }
 TEST(OpsTest, AddProductInt64) { CheckAddProduct<int64_t>(54, 2); }
+TEST(OpsTest, AddProductBool) { CheckAddProduct<bool>(55, 2); }
+TEST(OpsTest, AddProductInt8) { CheckAddProduct<int8_t>(56, 2); }
+TEST(OpsTest, AddProductUInt8) { CheckAddProduct<uint8_t>(57, 2); }
+TEST(OpsTest, AddProductInt16) { CheckAddProduct<int16_t>(58, 2); }
+TEST(OpsTest, AddProductFloat16) { CheckAddProduct<Half>(59, 2); }
+TEST(OpsTest, AddProductBFloat16) { CheckAddProduct<BFloat16>(60, 2); }
 
 // ---------------------------------------------------------------------------------------------
 // In-place use, overlap, determinism
@@ -485,6 +641,30 @@ TEST(OpsTest, PartialOverlapIsRejected) {
   EXPECT_EQ(x.ToVector<float>(), (std::vector<float>{1, 2, 3, 1, 2}));
 }
 
+// The halves of a matrix are disjoint at any size: copying one into the other is legal (the
+// overlap test once gave up above 2^22 elements and refused this).
+TEST(OpsTest, CopyRightHalfIntoLeftHalfOfLargeMatrix) {
+  const int64_t rows = 4100, cols = 2050, half = cols / 2;
+  std::vector<float> values(rows * cols);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);  // all exact
+  Tensor m = Tensor::FromVector(values, {rows, cols});
+  Tensor left = Slice(m, 1, 0, half), right = Slice(m, 1, half, cols);
+  Copy(right, &left);
+  const std::vector<float> after = m.ToVector<float>();
+  int64_t wrong = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      wrong += after[r * cols + c] != values[r * cols + (c < half ? c + half : c)];
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  // A view that does overlap is still refused at that size.
+  Tensor shifted = Slice(m, 1, 1, half + 1);
+  EXPECT_THROW(Copy(right, &shifted), Error);
+  Tensor square = Slice(left, 0, 0, half);
+  EXPECT_THROW(Copy(Transpose(square, 0, 1), &square), Error);
+}
+
 // Sums and products must be bit-identical at any thread count.
 TEST(OpsTest, DeterministicAcrossThreadCounts) {
   Rng rng(61);
@@ -493,8 +673,7 @@ TEST(OpsTest, DeterministicAcrossThreadCounts) {
   for (float& x : v) x = u(rng);
   Tensor t = Tensor::FromVector(v, {600, 700});
   Tensor tt = Transpose(t, 0, 1);
-  auto run = [&](int threads) {
-    SetNumThreads(threads);
+  const auto runs = testing::AtThreadCounts({1, 2, 4}, [&] {
     std::vector<std::vector<float>> out;
     out.push_back(Sum(t, {0}).ToVector<float>());
     out.push_back(Sum(t, {1}).ToVector<float>());
@@ -511,16 +690,14 @@ TEST(OpsTest, DeterministicAcrossThreadCounts) {
     std::vector<float> hf(hv.begin(), hv.end());
     out.push_back(hf);
     return out;
-  };
-  const int before = GetNumThreads();
-  auto one = run(1), two = run(2), four = run(4);
-  SetNumThreads(before);
-  for (size_t i = 0; i < one.size(); ++i) {
-    ASSERT_EQ(one[i].size(), two[i].size());
-    EXPECT_EQ(0, std::memcmp(one[i].data(), two[i].data(), one[i].size() * sizeof(float)))
-        << "result " << i;
-    EXPECT_EQ(0, std::memcmp(one[i].data(), four[i].data(), one[i].size() * sizeof(float)))
-        << "result " << i;
+  });
+  for (size_t r = 1; r < runs.size(); ++r) {
+    for (size_t i = 0; i < runs[0].size(); ++i) {
+      ASSERT_EQ(runs[0][i].size(), runs[r][i].size());
+      EXPECT_EQ(
+          0, std::memcmp(runs[0][i].data(), runs[r][i].data(), runs[0][i].size() * sizeof(float)))
+          << "result " << i << " at thread count run " << r;
+    }
   }
 }
 
@@ -558,9 +735,13 @@ TEST(OpsTest, BadInputErrors) {
   e = Catch([&] { AddProduct(1, 0, f, g, &f); });
   EXPECT_EQ(e.code(), ErrorCode::kShapeMismatch);
   Tensor u8 = Tensor::Zeros({2}, DType::kUInt8);
-  e = Catch([&] { Exp(u8, &u8); });
+  Tensor strings = Tensor::FromVector(std::vector<std::string>{"a", "b"});
+  e = Catch([&] { Exp(strings, &strings); });
   EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
   EXPECT_TRUE(Contains(e, "Exp")) << e.what();
+  e = Catch([&] { AddTo(strings, &strings); });
+  EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  EXPECT_TRUE(Contains(e, "AddTo")) << e.what();
   e = Catch([&] { Exp(f, nullptr); });
   EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
   Tensor undefined;
@@ -576,6 +757,18 @@ TEST(OpsTest, BadInputErrors) {
   Tensor s1 = Tensor::FromVector(std::vector<std::string>{""}, {1});
   e = Catch([&] { Copy(s, &s1); });
   EXPECT_TRUE(Contains(e, "string")) << e.what();
+}
+
+// An output no machine can hold is a failed allocation (kResourceExhausted), not a range error
+// nor std::bad_alloc: here 2^22 x 2^22 float32 (64 TiB) from two 16 MiB inputs.
+TEST(OpsTest, OutputTooLargeToAllocateIsResourceExhausted) {
+  const int64_t n = int64_t{1} << 22;
+  Tensor col = Tensor::Zeros({n, 1}, DType::kFloat32), row = Tensor::Zeros({1, n}, DType::kFloat32);
+  Error e = Catch([&] { Add(col, row); });
+  EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted) << e.what();
+  EXPECT_TRUE(Contains(e, "cannot allocate")) << e.what();
+  e = Catch([&] { Tensor::Empty({int64_t{1} << 61}, DType::kFloat64); });  // 2^64 bytes
+  EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted) << e.what();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -303,6 +303,97 @@ TEST(PatternTest, OverlapIsExact) {
   EXPECT_GT(disjoint, 50);
 }
 
+// The same for patterns with random strides that no view of one tensor produces (strides that
+// do not divide each other, shared gcds, offsets far apart), so every rule of the exact test
+// meets cases it must decide both ways.
+TEST(PatternTest, OverlapIsExactForRandomStrides) {
+  ref::Rng rng(81);
+  auto uniform = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  int overlapping = 0, disjoint = 0;
+  for (int tested = 0; tested < 4000;) {
+    Pattern p[2];
+    bool valid = true;
+    for (Pattern& x : p) {
+      const int n = static_cast<int>(uniform(1, 4));
+      std::vector<int64_t> dims(n), strides(n);
+      const int64_t unit = uniform(1, 3);  // a common factor now and then
+      for (int a = 0; a < n; ++a) {
+        dims[a] = uniform(1, 9);
+        strides[a] = unit * uniform(1, 90) * (uniform(0, 3) == 0 ? -1 : 1);
+      }
+      x = Raw(dims, strides, uniform(0, 2000));
+      for (int a = 0; a < n; ++a) {
+        if (dims[a] == 1) x.strides[n - 1 - a] = 0;
+      }
+      valid = valid && IsValid(x);
+    }
+    if (!valid) continue;
+    ++tested;
+    std::unordered_set<int64_t> in_b;
+    for (int64_t m : ref::MemoryIndexes(p[1])) in_b.insert(m);
+    bool expected = false;
+    for (int64_t m : ref::MemoryIndexes(p[0])) expected = expected || in_b.count(m) > 0;
+    EXPECT_EQ(Overlap(p[0], p[1]), expected) << p[0] << " vs " << p[1];
+    EXPECT_EQ(Overlap(p[1], p[0]), expected) << p[1] << " vs " << p[0];
+    (expected ? overlapping : disjoint)++;
+  }
+  EXPECT_GT(overlapping, 100);
+  EXPECT_GT(disjoint, 100);
+}
+
+// Calls f(memory_index) for every element of p until f returns false (an odometer: the reference's
+// index tuples are too slow for millions of elements).
+template <typename F>
+void WalkMemoryIndexes(const Pattern& p, F&& f) {
+  if (p.NumElements() == 0) return;
+  std::array<int64_t, kMaxAxes> idx{};
+  int64_t m = p.offset;
+  while (f(m)) {
+    int r = 0;
+    for (; r < p.num_axes; ++r) {
+      if (++idx[r] < p.dims[r]) {
+        m += p.strides[r];
+        break;
+      }
+      m -= p.strides[r] * (p.dims[r] - 1);
+      idx[r] = 0;
+    }
+    if (r == p.num_axes) return;
+  }
+}
+
+// Large views of one [4100 2050] matrix (8.4M elements, far beyond any enumeration budget),
+// checked against a bitmap of the storage.
+TEST(PatternTest, OverlapIsExactForLargeViews) {
+  const int64_t rows = 4100, cols = 2050;
+  const std::vector<std::pair<std::string, Pattern>> views = {
+      {"left half", MakePattern({rows, 1025}, {cols, 1}, 0)},
+      {"right half", MakePattern({rows, 1025}, {cols, 1}, 1025)},
+      {"even columns", MakePattern({rows, 1025}, {cols, 2}, 0)},
+      {"odd columns reversed", MakePattern({rows, 1025}, {cols, -2}, 2049)},
+      {"odd rows transposed", MakePattern({cols, rows / 2}, {1, 2 * cols}, cols)},
+      {"every third element", MakePattern({rows * cols / 3}, {3}, 1)},
+      {"rows of 2053", MakePattern({4000, 700}, {2053, 1}, 7)},
+      {"last column", MakePattern({rows}, {cols}, cols - 1)},
+  };
+  std::vector<bool> in_a(rows * cols);
+  for (size_t i = 0; i < views.size(); ++i) {
+    const auto& [name_a, a] = views[i];
+    std::fill(in_a.begin(), in_a.end(), false);
+    WalkMemoryIndexes(a, [&](int64_t m) { return in_a[m] = true; });
+    for (size_t j = i; j < views.size(); ++j) {
+      const auto& [name_b, b] = views[j];
+      bool expected = false;
+      WalkMemoryIndexes(b, [&](int64_t m) { return !(expected = in_a[m]); });
+      EXPECT_EQ(Overlap(a, b), expected) << name_a << " vs " << name_b;
+      EXPECT_EQ(Overlap(b, a), expected) << name_b << " vs " << name_a;
+    }
+  }
+  EXPECT_FALSE(Overlap(views[0].second, views[1].second));
+}
+
 TEST(PatternTest, OverlapExamples) {
   Pattern even = MakePattern({5}, {2}, 0), odd = MakePattern({5}, {2}, 1);
   EXPECT_FALSE(Overlap(even, odd));

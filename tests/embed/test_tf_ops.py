@@ -331,7 +331,7 @@ def test_out_of_range_index(mode):
         match=r"out of bounds")
     raises(mode, lambda i, v, s: ops.tensorkit_sparse_tensor_dense_mat_mul(
         a_indices=i, a_values=v, a_shape=s, b=tf.ones([2, 3])), bad, v2, shape,
-        match=r"entry 1 has index \[5 0\] outside shape \[2 2\]")
+        match=r"entry 1 at \[5 0\] is out of bounds for shape \[2 2\]")
     raises(mode, lambda i, v, s: ops.tensorkit_sparse_reduce_sum(
         input_indices=i, input_values=v, input_shape=s, reduction_axes=[0]), bad, v2, shape,
         match=r"\[5 0\]")

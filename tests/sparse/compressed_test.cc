@@ -253,7 +253,9 @@ TEST(CsrMatrixTest, FromSparseRejectsBadInput) {
   SparseTensor out_of_range =
       SparseTensor::Create(Tensor::FromVector<int64_t>({0, 0, 1, 7}, {2, 2}),
                            Tensor::Zeros({2}, DType::kFloat32), {2, 2});
-  EXPECT_NE(ErrorOf([&] { CscMatrix::FromSparse(out_of_range); }).find("entry 1 has index [1 7]"),
+  EXPECT_NE(ErrorOf([&] {
+              CscMatrix::FromSparse(out_of_range);
+            }).find("entry 1 at [1 7] is out of bounds"),
             std::string::npos);
   SparseTensor negative = SparseTensor::Create(Tensor::FromVector<int64_t>({-1, 0}, {1, 2}),
                                                Tensor::Zeros({1}, DType::kFloat32), {2, 2});

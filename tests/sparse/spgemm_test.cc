@@ -12,6 +12,7 @@
 #include "spcompute_test_util.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/sparse/compressed.h"
+#include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/products.h"
 #include "test_util.h"
 
@@ -98,7 +99,7 @@ void CheckShapes(std::mt19937& rng) {
     const CsrMatrix ca = CsrMatrix::FromSparse(a), cb = CsrMatrix::FromSparse(b);
     const CsrMatrix c = SparseSparseProduct(ca, cb);
     ExpectEntries<T>(c, want);
-    const CsrMatrix g = compressed_detail::GraphBLASProduct(ca, cb);
+    const CsrMatrix g = sparse_internal::GraphBLASProduct(ca, cb);
     ExpectEntries<T>(g, want);
     SparseTensor st = SparseSparseProduct(a, b);
     EXPECT_EQ(st.order(), (std::vector<int>{0, 1}));
