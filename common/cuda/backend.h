@@ -34,6 +34,9 @@ void Synchronize(int device);
 // The current stream of `device` in this thread (a cudaStream_t), and setting it.
 void* CurrentStream(int device);
 void SetCurrentStream(int device, void* stream);
+// Loads cuBLAS and cuSPARSE now rather than on first use (cuda/libraries.h); throws Error
+// (kUnsupported) naming `op`, the library file and the fix when one cannot be loaded.
+void LoadLibraries(const char* op);
 
 }  // namespace tensorkit::cuda_backend
 

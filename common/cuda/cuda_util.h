@@ -13,6 +13,8 @@
 //                              kept for the life of the process. A handle is shared by all
 //                              threads, so whoever uses it holds its lock while it binds the
 //                              current stream and enqueues the call (enqueueing is quick).
+//                              The libraries are loaded on first use (libraries.h): call them
+//                              as lease.api->name(lease.handle, ...).
 #ifndef TENSORKIT_COMMON_CUDA_CUDA_UTIL_H_
 #define TENSORKIT_COMMON_CUDA_CUDA_UTIL_H_
 
@@ -22,6 +24,7 @@
 
 #include <mutex>
 
+#include "tensorkit/common/cuda/libraries.h"
 #include "tensorkit/common/error.h"
 
 namespace tensorkit::cuda_backend {
@@ -49,14 +52,16 @@ class DeviceGuard {
 // The current stream of `device` in this thread.
 cudaStream_t Stream(int device);
 
-// A library handle of one device, bound to the current stream; valid while the lock is held.
-template <typename H>
+// A library handle of one device, bound to the current stream, and the library's functions
+// (libraries.h); valid while the lock is held.
+template <typename H, typename Api>
 struct Lease {
   std::unique_lock<std::mutex> lock;
   H handle = nullptr;
+  const Api* api = nullptr;
 };
-using CublasLease = Lease<cublasHandle_t>;
-using CusparseLease = Lease<cusparseHandle_t>;
+using CublasLease = Lease<cublasHandle_t, CublasApi>;
+using CusparseLease = Lease<cusparseHandle_t, CusparseApi>;
 CublasLease Cublas(int device, const char* op);
 CusparseLease Cusparse(int device, const char* op);
 

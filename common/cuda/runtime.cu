@@ -51,12 +51,12 @@ std::array<HandleSlot<cusparseHandle_t>, kMaxDevices>& CusparseSlots() {
 
 // Locks the slot of `device`, creates its handle on first use and binds the current stream
 // (`bind(handle, stream)` does both), with the device current.
-template <typename H, typename Bind>
-Lease<H> Borrow(std::array<HandleSlot<H>, kMaxDevices>& slots, int device, const char* op,
-                Bind&& bind) {
+template <typename H, typename Api, typename Bind>
+Lease<H, Api> Borrow(std::array<HandleSlot<H>, kMaxDevices>& slots, int device, const Api& api,
+                     const char* op, Bind&& bind) {
   CheckIndex(device, op);
   HandleSlot<H>& slot = slots[device];
-  Lease<H> lease{std::unique_lock<std::mutex>(slot.mutex), nullptr};
+  Lease<H, Api> lease{std::unique_lock<std::mutex>(slot.mutex), nullptr, &api};
   DeviceGuard guard(device, op);
   bind(slot.handle, Stream(device));
   lease.handle = slot.handle;
@@ -85,15 +85,17 @@ void ThrowCuda(cudaError_t err, const char* op, const char* call) {
 void ThrowCublas(cublasStatus_t status, const char* op, const char* call) {
   const ErrorCode code =
       status == CUBLAS_STATUS_ALLOC_FAILED ? ErrorCode::kResourceExhausted : ErrorCode::kInternal;
-  Throw(code, op, ": cuBLAS call ", call, " failed: ", cublasGetStatusString(status), " (",
-        cublasGetStatusName(status), ")");
+  const CublasApi& api = CublasLibrary(op);  // loaded: it returned the status
+  Throw(code, op, ": cuBLAS call ", call, " failed: ", api.cublasGetStatusString(status), " (",
+        api.cublasGetStatusName(status), ")");
 }
 
 void ThrowCusparse(cusparseStatus_t status, const char* op, const char* call) {
   const ErrorCode code =
       status == CUSPARSE_STATUS_ALLOC_FAILED ? ErrorCode::kResourceExhausted : ErrorCode::kInternal;
-  Throw(code, op, ": cuSPARSE call ", call, " failed: ", cusparseGetErrorString(status), " (",
-        cusparseGetErrorName(status), ")");
+  const CusparseApi& api = CusparseLibrary(op);  // loaded: it returned the status
+  Throw(code, op, ": cuSPARSE call ", call, " failed: ", api.cusparseGetErrorString(status), " (",
+        api.cusparseGetErrorName(status), ")");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -132,16 +134,18 @@ void Synchronize(int device) {
 }
 
 CublasLease Cublas(int device, const char* op) {
-  return Borrow(CublasSlots(), device, op, [&](cublasHandle_t& h, cudaStream_t s) {
-    if (h == nullptr) TK_CUBLAS_CHECK(op, cublasCreate(&h));
-    TK_CUBLAS_CHECK(op, cublasSetStream(h, s));
+  const CublasApi& api = CublasLibrary(op);
+  return Borrow(CublasSlots(), device, api, op, [&](cublasHandle_t& h, cudaStream_t s) {
+    if (h == nullptr) TK_CUBLAS_CHECK(op, api.cublasCreate_v2(&h));
+    TK_CUBLAS_CHECK(op, api.cublasSetStream_v2(h, s));
   });
 }
 
 CusparseLease Cusparse(int device, const char* op) {
-  return Borrow(CusparseSlots(), device, op, [&](cusparseHandle_t& h, cudaStream_t s) {
-    if (h == nullptr) TK_CUSPARSE_CHECK(op, cusparseCreate(&h));
-    TK_CUSPARSE_CHECK(op, cusparseSetStream(h, s));
+  const CusparseApi& api = CusparseLibrary(op);
+  return Borrow(CusparseSlots(), device, api, op, [&](cusparseHandle_t& h, cudaStream_t s) {
+    if (h == nullptr) TK_CUSPARSE_CHECK(op, api.cusparseCreate(&h));
+    TK_CUSPARSE_CHECK(op, api.cusparseSetStream(h, s));
   });
 }
 

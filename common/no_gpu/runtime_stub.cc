@@ -19,5 +19,6 @@ void Memset0(void*, int64_t, int) { NoCuda(); }
 void Synchronize(int) { NoCuda(); }
 void* CurrentStream(int) { NoCuda(); }
 void SetCurrentStream(int, void*) { NoCuda(); }
+void LoadLibraries(const char*) { NoCuda(); }
 
 }  // namespace tensorkit::cuda_backend

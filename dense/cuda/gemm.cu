@@ -1,16 +1,10 @@
-// AddProduct's GEMMs on the GPU: cublasGemmEx / cublasGemmStridedBatchedEx on the current
-// stream. cuBLAS is column-major: the row-major C = op(A) op(B) is the column-major
-// C^T = op(B)^T op(A)^T, so B comes first and the transpose flags carry over unchanged.
-#include <climits>
-
+// AddProduct's GEMMs on the GPU: cublasGemmEx_64 / cublasGemmStridedBatchedEx_64 (64-bit sizes,
+// so no product is too large for cuBLAS) on the current stream. cuBLAS is column-major: the
+// row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T, so B comes first and the
+// transpose flags carry over unchanged.
 #include "tensorkit/dense/cuda/kernels.cuh"
 
 namespace tensorkit::cuda_exec {
-namespace {
-
-bool FitsInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
-
-}  // namespace
 
 bool Gemm(const engine::GemmCall& g, int device) {
   cudaDataType_t type;
@@ -32,10 +26,6 @@ bool Gemm(const engine::GemmCall& g, int device) {
     default:
       return false;  // integers run in the engine
   }
-  if (!FitsInt(g.m) || !FitsInt(g.n) || !FitsInt(g.k) || !FitsInt(g.lda) || !FitsInt(g.ldb) ||
-      !FitsInt(g.ldc) || !FitsInt(g.batch)) {
-    return false;  // beyond cuBLAS's int sizes: the engine handles it
-  }
   const char* op = "AddProduct";
   const float alpha32 = static_cast<float>(g.alpha), beta32 = static_cast<float>(g.beta);
   const void* alpha = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&g.alpha)
@@ -44,21 +34,18 @@ bool Gemm(const engine::GemmCall& g, int device) {
                                                    : static_cast<const void*>(&beta32);
   const cublasOperation_t ta = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t tb = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
   cuda_backend::DeviceGuard guard(device, op);
   cuda_backend::CublasLease lease = cuda_backend::Cublas(device, op);
   // beta == 0: cuBLAS does not read C, so NaN in an uninitialised output cannot leak.
   if (g.batch == 1) {
-    TK_CUBLAS_CHECK(
-        op, cublasGemmEx(lease.handle, tb, ta, n, m, k, alpha, g.b, type, static_cast<int>(g.ldb),
-                         g.a, type, static_cast<int>(g.lda), beta, g.c, type,
-                         static_cast<int>(g.ldc), compute, CUBLAS_GEMM_DEFAULT));
+    TK_CUBLAS_CHECK(op, lease.api->cublasGemmEx_64(lease.handle, tb, ta, g.n, g.m, g.k, alpha, g.b,
+                                                   type, g.ldb, g.a, type, g.lda, beta, g.c, type,
+                                                   g.ldc, compute, CUBLAS_GEMM_DEFAULT));
   } else {
-    TK_CUBLAS_CHECK(op, cublasGemmStridedBatchedEx(
-                            lease.handle, tb, ta, n, m, k, alpha, g.b, type,
-                            static_cast<int>(g.ldb), g.stride_b, g.a, type, static_cast<int>(g.lda),
-                            g.stride_a, beta, g.c, type, static_cast<int>(g.ldc), g.stride_c,
-                            static_cast<int>(g.batch), compute, CUBLAS_GEMM_DEFAULT));
+    TK_CUBLAS_CHECK(op, lease.api->cublasGemmStridedBatchedEx_64(
+                            lease.handle, tb, ta, g.n, g.m, g.k, alpha, g.b, type, g.ldb,
+                            g.stride_b, g.a, type, g.lda, g.stride_a, beta, g.c, type, g.ldc,
+                            g.stride_c, g.batch, compute, CUBLAS_GEMM_DEFAULT));
   }
   return true;
 }

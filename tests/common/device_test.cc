@@ -3,9 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tensorkit/common/cuda/backend.h"
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/storage.h"
-#include "tensorkit/common/stream.h"
 #include "tensorkit/common/stream.h"
 
 namespace tensorkit {
@@ -55,6 +55,24 @@ TEST(DeviceTest, StreamsNeedAnExistingCudaDevice) {
   const Device missing = Device::Cuda(CudaDeviceCount());
   expect([&] { cuda::StreamGuard g(missing, nullptr); }, "cuda::StreamGuard", missing.ToString());
   expect([&] { cuda::Synchronize(missing); }, "cuda::Synchronize", missing.ToString());
+}
+
+// cuBLAS and cuSPARSE are loaded on first use, without a device: every function tensorkit lists
+// must exist in the installed libraries (a misspelt or missing one is named here, not later on
+// a GPU). Where the libraries are not installed the Error says which file and how to fix it.
+TEST(DeviceTest, CudaLibrariesLoadOnDemand) {
+  if (!BuiltWithCuda()) {
+    EXPECT_THROW(cuda_backend::LoadLibraries("test"), Error);
+    return;
+  }
+  try {
+    cuda_backend::LoadLibraries("test");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_THAT(e.what(), HasSubstr("cannot load lib"));
+    EXPECT_THAT(e.what(), HasSubstr("LD_LIBRARY_PATH"));
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("has no function")));
+  }
 }
 
 }  // namespace
