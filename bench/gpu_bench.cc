@@ -3,7 +3,8 @@
 // peak memory bandwidth, from its properties), and 8192^3 GEMMs through AddProduct beside a raw
 // cublasGemmEx on the same data (TFLOP/s). Run with --device cuda (scripts/gpu-check.sh does);
 // without a device the program says so and exits with status 1. Times come from CUDA events
-// around each iteration on the current stream.
+// around each iteration on the current stream. The sparse GPU benchmarks (bench/gpu/*.cc) are
+// linked into the same program, so the bundle carries one copy of tensorkit for all of them.
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu/bench_util.h"
 #include "tensorkit/common/stream.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
@@ -22,50 +24,10 @@ namespace {
 
 constexpr int64_t kN = 16384;  // elementwise and reduction tensors: kN x kN float32
 constexpr int64_t kG = 8192;   // GEMM: kG x kG x kG
-const Device kGpu = Device::Cuda(0);
-
-// The device's peak memory bandwidth in bytes/s: double data rate over the bus width.
-double PeakBytesPerSecond() {
-  int clock_khz = 0, bus_bits = 0;
-  cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0);
-  cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0);
-  return 2.0 * clock_khz * 1e3 * bus_bits / 8.0;
-}
-
-// Runs f once to warm up, then times every iteration with CUDA events on the current stream.
-template <typename F>
-void TimeOnDevice(benchmark::State& state, F&& f) {
-  cudaStream_t s = cuda::CurrentStream(kGpu);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  f();
-  cuda::Synchronize(kGpu);
-  for (auto _ : state) {
-    cudaEventRecord(start, s);
-    f();
-    cudaEventRecord(stop, s);
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    state.SetIterationTime(ms / 1e3);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-}
-
-// GB/s and the fraction of peak bandwidth for `bytes` moved per iteration.
-void SetBandwidth(benchmark::State& state, int64_t bytes) {
-  const double total = static_cast<double>(bytes) * static_cast<double>(state.iterations());
-  state.counters["GB/s"] = benchmark::Counter(total / 1e9, benchmark::Counter::kIsRate);
-  state.counters["peak_frac"] =
-      benchmark::Counter(total / PeakBytesPerSecond(), benchmark::Counter::kIsRate);
-}
-
-void SetFlops(benchmark::State& state, double flops) {
-  state.counters["TFLOP/s"] = benchmark::Counter(
-      flops * static_cast<double>(state.iterations()) / 1e12, benchmark::Counter::kIsRate);
-}
+using gpu_bench::kGpu;
+using gpu_bench::SetBandwidth;
+using gpu_bench::SetFlops;
+using gpu_bench::TimeOnDevice;
 
 Tensor Filled(const std::vector<int64_t>& dims, DType dtype, double v) {
   Tensor t = Tensor::Empty(dims, dtype, kGpu);
