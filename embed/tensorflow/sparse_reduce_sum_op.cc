@@ -91,21 +91,8 @@ class SparseReduceSumKernel : public tfw::OpKernel {
   REGISTER_KERNEL_BUILDER(                                                                      \
       Name("TensorkitSparseReduceSum").Device(::tensorflow::DEVICE_CPU).TypeConstraint<T>("T"), \
       SparseReduceSumKernel);
-// TensorFlow's CPU kernel's dtypes (TF_CALL_NUMBER_TYPES).
-TENSORKIT_REGISTER(int8_t)
-TENSORKIT_REGISTER(uint8_t)
-TENSORKIT_REGISTER(int16_t)
-TENSORKIT_REGISTER(uint16_t)
-TENSORKIT_REGISTER(int32_t)
-TENSORKIT_REGISTER(uint32_t)
-TENSORKIT_REGISTER(int64_t)
-TENSORKIT_REGISTER(uint64_t)
-TENSORKIT_REGISTER(Eigen::half)
-TENSORKIT_REGISTER(::tensorflow::bfloat16)
-TENSORKIT_REGISTER(float)
-TENSORKIT_REGISTER(double)
-TENSORKIT_REGISTER(::tensorflow::complex64)
-TENSORKIT_REGISTER(::tensorflow::complex128)
+// TensorFlow's CPU kernel's dtypes.
+TF_CALL_NUMBER_TYPES(TENSORKIT_REGISTER)
 #undef TENSORKIT_REGISTER
 
 }  // namespace

@@ -96,11 +96,8 @@ class SparseToDenseKernel : public tfw::OpKernel {
       Set(-1, &where);
       st.ToDense(&where, /*initialize=*/false);
       tfw::Tensor* dense = AllocateTf(ctx, 0, shape);
-      if (vals.dtype() == tfw::DT_STRING) {
-        FillByPosition<tfw::tstring>(vals, def, where, dense);
-      } else {
-        FillByPosition<tfw::complex128>(vals, def, where, dense);
-      }
+      DispatchByPosition(vals.dtype(), op,
+                         [&]<typename T>() { FillByPosition<T>(vals, def, where, dense); });
     });
   }
 
@@ -119,7 +116,10 @@ class SparseToDenseKernel : public tfw::OpKernel {
                               .TypeConstraint<T>("T")               \
                               .TypeConstraint<int64_t>("Tindices"), \
                           SparseToDenseKernel);
-TENSORKIT_TF_MOVABLE_TYPES(TENSORKIT_REGISTER)
+// TensorFlow's CPU kernel's dtypes: numbers, bool, string and the 8- and 16-bit quantized ones.
+TF_CALL_POD_STRING_TYPES(TENSORKIT_REGISTER)
+TF_CALL_qint8(TENSORKIT_REGISTER) TF_CALL_quint8(TENSORKIT_REGISTER)
+    TF_CALL_qint16(TENSORKIT_REGISTER) TF_CALL_quint16(TENSORKIT_REGISTER)
 #undef TENSORKIT_REGISTER
 
 }  // namespace

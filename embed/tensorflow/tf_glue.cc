@@ -1,6 +1,5 @@
 #include "tensorkit/embed/tensorflow/tf_glue.h"
 
-#include <complex>
 #include <cstring>
 
 #include "tensorkit/dense/ops.h"
@@ -12,11 +11,15 @@ std::optional<DType> BitDType(tfw::DataType dt) {
     case tfw::DT_BOOL:
       return DType::kBool;
     case tfw::DT_INT8:
+    case tfw::DT_QINT8:
       return DType::kInt8;
     case tfw::DT_UINT8:
+    case tfw::DT_QUINT8:
       return DType::kUInt8;
     case tfw::DT_INT16:
     case tfw::DT_UINT16:
+    case tfw::DT_QINT16:
+    case tfw::DT_QUINT16:
       return DType::kInt16;
     case tfw::DT_HALF:
       return DType::kFloat16;
@@ -39,7 +42,10 @@ std::optional<DType> BitDType(tfw::DataType dt) {
 }
 
 std::optional<DType> SumDType(tfw::DataType dt) {
-  if (dt == tfw::DT_BOOL || dt == tfw::DT_COMPLEX64) return std::nullopt;
+  // Quantized values carry a scale that a plain sum ignores; TensorFlow's sums refuse them too.
+  if (dt == tfw::DT_BOOL || dt == tfw::DT_COMPLEX64 || tfw::DataTypeIsQuantized(dt)) {
+    return std::nullopt;
+  }
   return BitDType(dt);
 }
 
@@ -102,28 +108,15 @@ Tensor Positions(int64_t n, int64_t first) {
   return p;
 }
 
-namespace {
-
-template <typename T>
-void GatherAs(const tfw::Tensor& in, const Tensor& perm, tfw::Tensor* out) {
-  const T* src = in.flat<T>().data();
-  T* dst = out->flat<T>().data();
-  const int64_t* p = perm.data<int64_t>();
-  ParallelFor(0, perm.NumElements(), GrainFor(sizeof(T) + 8), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) dst[i] = src[p[i]];
-  });
-}
-
-}  // namespace
-
 void GatherByPosition(const tfw::Tensor& in, const Tensor& perm, tfw::Tensor* out) {
-  if (in.dtype() == tfw::DT_STRING) {
-    GatherAs<tfw::tstring>(in, perm, out);
-  } else {
-    TK_CHECK(in.dtype() == tfw::DT_COMPLEX128, kInternal, "GatherByPosition: dtype ",
-             tfw::DataTypeString(in.dtype()), " has a bit dtype");
-    GatherAs<std::complex<double>>(in, perm, out);
-  }
+  DispatchByPosition(in.dtype(), "GatherByPosition", [&]<typename T>() {
+    const T* src = in.flat<T>().data();
+    T* dst = out->flat<T>().data();
+    const int64_t* p = perm.data<int64_t>();
+    ParallelFor(0, perm.NumElements(), GrainFor(sizeof(T) + 8), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) dst[i] = src[p[i]];
+    });
+  });
 }
 
 std::string ShapeText(const tfw::Tensor& t) { return t.shape().DebugString(); }
