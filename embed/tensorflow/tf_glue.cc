@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "tensorkit/common/cpu_memory.h"
 #include "tensorkit/dense/ops.h"
 
 namespace tensorkit::tf {
@@ -67,6 +68,13 @@ tfw::Tensor* AllocateTf(tfw::OpKernelContext* ctx, int index, const std::vector<
   tfw::Tensor* t = nullptr;
   s = ctx->allocate_output(index, shape, &t);
   if (!s.ok()) throw StatusError(s);
+  // TensorFlow's allocator gives fresh pages that tensorkit touches first: the same hint that
+  // tensorkit's own large blocks get (plain elements only: TensorFlow constructed the others).
+  if (tfw::DataTypeCanUseMemcpy(t->dtype()) &&
+      static_cast<int64_t>(t->TotalBytes()) >= cpu_memory::kLargeBlockBytes) {
+    const absl::string_view data = t->tensor_data();
+    cpu_memory::AdviseHugePages(const_cast<char*>(data.data()), static_cast<int64_t>(data.size()));
+  }
   return t;
 }
 
@@ -97,6 +105,32 @@ Tensor IndicesAsInt64(const tfw::Tensor& t, int64_t rows, int64_t cols) {
   Tensor out = Tensor::Empty({rows, cols}, DType::kInt64);
   Copy(Wrap(t, DType::kInt32, std::vector<int64_t>{rows, cols}), &out);
   return out;
+}
+
+SparseTensor FoldAxes(const SparseTensor& st, const std::vector<std::vector<int>>& groups) {
+  const int rank = st.rank(), folded = static_cast<int>(groups.size());
+  const int64_t n = st.nnz();
+  std::vector<int64_t> shape;
+  for (const std::vector<int>& g : groups) {
+    int64_t d = 1;
+    for (int a : g) d *= st.shape()[a];
+    shape.push_back(d);
+  }
+  // The kernels' indices are TensorFlow buffers or their int64 copies: always contiguous.
+  TK_CHECK(st.indices().IsContiguous(), kInternal, "FoldAxes: strided indices");
+  const int64_t* rows = st.indices().data<int64_t>();
+  Tensor out = Tensor::Empty({n, folded}, DType::kInt64);
+  int64_t* dst = out.data<int64_t>();
+  ParallelFor(0, n, GrainFor(8 * (rank + folded)), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      for (int g = 0; g < folded; ++g) {
+        int64_t m = 0;
+        for (int a : groups[g]) m = m * st.shape()[a] + rows[i * rank + a];
+        dst[i * folded + g] = m;
+      }
+    }
+  });
+  return SparseTensor::Create(out, st.values(), shape);
 }
 
 Tensor Positions(int64_t n, int64_t first) {

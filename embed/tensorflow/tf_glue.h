@@ -33,6 +33,7 @@
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/external.h"
 #include "tensorkit/dense/tensor.h"
+#include "tensorkit/sparse/sparse_tensor.h"
 
 namespace tensorkit::tf {
 
@@ -74,6 +75,11 @@ std::vector<int64_t> IntVector(const tfw::Tensor& t, const char* op, const char*
                                bool allow_scalar = false);
 // A contiguous int64 [rows, cols] copy of int32 indices, or the int64 buffer wrapped as is.
 Tensor IndicesAsInt64(const tfw::Tensor& t, int64_t rows, int64_t cols);
+// st with axes merged: new axis g is the row-major position of st's coordinates on the axes
+// groups[g] (its dim the product of theirs). For dense results of more than kMaxAxes axes,
+// which a tensorkit Tensor cannot hold but whose TensorFlow buffer is the same with merged
+// axes. st's indices must be within its shape (check first); the order becomes unknown.
+SparseTensor FoldAxes(const SparseTensor& st, const std::vector<std::vector<int>>& groups);
 // 0, 1, ..., n - 1 as int64 (the positions that stand in for values without a bit dtype).
 Tensor Positions(int64_t n, int64_t first = 0);
 // Calls f.template operator()<T>() with the C++ element type T of `dt`, one of the dtypes

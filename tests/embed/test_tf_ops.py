@@ -277,6 +277,50 @@ def test_to_dense_ranks_unsorted_repeats(rank, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("rank", [9, 12])
+def test_to_dense_ranks_past_eight(rank, mode):
+    # Past tensorkit's 8 dense axes the leading axes merge; TensorFlow has no such limit.
+    rng = np.random.default_rng(40 + rank)
+    shape = random_shape(rng, rank, 4)
+    idx = entries(rng, shape, 200, shuffled=False)
+    for dtype in [tf.float32, tf.string]:
+        vals = values(rng, dtype, idx.shape[0])
+        for validate in [True, False]:
+            ours, theirs = both("SparseToDense", mode, {"validate_indices": validate},
+                                sparse_indices=idx, output_shape=tf.constant(shape, I64),
+                                sparse_values=vals, default_value=scalar(rng, dtype))
+            assert_same(ours, theirs)
+    # A coordinate past its own dim that the merged axis would still hold is an error.
+    bad = np.zeros((1, rank), np.int64)
+    bad[0, 1] = shape[1]
+    shape[0] = 3
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of bounds"):
+        run(lambda i: ops.tensorkit_sparse_to_dense(sparse_indices=i, output_shape=shape,
+                                                    sparse_values=[1.0], default_value=0.0,
+                                                    validate_indices=False), mode,
+            tf.constant(bad))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_validate_indices_names_tensorflows_entry(mode):
+    # With validate_indices both judge entries in sequence (bounds, then order against the
+    # previous one) and fail with InvalidArgument on the same first bad entry.
+    for idx in [[[2, 0], [1, 0]], [[1, 1], [1, 1]], [[0, 0], [5, 0]], [[0, 0], [-1, 0]],
+                [[2, 0], [1, 0], [9, 9]], [[0, 0], [9, 9], [0, 0]], [[0, 1], [0, 2], [0, 2]]]:
+        i = tf.constant(idx, I64)
+        kwargs = dict(sparse_indices=i, output_shape=tf.constant([3, 3], I64),
+                      sparse_values=tf.ones([len(idx)]), default_value=0.0)
+        found = []
+        for op in [ops.tensorkit_sparse_to_dense, tf.raw_ops.SparseToDense]:
+            with pytest.raises(tf.errors.InvalidArgumentError) as e:
+                run(lambda **t: op(**t, validate_indices=True), mode, **kwargs)
+            found.append(e.value.message)
+        ours, theirs = found
+        entry = int(theirs.split("indices[")[1].split("]")[0])
+        assert f"entry {entry} at" in ours, (idx, ours, theirs)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_to_dense_vector_and_scalar_indices(mode):
     for idx, shape in [(tf.constant([4, 1, 0], tf.int64), [6]),
                        (tf.constant(3, tf.int32), [5]),
@@ -386,19 +430,38 @@ def test_reduce_sum_every_dtype(dtype, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("rank", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("rank", [1, 2, 3, 4, 5, 9, 12])
 def test_reduce_sum_ranks(rank, mode):
+    # Past tensorkit's 8 dense axes the kept axes merge into one; TensorFlow has no such limit,
+    # so ranks 9 and 12 also reduce fixed axis sets that keep more than 8 axes.
     rng = np.random.default_rng(30 + rank)
-    shape = random_shape(rng, rank, 7)
+    shape = random_shape(rng, rank, 7 if rank < 6 else 4)
     idx = entries(rng, shape, 400, unique=False)
     vals = values(rng, tf.float64, idx.shape[0])
-    for _ in range(3):
-        axes = [int(a) for a in rng.choice(np.arange(-rank, rank), int(rng.integers(0, rank + 1)))]
-        ours, theirs = both("SparseReduceSum", mode, {"keep_dims": bool(rng.integers(0, 2))},
+    cases = [([int(a) for a in rng.choice(np.arange(-rank, rank), int(rng.integers(0, rank + 1)))],
+              bool(rng.integers(0, 2))) for _ in range(3)]
+    if rank > 8:
+        cases += [(axes, keep) for axes in [[1], [0, -1], [], list(range(rank - 1)),
+                                            [rank - 2, 3, 3]] for keep in [False, True]]
+    for axes, keep in cases:
+        ours, theirs = both("SparseReduceSum", mode, {"keep_dims": keep},
                             input_indices=idx, input_values=vals,
                             input_shape=tf.constant(shape, tf.int64),
                             reduction_axes=tf.constant(axes, tf.int32))
         assert_close(ours, theirs, tf.float64)
+    if rank < 9:
+        return
+    cvals = values(rng, tf.complex64, idx.shape[0])
+    ours, theirs = both("SparseReduceSum", mode, {"keep_dims": True}, input_indices=idx,
+                        input_values=cvals, input_shape=tf.constant(shape, I64),
+                        reduction_axes=tf.constant([2], tf.int32))
+    assert_close(ours, theirs, tf.complex64)
+    bad = np.zeros((1, rank), np.int64)
+    bad[0, 1] = shape[1]  # inside the merged kept axis, outside its own dim
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of bounds"):
+        run(lambda i: ops.tensorkit_sparse_reduce_sum(
+            input_indices=i, input_values=[1.0], input_shape=[3] + shape[1:],
+            reduction_axes=[rank - 1]), mode, tf.constant(bad))
 
 
 # --- bad input --------------------------------------------------------------------------------
