@@ -4,7 +4,7 @@ BUILD := build
 DASK_VENV := .venvs/dask
 
 .PHONY: deps configure build run test test-release test-asan bench bench-peers fuzz format clean \
-	tf-ops tf-ops-if-possible
+	tf-ops tf-ops-if-possible gpu-bundle
 
 deps:
 	@bash scripts/install-deps.sh
@@ -58,8 +58,13 @@ bench-peers: build
 fuzz: deps
 	@bash tests/fuzz/run.sh
 
+# The GPU tests and benchmarks as a self-contained folder for a GPU machine; run it there with
+# `gpu-bundle/gpu-check.sh gpu-bundle`.
+gpu-bundle: deps
+	@JOBS=$(JOBS) bash scripts/gpu-bundle.sh gpu-bundle
+
 format:
 	@git ls-files '*.h' '*.cc' '*.cu' | xargs clang-format -i
 
 clean:
-	@rm -rf build build-asan build-debug build-fuzz
+	@rm -rf build build-asan build-debug build-fuzz build-gpu gpu-bundle

@@ -1,7 +1,8 @@
 #include "tensorkit/common/device.h"
 
-#include "tensorkit/common/backend_cuda.h"
+#include "tensorkit/common/cuda/backend.h"
 #include "tensorkit/common/error.h"
+#include "tensorkit/common/stream.h"
 
 namespace tensorkit {
 
@@ -38,4 +39,29 @@ void CheckDevice(const Device& device, const char* op) {
            " CUDA device(s) are visible", hint);
 }
 
+namespace cuda {
+
+void Synchronize(Device device) {
+  CheckDevice(device, "cuda::Synchronize");
+  if (device.is_cuda()) cuda_backend::Synchronize(device.index);
+}
+
+Stream CurrentStream(Device device) {
+  CheckDevice(device, "cuda::CurrentStream");
+  TK_CHECK(device.is_cuda(), kInvalidArgument,
+           "cuda::CurrentStream: the cpu has no stream; pass a CUDA device");
+  return static_cast<Stream>(cuda_backend::CurrentStream(device.index));
+}
+
+StreamGuard::StreamGuard(Device device, Stream stream) : device_(device) {
+  CheckDevice(device, "cuda::StreamGuard");
+  TK_CHECK(device.is_cuda(), kInvalidArgument,
+           "cuda::StreamGuard: the cpu has no stream; pass a CUDA device such as cuda:0");
+  previous_ = static_cast<Stream>(cuda_backend::CurrentStream(device.index));
+  cuda_backend::SetCurrentStream(device.index, stream);
+}
+
+StreamGuard::~StreamGuard() { cuda_backend::SetCurrentStream(device_.index, previous_); }
+
+}  // namespace cuda
 }  // namespace tensorkit

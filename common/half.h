@@ -3,40 +3,46 @@
 // Glossary
 //   Half      IEEE 754 binary16 (NumPy float16); stored as bits, computes in float.
 //   BFloat16  the upper 16 bits of a float32; stored as bits, computes in float.
-// Conversions from float round to nearest even; NaN stays NaN.
+// Conversions from float round to nearest even; NaN stays NaN. Usable in CUDA device code.
 #ifndef TENSORKIT_COMMON_HALF_H_
 #define TENSORKIT_COMMON_HALF_H_
 
 #include <bit>
 #include <cstdint>
 
+#include "tensorkit/common/host_device.h"
+
 namespace tensorkit {
 
 struct Half {
   uint16_t bits = 0;
   Half() = default;
-  Half(float f) : bits(FromFloat(f)) {}  // NOLINT: implicit, like a built-in float type
-  operator float() const { return ToFloat(bits); }
-  static Half FromBits(uint16_t b) {
+  TK_HOST_DEVICE Half(float f)
+      : bits(FromFloat(f)) {}  // NOLINT: implicit, like a built-in float type
+  TK_HOST_DEVICE operator float() const { return ToFloat(bits); }
+  TK_HOST_DEVICE static Half FromBits(uint16_t b) {
     Half h;
     h.bits = b;
     return h;
   }
-  static uint16_t FromFloat(float f);
-  static float ToFloat(uint16_t h);
+  TK_HOST_DEVICE static uint16_t FromFloat(float f);
+  TK_HOST_DEVICE static float ToFloat(uint16_t h);
 };
 
 struct BFloat16 {
   uint16_t bits = 0;
   BFloat16() = default;
-  BFloat16(float f) : bits(FromFloat(f)) {}  // NOLINT: implicit, like a built-in float type
-  operator float() const { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
-  static BFloat16 FromBits(uint16_t b) {
+  TK_HOST_DEVICE BFloat16(float f)
+      : bits(FromFloat(f)) {}  // NOLINT: implicit, like a built-in float type
+  TK_HOST_DEVICE operator float() const {
+    return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+  }
+  TK_HOST_DEVICE static BFloat16 FromBits(uint16_t b) {
     BFloat16 h;
     h.bits = b;
     return h;
   }
-  static uint16_t FromFloat(float f) {
+  TK_HOST_DEVICE static uint16_t FromFloat(float f) {
     uint32_t u = std::bit_cast<uint32_t>(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN
     u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even
@@ -44,7 +50,7 @@ struct BFloat16 {
   }
 };
 
-inline uint16_t Half::FromFloat(float f) {
+TK_HOST_DEVICE inline uint16_t Half::FromFloat(float f) {
   uint32_t u = std::bit_cast<uint32_t>(f);
   uint32_t sign = (u >> 16) & 0x8000u;
   uint32_t abs = u & 0x7fffffffu;
@@ -66,7 +72,7 @@ inline uint16_t Half::FromFloat(float f) {
   return static_cast<uint16_t>(sign | h);
 }
 
-inline float Half::ToFloat(uint16_t h) {
+TK_HOST_DEVICE inline float Half::ToFloat(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t mant = h & 0x3ffu;

@@ -7,8 +7,8 @@
 #include <new>
 #include <string>
 
-#include "tensorkit/common/backend_cuda.h"
 #include "tensorkit/common/cpu_memory.h"
+#include "tensorkit/common/cuda/backend.h"
 
 namespace tensorkit {
 
@@ -77,16 +77,16 @@ Storage::~Storage() {
 }
 
 void CopyBytes(void* dst, Device dst_device, const void* src, Device src_device, int64_t bytes) {
+  using cuda_backend::CopyKind;
   if (bytes <= 0) return;
   if (dst_device.is_cpu() && src_device.is_cpu()) {
     std::memcpy(dst, src, static_cast<size_t>(bytes));
-  } else if (src_device.is_cpu()) {
-    cuda_backend::Memcpy(dst, src, bytes, 0, dst_device.index);
-  } else if (dst_device.is_cpu()) {
-    cuda_backend::Memcpy(dst, src, bytes, 1, src_device.index);
-  } else {
-    cuda_backend::Memcpy(dst, src, bytes, 2, dst_device.index);
+    return;
   }
+  const CopyKind kind = src_device.is_cpu()   ? CopyKind::kHostToDevice
+                        : dst_device.is_cpu() ? CopyKind::kDeviceToHost
+                                              : CopyKind::kDeviceToDevice;
+  cuda_backend::Memcpy(dst, dst_device.index, src, src_device.index, bytes, kind);
 }
 
 void ZeroBytes(void* dst, Device device, int64_t bytes) {

@@ -8,11 +8,14 @@
 //   bool     AddW is logical or, MulW logical and (NumPy's bool + and *); SubW is exclusive or.
 //   floats   plain arithmetic in the type given (callers pass the compute type: float for the
 //            16-bit floats).
-// The dense engine (dense/engine.h) and the sparse compute files use these and nothing else.
+// The dense functors (dense/functors.h, on the CPU and on CUDA devices) and the sparse compute
+// files use these and nothing else.
 #ifndef TENSORKIT_COMMON_WRAP_H_
 #define TENSORKIT_COMMON_WRAP_H_
 
 #include <type_traits>
+
+#include "tensorkit/common/host_device.h"
 
 namespace tensorkit {
 
@@ -21,11 +24,11 @@ namespace tensorkit {
 // ---------------------------------------------------------------------------------------------
 
 template <typename C>
-C AddW(C a, C b);
+TK_HOST_DEVICE C AddW(C a, C b);
 template <typename C>
-C SubW(C a, C b);
+TK_HOST_DEVICE C SubW(C a, C b);
 template <typename C>
-C MulW(C a, C b);
+TK_HOST_DEVICE C MulW(C a, C b);
 
 // ---------------------------------------------------------------------------------------------
 // Definitions
@@ -38,7 +41,7 @@ using Unsigned = std::common_type_t<std::make_unsigned_t<C>, unsigned>;
 }  // namespace wrap_detail
 
 template <typename C>
-C AddW(C a, C b) {
+TK_HOST_DEVICE C AddW(C a, C b) {
   if constexpr (std::is_same_v<C, bool>) {
     return a || b;
   } else if constexpr (std::is_integral_v<C>) {
@@ -50,7 +53,7 @@ C AddW(C a, C b) {
 }
 
 template <typename C>
-C SubW(C a, C b) {
+TK_HOST_DEVICE C SubW(C a, C b) {
   if constexpr (std::is_same_v<C, bool>) {
     return a != b;
   } else if constexpr (std::is_integral_v<C>) {
@@ -62,7 +65,7 @@ C SubW(C a, C b) {
 }
 
 template <typename C>
-C MulW(C a, C b) {
+TK_HOST_DEVICE C MulW(C a, C b) {
   if constexpr (std::is_same_v<C, bool>) {
     return a && b;
   } else if constexpr (std::is_integral_v<C>) {

@@ -71,7 +71,7 @@
 
 #include "tensorkit/common/dtype.h"
 #include "tensorkit/common/parallel.h"
-#include "tensorkit/common/wrap.h"
+#include "tensorkit/dense/functors.h"
 #include "tensorkit/dense/pattern.h"
 
 namespace tensorkit {
@@ -133,28 +133,8 @@ void RunCpu(const LoopNest& nest, char* const* bases, const Kernel& kernel);
 // `dst` of the same dtype; used by GatherToHost. Not for kString.
 void GatherStrided(const Pattern& p, DType dtype, const void* src_base, void* dst);
 
-// How an inner loop writes its output (see glossary).
-enum class Mode { kAssign, kScale, kAxpby };
-
-// Parameters of the typed loops: alpha and beta in the compute type.
-template <typename C>
-struct Coeffs {
-  C alpha{1};
-  C beta{0};
-};
-
-// Element conversion with defined results everywhere: float to integer saturates (NaN -> 0),
-// anything to bool is "!= 0", 16-bit floats go through float.
-template <typename D, typename S>
-D Convert(S x);
-
-// Wrap-around integer arithmetic (common/wrap.h, shared with sparse/); plain for floats.
-using ::tensorkit::AddW;
-using ::tensorkit::MulW;
-using ::tensorkit::SubW;
-
-// Typed inner loops; T is the element type of every operand, F a functor with
-// `template <typename C> static C Apply(C...)` on the compute type C = ComputeType<T>.
+// Typed inner loops; T is the element type of every operand, F a functor of functors.h on the
+// compute type C = ComputeType<T>; Mode, Coeffs and Convert are in functors.h as well.
 template <typename T, typename F, Mode M>
 void UnaryLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx);
 template <typename T, typename F, Mode M>
@@ -170,14 +150,6 @@ void FillLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx);
 template <typename D, typename S>
 void ConvertLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx);
 
-// The identity functor (Copy, AddTo, Scale).
-struct Identity {
-  template <typename C>
-  static C Apply(C x) {
-    return x;
-  }
-};
-
 // Lanes of the fixed-shape summation along the inner axis.
 inline constexpr int kSumLanes = 16;
 // Elements per fixed chunk of a long summation along the inner axis (see Note [kernel engine]).
@@ -190,53 +162,6 @@ inline constexpr int kSumRowGroup = 8;
 // ---------------------------------------------------------------------------------------------
 
 namespace detail {
-
-template <typename T>
-inline constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-
-// Float (or double) to integer I with saturation; NaN gives 0.
-template <typename I>
-I SaturatingCast(double x) {
-  if (x != x) return 0;
-  constexpr double kLo = static_cast<double>(std::numeric_limits<I>::min());
-  // The first value above the range: 2^(bits-1) for signed, 2^bits for unsigned I.
-  constexpr double kHi = 2.0 * static_cast<double>(std::numeric_limits<I>::max() / 2 + 1);
-  if (x >= kHi) return std::numeric_limits<I>::max();
-  if (!(x >= kLo)) return std::numeric_limits<I>::min();
-  return static_cast<I>(x);
-}
-
-// Loads element type T as compute type C.
-template <typename C, typename T>
-C Load(const T& v) {
-  if constexpr (kIsHalf<T>) {
-    return static_cast<C>(static_cast<float>(v));
-  } else {
-    return static_cast<C>(v);
-  }
-}
-
-// Stores compute type C as element type T.
-template <typename T, typename C>
-T Store(C v) {
-  if constexpr (kIsHalf<T>) {
-    return T(static_cast<float>(v));
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
-// out = alpha*f + beta*out by mode.
-template <Mode M, typename T, typename C>
-void Put(T* out, C f, const Coeffs<C>& k) {
-  if constexpr (M == Mode::kAssign) {
-    *out = Store<T>(f);
-  } else if constexpr (M == Mode::kScale) {
-    *out = Store<T>(MulW(k.alpha, f));
-  } else {
-    *out = Store<T>(AddW(MulW(k.alpha, f), MulW(k.beta, Load<C>(*out))));
-  }
-}
 
 // Sum of g(i) for i in [0, n) in kSumLanes fixed lanes, combined in a fixed tree.
 template <typename C, typename G>
@@ -267,26 +192,6 @@ C ChunkedSum(int64_t n, const G& g) {
 }
 
 }  // namespace detail
-
-template <typename D, typename S>
-D Convert(S x) {
-  if constexpr (std::is_same_v<D, S>) {
-    return x;
-  } else if constexpr (std::is_same_v<D, bool>) {
-    if constexpr (detail::kIsHalf<S>) {
-      return static_cast<float>(x) != 0.0f;
-    } else {
-      return x != S{0};
-    }
-  } else if constexpr (std::is_integral_v<D> &&
-                       (std::is_floating_point_v<S> || detail::kIsHalf<S>)) {
-    return detail::SaturatingCast<D>(detail::Load<double>(x));
-  } else if constexpr (detail::kIsHalf<D>) {
-    return D(detail::Load<float>(x));
-  } else {
-    return detail::Load<D>(x);
-  }
-}
 
 template <typename T, typename F, Mode M>
 void UnaryLoop(char* const* p, const int64_t* s, int64_t n, const void* ctx) {

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
+#include <new>
 #include <string>
 
 #include "tensorkit/common/storage.h"
 #include "tensorkit/dense/engine.h"
-#include "tensorkit/dense/gemm.h"
+#include "tensorkit/dense/executor.h"
 #include "tensorkit/dense/ops_internal.h"
 #include "tensorkit/dense/views.h"
 
@@ -29,13 +29,15 @@ struct Operands {
   int num_in = 0;
 };
 
-// Chooses the typed inner loop for a mode; sum_rows, when set, serves summations (see
-// engine::Kernel).
-struct LoopPicker {
-  std::function<engine::InnerLoop(Mode)> loop;
-  engine::SumRowsLoop sum_rows = nullptr;
-  engine::InnerLoop operator()(Mode m) const { return loop(m); }
+// What a compute op runs, before the mode and coefficients are known.
+struct Fn {
+  engine::OpKind kind = engine::OpKind::kUnary;
+  UnaryFn unary = UnaryFn::kIdentity;
+  BinaryFn binary = BinaryFn::kAdd;
 };
+
+Fn UnaryOf(UnaryFn f) { return {engine::OpKind::kUnary, f, BinaryFn::kAdd}; }
+Fn BinaryOf(BinaryFn f) { return {engine::OpKind::kBinary, UnaryFn::kIdentity, f}; }
 
 Operands Unary(const char* op, const Tensor& src, Tensor* dest) {
   Operands o;
@@ -80,7 +82,8 @@ void CheckOperands(const Operands& o, bool any_dtype, bool any_device) {
              DTypeName(o.out->dtype()), "; every operand needs the same dtype (Copy converts)");
     TK_CHECK(any_device || o.in[i]->device() == o.out->device(), kDeviceMismatch, o.op, ": ",
              o.in_names[i], " is on ", o.in[i]->device(), " but ", o.out_name, " is on ",
-             o.out->device(), "; move it first with Tensor::To or Copy");
+             o.out->device(), "; every operand of a compute op must be on one device: move ",
+             o.in_names[i], " with Tensor::To(", o.out->device(), ") or Copy first");
   }
   bool ok = true;
   for (int i = 0; i < o.num_in; ++i) {
@@ -115,50 +118,55 @@ bool CheckAliasing(const Operands& o) {
   return same;
 }
 
-// Runs `kernel` over the nest of (out, inputs) on the CPU.
-// `copy_elem_size` > 0 marks a plain element copy (see engine::Kernel).
-void RunNest(const engine::LoopNest& nest, const Tensor& out, const Tensor* const* ins, int num_in,
-             engine::InnerLoop loop, const void* ctx, int copy_elem_size = 0,
-             engine::SumRowsLoop sum_rows = nullptr) {
-  engine::Kernel k;
-  k.loop = loop;
-  k.sum_rows = sum_rows;
-  k.ctx = ctx;
-  k.copy_elem_size = copy_elem_size;
-  char* bases[engine::kMaxOperands] = {static_cast<char*>(out.storage()->data()), nullptr, nullptr};
-  k.elem_sizes[0] = DTypeSize(out.dtype());
-  for (int i = 0; i < num_in; ++i) {
-    bases[i + 1] = static_cast<char*>(ins[i]->storage()->data());
-    k.elem_sizes[i + 1] = DTypeSize(ins[i]->dtype());
-  }
-  engine::RunCpu(nest, bases, k);
+// The storage data pointers of (out, inputs...).
+std::array<char*, engine::kMaxOperands> BasesOf(const Tensor& out, const Tensor* const* ins,
+                                                int num_in) {
+  std::array<char*, engine::kMaxOperands> b{static_cast<char*>(out.storage()->data()), nullptr,
+                                            nullptr};
+  for (int i = 0; i < num_in; ++i) b[i + 1] = static_cast<char*>(ins[i]->storage()->data());
+  return b;
 }
 
-// out = v on the CPU (v converted to out's dtype; "" for strings when zero).
-void FillCpu(const Tensor& out, Scalar v, const char* op) {
+// Runs one engine pass of `fn` in `mode` over the nest of (out, inputs) on out's device.
+void RunPass(const engine::LoopNest& nest, const Tensor& out, const Tensor* const* ins, int num_in,
+             const Fn& fn, Mode mode, const CoeffsBuf& k, const char* op) {
+  engine::OpDesc d;
+  d.kind = fn.kind;
+  d.unary = fn.unary;
+  d.binary = fn.binary;
+  d.out = out.dtype();
+  d.in = num_in > 0 ? ins[0]->dtype() : out.dtype();
+  d.mode = mode;
+  d.coeffs = k;
+  d.op = op;
+  const auto bases = BasesOf(out, ins, num_in);
+  engine::Execute(d, nest, bases.data(), out.device());
+}
+
+// out = v (v converted to out's dtype; "" for strings when zero) on out's device.
+void Fill(const Tensor& out, Scalar v, const char* op) {
   const Pattern* pats[1] = {&out.pattern()};
-  engine::LoopNest nest = engine::MakeLoopNest(pats, 1);
+  const engine::LoopNest nest = engine::MakeLoopNest(pats, 1);
+  CoeffsBuf value;
   Dispatch(out.dtype(), op, [&]<typename T>() {
-    T value{};
-    if constexpr (!std::is_same_v<T, std::string>) value = ops_internal::ScalarAs<T>(v);
-    RunNest(nest, out, nullptr, 0, ops_internal::FillKernel(out.dtype(), op), &value);
+    if constexpr (!std::is_same_v<T, std::string>)
+      new (value.bytes) T(ops_internal::ScalarAs<T>(v));
   });
+  RunPass(nest, out, nullptr, 0, {engine::OpKind::kFill}, Mode::kAssign, value, op);
 }
 
-// out = beta * out on the CPU: a fill for beta == 0 (out is not read), nothing for beta == 1.
+// out = beta * out: a fill for beta == 0 (out is not read), nothing for beta == 1.
 void ApplyBeta(const Tensor& out, const CoeffsBuf& k, Scalar beta, const char* op) {
   if (k.beta_is_one) return;
   if (k.beta_is_zero) {
-    FillCpu(out, 0, op);
+    Fill(out, 0, op);
     return;
   }
   const Pattern* pats[2] = {&out.pattern(), &out.pattern()};
-  engine::LoopNest nest = engine::MakeLoopNest(pats, 2);
-  CoeffsBuf scale = ops_internal::MakeCoeffs(out.dtype(), beta, 0, op);
+  const engine::LoopNest nest = engine::MakeLoopNest(pats, 2);
+  const CoeffsBuf scale = ops_internal::MakeCoeffs(out.dtype(), beta, 0, op);
   const Tensor* ins[1] = {&out};
-  RunNest(nest, out, ins, 1,
-          ops_internal::UnaryKernel(UnaryFn::kIdentity, out.dtype(), Mode::kScale, op),
-          scale.bytes);
+  RunPass(nest, out, ins, 1, UnaryOf(UnaryFn::kIdentity), Mode::kScale, scale, op);
 }
 
 // The pieces of a (batched) row-major GEMM read off a nest (see TryGemm).
@@ -191,8 +199,9 @@ bool ReadGemmAxes(const engine::LoopNest& nest, GemmAxes* g) {
   return nk == 1 && nm <= 1 && nn <= 1 && nb <= 1;
 }
 
-// Runs the nest of AddProduct through the gemm wrapper when it is a (batched) GEMM/GEMV with
-// unit strides where BLAS needs them; false (nothing done) otherwise.
+// Runs the nest of AddProduct through the device's GEMM library when it is a (batched)
+// GEMM/GEMV with unit strides where BLAS needs them and the library takes the dtype; false
+// (nothing done) otherwise.
 bool TryGemm(const engine::LoopNest& nest, const Tensor& a, const Tensor& b, const Tensor& c,
              Scalar alpha, Scalar beta) {
   GemmAxes g;
@@ -230,18 +239,20 @@ bool TryGemm(const engine::LoopNest& nest, const Tensor& a, const Tensor& b, con
     return false;
   }
   if (ldc < g.n) return false;
-  const double al = alpha.ToDouble(), be = beta.ToDouble();
-  if (g.batch == 1) {
-    gemm::Gemm(c.dtype(), ta, tb, g.m, g.n, g.k, al, pa, lda, pb, ldb, be, pc, ldc);
-  } else {
-    gemm::GemmBatched(c.dtype(), ta, tb, g.m, g.n, g.k, al, pa, lda, g.aa, pb, ldb, g.ba, be, pc,
-                      ldc, g.ca, g.batch);
-  }
-  return true;
+  engine::GemmCall call;
+  call.dtype = c.dtype();
+  call.trans_a = ta, call.trans_b = tb;
+  call.m = g.m, call.n = g.n, call.k = g.k, call.batch = g.batch;
+  call.alpha = alpha.ToDouble(), call.beta = beta.ToDouble();
+  call.a = pa, call.b = pb, call.c = pc;
+  call.lda = lda, call.ldb = ldb, call.ldc = ldc;
+  call.stride_a = g.aa, call.stride_b = g.ba, call.stride_c = g.ca;
+  return engine::RunGemm(call, c.device());
 }
 
-// How the engine runs one call on the CPU, given checked operands without partial overlap.
-void RunCpuOp(const Operands& o, const LoopPicker& pick, Scalar alpha, Scalar beta, bool gemm) {
+// How the engine runs one call, given checked operands (all on one device) without partial
+// overlap: the beta pass, GEMM, summation or one plain pass.
+void RunEngineOp(const Operands& o, const Fn& fn, Scalar alpha, Scalar beta, bool gemm) {
   const Tensor& out = *o.out;
   const engine::LoopNest nest = NestOf(o);
   const CoeffsBuf k = ops_internal::MakeCoeffs(out.dtype(), alpha, beta, o.op);
@@ -249,133 +260,87 @@ void RunCpuOp(const Operands& o, const LoopPicker& pick, Scalar alpha, Scalar be
     if (out.NumElements() > 0) ApplyBeta(out, k, beta, o.op);
     return;
   }
-  if (gemm && (out.dtype() == DType::kFloat32 || out.dtype() == DType::kFloat64) &&
-      TryGemm(nest, *o.in[0], *o.in[1], out, alpha, beta)) {
-    return;
-  }
+  if (gemm && TryGemm(nest, *o.in[0], *o.in[1], out, alpha, beta)) return;
   if (nest.Sums()) {
     ApplyBeta(out, k, beta, o.op);
     const CoeffsBuf acc = ops_internal::MakeCoeffs(out.dtype(), alpha, 1, o.op);
-    RunNest(nest, out, o.in.data(), o.num_in, pick(Mode::kAxpby), acc.bytes, 0, pick.sum_rows);
+    RunPass(nest, out, o.in.data(), o.num_in, fn, Mode::kAxpby, acc, o.op);
     return;
   }
   const Mode mode = !k.beta_is_zero ? Mode::kAxpby : k.alpha_is_one ? Mode::kAssign : Mode::kScale;
-  RunNest(nest, out, o.in.data(), o.num_in, pick(mode), k.bytes);
+  RunPass(nest, out, o.in.data(), o.num_in, fn, mode, k, o.op);
 }
 
-// Writes `host` (C order, CPU) into `out` on any device.
-void WriteBack(const Tensor& host, Tensor* out) {
-  const int64_t esize = DTypeSize(out->dtype());
-  if (out->NumElements() == 0) return;
-  if (out->IsContiguous()) {
-    CopyBytes(out->raw_data(), out->device(), host.raw_data(), Device::Cpu(),
-              out->NumElements() * esize);
-    return;
-  }
-  // A strided GPU output: fetch the storage range it spans, scatter into it, send it back.
-  const int64_t lo = MinMemoryIndex(out->pattern()), hi = MaxMemoryIndex(out->pattern());
-  Tensor range = Tensor::Empty({hi - lo + 1}, out->dtype());
-  char* dev = static_cast<char*>(out->storage()->data()) + lo * esize;
-  CopyBytes(range.raw_data(), Device::Cpu(), dev, out->device(), (hi - lo + 1) * esize);
-  Pattern shifted = out->pattern();
-  shifted.offset -= lo;
-  Tensor view = range.WithPattern(shifted);
-  Copy(host, &view);
-  CopyBytes(dev, out->device(), range.raw_data(), Device::Cpu(), (hi - lo + 1) * esize);
-}
-
-// Runs `host_fn` on CPU copies of GPU operands and writes the output back (until CUDA kernels
-// exist). `reads_out`: whether the output's old values matter.
-void RunStaged(const Operands& o, bool reads_out, const std::function<void(const Operands&)>& fn) {
-  std::array<Tensor, 2> host_in;
-  Operands h = o;
-  for (int i = 0; i < o.num_in; ++i) {
-    host_in[i] = o.in[i]->device().is_cpu() ? *o.in[i] : o.in[i]->To(Device::Cpu());
-    h.in[i] = &host_in[i];
-  }
-  Tensor host_out = reads_out ? o.out->To(Device::Cpu())
-                              : Tensor::Empty(o.out->Dims(), o.out->dtype(), Device::Cpu());
-  h.out = &host_out;
-  fn(h);
-  WriteBack(host_out, o.out);
-}
-
-bool AnyCuda(const Operands& o) {
-  bool cuda = !o.out->device().is_cpu();
-  for (int i = 0; i < o.num_in; ++i) cuda = cuda || !o.in[i]->device().is_cpu();
-  return cuda;
-}
-
-// The common path of every compute op: checks, GPU staging, aliasing, then the engine.
-void RunOp(const Operands& o, const LoopPicker& pick, Scalar alpha, Scalar beta,
-           bool gemm = false) {
+// The common path of every compute op: checks, aliasing, then the engine.
+void RunOp(const Operands& o, const Fn& fn, Scalar alpha, Scalar beta, bool gemm = false) {
   CheckOperands(o, /*any_dtype=*/false, /*any_device=*/false);
   const bool same = CheckAliasing(o);
-  if (AnyCuda(o)) {
-    RunStaged(o, true, [&](const Operands& h) { RunCpuOp(h, pick, alpha, beta, gemm); });
-    return;
-  }
   if (same && (NestOf(o).Sums() || gemm)) {  // in place with summation: work on a copy
     Tensor tmp = o.out->Clone();
     Operands t = o;
     t.out = &tmp;
-    RunCpuOp(t, pick, alpha, beta, gemm);
+    RunEngineOp(t, fn, alpha, beta, gemm);
     Copy(tmp, o.out);
     return;
   }
-  RunCpuOp(o, pick, alpha, beta, gemm);
-}
-
-LoopPicker UnaryPicker(UnaryFn fn, DType dtype, const char* op) {
-  return {[=](Mode m) { return ops_internal::UnaryKernel(fn, dtype, m, op); },
-          ops_internal::UnarySumRowsKernel(fn, dtype)};
-}
-
-LoopPicker BinaryPicker(BinaryFn fn, DType dtype, const char* op) {
-  return {[=](Mode m) { return ops_internal::BinaryKernel(fn, dtype, m, op); }};
+  RunEngineOp(o, fn, alpha, beta, gemm);
 }
 
 void RunUnary(const char* op, UnaryFn fn, const Tensor& src, Tensor* dest) {
   TK_CHECK(dest != nullptr, kInvalidArgument, op, ": dest is a null pointer");
   dest->CheckDefined(op);
-  RunOp(Unary(op, src, dest), UnaryPicker(fn, dest->dtype(), op), 1, 0);
+  RunOp(Unary(op, src, dest), UnaryOf(fn), 1, 0);
 }
 
 void RunBinary(const char* op, BinaryFn fn, const Tensor& a, const Tensor& b, Tensor* c) {
   TK_CHECK(c != nullptr, kInvalidArgument, op, ": c is a null pointer");
   c->CheckDefined(op);
-  RunOp(Binary(op, a, b, c), BinaryPicker(fn, c->dtype(), op), 1, 0);
+  RunOp(Binary(op, a, b, c), BinaryOf(fn), 1, 0);
 }
 
-// Copy on the CPU between any dtypes (no partial overlap).
-void CopyCpu(const Operands& o) {
+// Copy between any dtypes on one device (no partial overlap).
+void CopyOnDevice(const Operands& o) {
   const Tensor& src = *o.in[0];
   Tensor* dest = o.out;
   const engine::LoopNest nest = NestOf(o);
-  if (nest.empty || !nest.Sums()) {
-    if (nest.empty) {
-      if (dest->NumElements() > 0) FillCpu(*dest, 0, o.op);
-      return;
-    }
-    const int64_t esize = DTypeSize(src.dtype());
-    const bool plain = src.dtype() == dest->dtype() && src.dtype() != DType::kString &&
-                       (esize == 1 || esize == 2 || esize == 4 || esize == 8);
-    RunNest(nest, *dest, o.in.data(), 1,
-            ops_internal::ConvertKernel(dest->dtype(), src.dtype(), o.op), nullptr,
-            plain ? static_cast<int>(esize) : 0);
+  if (nest.empty) {
+    if (dest->NumElements() > 0) Fill(*dest, 0, o.op);
+    return;
+  }
+  if (!nest.Sums()) {
+    RunPass(nest, *dest, o.in.data(), 1, {engine::OpKind::kConvert}, Mode::kAssign, CoeffsBuf(),
+            o.op);
     return;
   }
   TK_CHECK(src.dtype() != DType::kString, kUnsupported, o.op, ": string tensors cannot be summed (",
            DimsList(o), ")");
   if (src.dtype() != dest->dtype()) {  // convert first, then sum in the output's dtype
-    Tensor converted = Tensor::Empty(src.Dims(), dest->dtype());
+    Tensor converted = Tensor::Empty(src.Dims(), dest->dtype(), src.device());
     Copy(src, &converted);
     Operands c = o;
     c.in[0] = &converted;
-    RunCpuOp(c, UnaryPicker(UnaryFn::kIdentity, dest->dtype(), o.op), 1, 0, false);
+    RunEngineOp(c, UnaryOf(UnaryFn::kIdentity), 1, 0, false);
     return;
   }
-  RunCpuOp(o, UnaryPicker(UnaryFn::kIdentity, dest->dtype(), o.op), 1, 0, false);
+  RunEngineOp(o, UnaryOf(UnaryFn::kIdentity), 1, 0, false);
+}
+
+// Copy between devices: the source packed on its own device, one transfer of just its
+// elements, then a copy on the destination's device (which converts, scatters into strides
+// and sums as needed).
+void CopyAcrossDevices(const Tensor& src, Tensor* dest) {
+  TK_CHECK(src.dtype() != DType::kString, kUnsupported,
+           "Copy: string tensors live on the CPU only; cannot copy from ", src.device(), " to ",
+           dest->device());
+  const Tensor packed = src.IsContiguous() ? src : src.Clone();
+  const int64_t bytes = packed.NumElements() * DTypeSize(packed.dtype());
+  if (dest->IsContiguous() && dest->dtype() == src.dtype() && dest->Dims() == src.Dims()) {
+    CopyBytes(dest->raw_data(), dest->device(), packed.raw_data(), packed.device(), bytes);
+    return;
+  }
+  Tensor moved = Tensor::Empty(src.Dims(), src.dtype(), dest->device());
+  CopyBytes(moved.raw_data(), moved.device(), packed.raw_data(), packed.device(), bytes);
+  Copy(moved, dest);
 }
 
 // Checks axis-range arguments of the copies.
@@ -402,14 +367,11 @@ Tensor CopyOf(const Tensor& t) {
 void SetZero(Tensor* t) {
   TK_CHECK(t != nullptr, kInvalidArgument, "SetZero: null tensor pointer");
   t->CheckDefined("SetZero");
-  if (t->device().is_cpu()) {
-    FillCpu(*t, 0, "SetZero");
-  } else if (t->IsContiguous()) {
+  if (!t->device().is_cpu() && t->IsContiguous()) {  // all-zero bits: a memset on the stream
     ZeroBytes(t->raw_data(), t->device(), t->NumElements() * DTypeSize(t->dtype()));
-  } else {
-    Tensor host = Tensor::Zeros(t->Dims(), t->dtype());
-    WriteBack(host, t);
+    return;
   }
+  Fill(*t, 0, "SetZero");
 }
 
 void Set(Scalar v, Tensor* t) {
@@ -417,13 +379,7 @@ void Set(Scalar v, Tensor* t) {
   t->CheckDefined("Set");
   TK_CHECK(t->dtype() != DType::kString, kUnsupported,
            "Set: a number cannot fill a string tensor; use SetZero for empty strings");
-  if (t->device().is_cpu()) {
-    FillCpu(*t, v, "Set");
-  } else {
-    Tensor host = Tensor::Empty(t->Dims(), t->dtype());
-    FillCpu(host, v, "Set");
-    WriteBack(host, t);
-  }
+  Fill(*t, v, "Set");
 }
 
 void Scale(Scalar alpha, Tensor* t) {
@@ -432,7 +388,7 @@ void Scale(Scalar alpha, Tensor* t) {
   Operands o = Unary("Scale", *t, t);
   o.in_names[0] = "t";
   o.out_name = "t";
-  RunOp(o, UnaryPicker(UnaryFn::kIdentity, t->dtype(), "Scale"), alpha, 0);
+  RunOp(o, UnaryOf(UnaryFn::kIdentity), alpha, 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -448,32 +404,24 @@ void Copy(const Tensor& src, Tensor* dest) {
            DTypeName(dest->dtype()), "; string tensors copy only to string tensors");
   const bool same = CheckAliasing(o);
   if (same && src.dtype() == dest->dtype()) return;  // copying a view onto itself
-  if (AnyCuda(o)) {
-    TK_CHECK(src.dtype() != DType::kString, kUnsupported, "Copy: string tensors are CPU only");
-    if (src.dtype() == dest->dtype() && src.Dims() == dest->Dims() && src.IsContiguous() &&
-        dest->IsContiguous()) {
-      CopyBytes(dest->raw_data(), dest->device(), src.raw_data(), src.device(),
-                src.NumElements() * DTypeSize(src.dtype()));
-      return;
-    }
-    RunStaged(o, false, [](const Operands& h) { CopyCpu(h); });
+  if (src.device() != dest->device()) {
+    CopyAcrossDevices(src, dest);
     return;
   }
   if (same) {  // converting in place: through a temporary
     Tensor tmp = CopyOf(src);
     Operands t = o;
     t.in[0] = &tmp;
-    CopyCpu(t);
+    CopyOnDevice(t);
     return;
   }
-  CopyCpu(o);
+  CopyOnDevice(o);
 }
 
 void CopyScaled(Scalar alpha, const Tensor& src, Tensor* dest) {
   TK_CHECK(dest != nullptr, kInvalidArgument, "CopyScaled: dest is a null pointer");
   dest->CheckDefined("CopyScaled");
-  RunOp(Unary("CopyScaled", src, dest),
-        UnaryPicker(UnaryFn::kIdentity, dest->dtype(), "CopyScaled"), alpha, 0);
+  RunOp(Unary("CopyScaled", src, dest), UnaryOf(UnaryFn::kIdentity), alpha, 0);
 }
 
 void AddTo(const Tensor& src, Tensor* dest) { AddTo(1, 1, src, dest); }
@@ -481,8 +429,7 @@ void AddTo(const Tensor& src, Tensor* dest) { AddTo(1, 1, src, dest); }
 void AddTo(Scalar alpha, Scalar beta, const Tensor& src, Tensor* dest) {
   TK_CHECK(dest != nullptr, kInvalidArgument, "AddTo: dest is a null pointer");
   dest->CheckDefined("AddTo");
-  RunOp(Unary("AddTo", src, dest), UnaryPicker(UnaryFn::kIdentity, dest->dtype(), "AddTo"), alpha,
-        beta);
+  RunOp(Unary("AddTo", src, dest), UnaryOf(UnaryFn::kIdentity), alpha, beta);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -509,8 +456,7 @@ void Min(const Tensor& a, const Tensor& b, Tensor* c) { RunBinary("Min", BinaryF
 void AddProduct(Scalar alpha, Scalar beta, const Tensor& a, const Tensor& b, Tensor* c) {
   TK_CHECK(c != nullptr, kInvalidArgument, "AddProduct: c is a null pointer");
   c->CheckDefined("AddProduct");
-  RunOp(Binary("AddProduct", a, b, c), BinaryPicker(BinaryFn::kMul, c->dtype(), "AddProduct"),
-        alpha, beta, /*gemm=*/true);
+  RunOp(Binary("AddProduct", a, b, c), BinaryOf(BinaryFn::kMul), alpha, beta, /*gemm=*/true);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -576,12 +522,8 @@ Tensor Sum(const Tensor& t, std::vector<int> axes, bool keepdims) {
   Operands o = Unary("Sum", t, &out);
   o.in_names[0] = "t";
   o.out_name = "sum";
-  if (AnyCuda(o)) {
-    Copy(t, &out);
-  } else {
-    CheckOperands(o, false, false);
-    CopyCpu(o);
-  }
+  CheckOperands(o, false, false);
+  CopyOnDevice(o);
   if (keepdims) return out;
   return out.WithPattern(DefaultPattern(dropped, "Sum"));
 }

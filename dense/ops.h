@@ -38,8 +38,8 @@
 //                 integers), Pow(a, b) is a or not b (a^0 = 1), Neg, Abs, Relu, Sqrt and Tanh
 //                 return the input, Exp and Sigmoid give true, Log gives not x (log 1 = 0,
 //                 log 0 = -inf).
-//   devices       every operand on one device (only Copy moves between devices). CUDA operands
-//                 are staged through the host until CUDA kernels exist.
+//   devices       every operand on one device (only Copy moves between devices); on a CUDA
+//                 device the op runs there, enqueued on the current stream (common/stream.h).
 //   Max / Min     propagate NaN, like NumPy's maximum / minimum.
 #ifndef TENSORKIT_DENSE_OPS_H_
 #define TENSORKIT_DENSE_OPS_H_

@@ -29,8 +29,8 @@ namespace tensorkit::ops_internal {
 
 inline constexpr DTypeSet kComputeDTypes = kNumericDTypes;
 
-enum class UnaryFn { kIdentity, kExp, kLog, kRelu, kSigmoid, kTanh, kAbs, kSqrt, kNeg };
-enum class BinaryFn { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
+using engine::BinaryFn;
+using engine::UnaryFn;
 
 enum class SimdPath { kDefault, kAvx2, kAvx512 };
 

@@ -1,6 +1,5 @@
 // Typed inner loops of the unary functions (see ops_internal.h).
 #include <atomic>
-#include <cmath>
 #include <cstdint>
 #include <new>
 
@@ -11,108 +10,10 @@
 namespace tensorkit::ops_internal {
 namespace {
 
-// Applies a floating-point function; integers and bool go through float64 and convert back as
-// Copy converts (integers truncate and saturate, NaN -> 0; bool is "!= 0").
-template <typename C, typename G>
-C ViaFloat(C x, const G& g) {
-  if constexpr (std::is_integral_v<C>) {
-    return engine::Convert<C>(g(static_cast<double>(x)));
-  } else {
-    return g(x);
-  }
-}
-
-struct ExpF {
-  template <typename C>
-  static C Apply(C x) {
-    if constexpr (std::is_same_v<C, float>) {
-      return simd_math::ExpF32(x);
-    } else if constexpr (std::is_same_v<C, double>) {
-      return simd_math::ExpF64(x);
-    } else {
-      return ViaFloat(x, [](auto v) { return std::exp(v); });
-    }
-  }
-};
-struct LogF {
-  template <typename C>
-  static C Apply(C x) {
-    if constexpr (std::is_same_v<C, float>) {
-      return simd_math::LogF32(x);
-    } else if constexpr (std::is_same_v<C, double>) {
-      return simd_math::LogF64(x);
-    } else {
-      return ViaFloat(x, [](auto v) { return std::log(v); });
-    }
-  }
-};
-struct ReluF {
-  template <typename C>
-  static C Apply(C x) {
-    if constexpr (std::is_unsigned_v<C>) {  // bool and uint8: nothing is negative
-      return x;
-    } else {
-      return x < C{0} ? C{0} : x;  // NaN stays NaN
-    }
-  }
-};
-struct SigmoidF {
-  template <typename C>
-  static C Apply(C x) {
-    // With e = exp(-|x|) <= 1 nothing overflows: 1/(1+e) for x >= 0, e/(1+e) below, which
-    // keeps the subnormal results of large negative x.
-    if constexpr (std::is_same_v<C, float>) {
-      const float e = simd_math::ExpF32(x < 0.0f ? x : -x);
-      return (x < 0.0f ? e : 1.0f) / (1.0f + e);
-    } else if constexpr (std::is_same_v<C, double>) {
-      const double e = simd_math::ExpF64(x < 0.0 ? x : -x);
-      return (x < 0.0 ? e : 1.0) / (1.0 + e);
-    } else {
-      return ViaFloat(x, [](auto v) {
-        using V = decltype(v);
-        return V{1} / (V{1} + std::exp(-v));
-      });
-    }
-  }
-};
-struct TanhF {
-  template <typename C>
-  static C Apply(C x) {
-    if constexpr (std::is_same_v<C, float>) {
-      return simd_math::TanhF32(x);
-    } else {
-      return ViaFloat(x, [](auto v) { return std::tanh(v); });
-    }
-  }
-};
-struct AbsF {
-  template <typename C>
-  static C Apply(C x) {
-    if constexpr (std::is_unsigned_v<C>) {
-      return x;
-    } else if constexpr (std::is_integral_v<C>) {
-      return x < 0 ? engine::SubW(C{0}, x) : x;  // MIN stays MIN, like two's complement
-    } else {
-      return std::abs(x);
-    }
-  }
-};
-struct SqrtF {
-  template <typename C>
-  static C Apply(C x) {
-    return ViaFloat(x, [](auto v) { return std::sqrt(v); });
-  }
-};
-struct NegF {
-  template <typename C>
-  static C Apply(C x) {
-    if constexpr (std::is_integral_v<C>) {
-      return engine::SubW(C{0}, x);  // wraps for unsigned types; the identity for bool
-    } else {
-      return -x;
-    }
-  }
-};
+using engine::ExpF;
+using engine::LogF;
+using engine::SigmoidF;
+using engine::TanhF;
 
 // The transcendental loops over float and double: the only unary loops whose speed depends on
 // vector width (the others are memory-bound already with SSE), so the only ones compiled for
@@ -196,28 +97,7 @@ engine::InnerLoop Pick(engine::Mode mode) {
 
 engine::InnerLoop UnaryKernel(UnaryFn fn, DType dtype, engine::Mode mode, const char* op) {
   return Dispatch<kComputeDTypes>(dtype, op, [&]<typename T>() -> engine::InnerLoop {
-    switch (fn) {
-      case UnaryFn::kIdentity:
-        return Pick<T, engine::Identity>(mode);
-      case UnaryFn::kExp:
-        return Pick<T, ExpF>(mode);
-      case UnaryFn::kLog:
-        return Pick<T, LogF>(mode);
-      case UnaryFn::kRelu:
-        return Pick<T, ReluF>(mode);
-      case UnaryFn::kSigmoid:
-        return Pick<T, SigmoidF>(mode);
-      case UnaryFn::kTanh:
-        return Pick<T, TanhF>(mode);
-      case UnaryFn::kAbs:
-        return Pick<T, AbsF>(mode);
-      case UnaryFn::kSqrt:
-        return Pick<T, SqrtF>(mode);
-      case UnaryFn::kNeg:
-        return Pick<T, NegF>(mode);
-    }
-    TK_INTERNAL_CHECK(false);
-    return nullptr;
+    return engine::DispatchUnary(fn, [&]<typename F>() { return Pick<T, F>(mode); });
   });
 }
 

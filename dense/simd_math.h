@@ -15,10 +15,10 @@
 //                    may trap (-ftrapping-math) it then does not turn that branch back into a
 //                    vector blend: the loop stays scalar.
 //
-// Every function here uses only +, -, *, /, comparisons, selects and bit casts, with no fused
-// multiply-add (the build uses ISO C++, where GCC does not contract), so the vectorised loops
-// of every instruction-set path give bit-identical results to the scalar code.
-// Special values follow std::exp / std::log: NaN in, NaN out; exp(-inf) = 0, exp(+inf) = inf,
+// Every function here (usable in CUDA device code too) uses only +, -, *, /, comparisons, selects
+// and bit casts, with no fused multiply-add (the build uses ISO C++, where GCC does not contract),
+// so the vectorised loops of every instruction-set path give bit-identical results to the scalar
+// code. Special values follow std::exp / std::log: NaN in, NaN out; exp(-inf) = 0, exp(+inf) = inf,
 // overflow gives inf, underflow gives subnormals then 0; log(0) = -inf, log(x < 0) = NaN,
 // log(+inf) = inf.
 #ifndef TENSORKIT_DENSE_SIMD_MATH_H_
@@ -28,6 +28,8 @@
 #include <cstdint>
 #include <limits>
 #include <utility>
+
+#include "tensorkit/common/host_device.h"
 
 // clang contracts a*b+c within an expression by default; GCC is told per function (the
 // instruction-set copies in ops_unary.cc carry optimize("fp-contract=off")).
@@ -43,42 +45,41 @@ namespace tensorkit::simd_math {
 // ---------------------------------------------------------------------------------------------
 
 // c ? a : b without a branch (see glossary).
-inline float Select(bool c, float a, float b);
-inline double Select(bool c, double a, double b);
+TK_HOST_DEVICE inline float Select(bool c, float a, float b);
+TK_HOST_DEVICE inline double Select(bool c, double a, double b);
 
 // e^x in float: degree-6 polynomial, within 1 ulp of the exact result.
-inline float ExpF32(float x);
+TK_HOST_DEVICE inline float ExpF32(float x);
 // e^x in double: Taylor polynomial of degree kDegree on |r| <= ln2/2; 13 reaches double
 // precision (about 1 ulp), 8 is ample for results rounded to float (error below 2^-32).
-template <int kDegree = 13>
-double ExpF64(double x);
+// ExpF64<kDegree = 13>(double x), defined below (nvcc rejects a default template argument on
+// a separate declaration of a __host__ __device__ template).
 // Natural log in double: log(1+f) = f - s*(f - R(s^2)), s = f/(2+f), R with kTerms terms; 10
 // reach double precision (about 1 ulp), 4 are ample for results rounded to float.
-template <int kTerms = 10>
-double LogF64(double x);
+// LogF64<kTerms = 10>(double x), defined below.
 // Natural log of a float: reduced in float, evaluated in double, rounded once (within 1 ulp,
 // almost always correctly rounded).
-inline float LogF32(float x);
+TK_HOST_DEVICE inline float LogF32(float x);
 // tanh of a float via e^(2|x|) in double (no cancellation at float precision); |x| < 2^-12
 // returns x, where tanh(x) = x to within half an ulp.
-inline float TanhF32(float x);
+TK_HOST_DEVICE inline float TanhF32(float x);
 
 // ---------------------------------------------------------------------------------------------
 // Definitions
 // ---------------------------------------------------------------------------------------------
 
-inline float Select(bool c, float a, float b) {
+TK_HOST_DEVICE inline float Select(bool c, float a, float b) {
   const uint32_t m = 0u - static_cast<uint32_t>(c);
   return std::bit_cast<float>((std::bit_cast<uint32_t>(a) & m) | (std::bit_cast<uint32_t>(b) & ~m));
 }
 
-inline double Select(bool c, double a, double b) {
+TK_HOST_DEVICE inline double Select(bool c, double a, double b) {
   const uint64_t m = uint64_t{0} - static_cast<uint64_t>(c);
   return std::bit_cast<double>((std::bit_cast<uint64_t>(a) & m) |
                                (std::bit_cast<uint64_t>(b) & ~m));
 }
 
-inline float ExpF32(float x) {
+TK_HOST_DEVICE inline float ExpF32(float x) {
   const float xc = x > 89.0f ? 89.0f : (x < -104.0f ? -104.0f : x);  // NaN -> -104 here
   const float kShift = 12582912.0f;                                  // 1.5 * 2^23
   const float n = (xc * 1.44269504088896341f + kShift) - kShift;     // round to nearest
@@ -107,8 +108,8 @@ constexpr double OddCoeff(int k) { return 2.0 / (2 * k + 1); }
 
 }  // namespace detail
 
-template <int kDegree>
-double ExpF64(double x) {
+template <int kDegree = 13>
+TK_HOST_DEVICE double ExpF64(double x) {
   static_assert(kDegree >= 3 && kDegree <= 13);
   // Beyond these e^x is inf or rounds to 0; NaN compares false and lands on the low clamp.
   const double xc = x > 710.0 ? 710.0 : (x < -746.0 ? -746.0 : x);
@@ -133,8 +134,8 @@ double ExpF64(double x) {
   return Select(x != x, x, result);
 }
 
-template <int kTerms>
-double LogF64(double x) {
+template <int kTerms = 10>
+TK_HOST_DEVICE double LogF64(double x) {
   static_assert(kTerms >= 2 && kTerms <= 10);
   constexpr double kInf = std::numeric_limits<double>::infinity();
   // Subnormals: scale into the normal range first (2^54), undo through the exponent.
@@ -168,7 +169,7 @@ double LogF64(double x) {
   return Select(x != x, x, out);
 }
 
-inline float LogF32(float x) {
+TK_HOST_DEVICE inline float LogF32(float x) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   // Range reduction on the float's bits (16 lanes per AVX-512 vector), subnormals scaled by
   // 2^25 first.
@@ -197,7 +198,7 @@ inline float LogF32(float x) {
   return Select(x != x, x, out);
 }
 
-inline float TanhF32(float x) {
+TK_HOST_DEVICE inline float TanhF32(float x) {
   const float ax = std::bit_cast<float>(std::bit_cast<uint32_t>(x) & 0x7fffffffu);
   // tanh is 1 in float from 9.1 on; NaN -> 20. A Select, not ?:, or GCC specialises the whole
   // computation for the constant 20 behind a branch.

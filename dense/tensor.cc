@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "tensorkit/dense/engine.h"
+#include "tensorkit/dense/ops.h"
 
 namespace tensorkit {
 namespace {
@@ -112,27 +113,10 @@ Tensor Tensor::To(Device device) const {
   CheckDefined("Tensor::To");
   CheckDevice(device, "Tensor::To");
   Tensor out = Empty(Dims(), dtype_, device);
-  const int64_t bytes = NumElements() * DTypeSize(dtype_);
   if (this->device() == device && device.is_cpu()) {
     GatherToHost(*this, out.raw_data());
-  } else if (IsContiguous()) {
-    CopyBytes(out.raw_data(), device, raw_data(), this->device(), bytes);
-  } else if (this->device().is_cpu()) {
-    Tensor packed = Clone();
-    CopyBytes(out.raw_data(), device, packed.raw_data(), Device::Cpu(), bytes);
-  } else {
-    // A strided tensor on a GPU: bring its whole storage range to the host, gather there.
-    TK_CHECK(dtype_ != DType::kString, kUnsupported, "Tensor::To: string tensors are CPU only");
-    const int64_t lo = MinMemoryIndex(pattern_), hi = MaxMemoryIndex(pattern_);
-    Tensor host = Empty({hi - lo + 1}, dtype_);
-    const int64_t esize = DTypeSize(dtype_);
-    CopyBytes(host.raw_data(), Device::Cpu(), static_cast<char*>(storage_->data()) + lo * esize,
-              this->device(), (hi - lo + 1) * esize);
-    Pattern shifted = pattern_;
-    shifted.offset -= lo;
-    Tensor view = host.WithPattern(shifted);
-    Tensor packed = view.To(Device::Cpu());
-    CopyBytes(out.raw_data(), device, packed.raw_data(), Device::Cpu(), bytes);
+  } else if (NumElements() > 0) {
+    Copy(*this, &out);  // packs a strided source on its own device, then one transfer
   }
   return out;
 }

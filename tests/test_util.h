@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,21 @@ auto AtThreadCounts(const std::vector<int>& counts, F&& f) {
     out.push_back(f());
   }
   return out;
+}
+
+// Operand dims {a, b, c} of the AddProduct forms the GEMM recognition must handle (matrix
+// product, batched, broadcast batch, matrix-vector, vector-matrix, dot, outer, a non-GEMM sum),
+// for batch bt and sizes i, j (summed) and k.
+inline std::vector<std::array<std::vector<int64_t>, 3>> ProductShapes(int64_t bt, int64_t i,
+                                                                      int64_t j, int64_t k) {
+  return {{{{i, j, 1}, {1, j, k}, {i, 1, k}}},
+          {{{bt, i, j, 1}, {bt, 1, j, k}, {bt, i, 1, k}}},
+          {{{1, i, j, 1}, {bt, 1, j, k}, {bt, i, 1, k}}},
+          {{{i, j}, {1, j}, {i, 1}}},
+          {{{j, 1}, {j, k}, {1, k}}},
+          {{{j}, {j}, {1}}},
+          {{{i, 1}, {1, k}, {i, k}}},
+          {{{i, j, k}, {j, 1}, {1, 1, k}}}};
 }
 
 }  // namespace tensorkit::testing

@@ -3,8 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tensorkit/common/cuda/backend.h"
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/storage.h"
+#include "tensorkit/common/stream.h"
 
 namespace tensorkit {
 namespace {
@@ -34,6 +36,44 @@ TEST(DeviceTest, NonexistentDeviceIsAClearError) {
 }
 
 TEST(DeviceTest, CpuAlwaysExists) { EXPECT_NO_THROW(CheckDevice(Device::Cpu(), "op")); }
+
+// The stream interface on devices that have no stream or do not exist (the device side is in
+// tests/gpu/dense_gpu_test.cc).
+TEST(DeviceTest, StreamsNeedAnExistingCudaDevice) {
+  EXPECT_NO_THROW(cuda::Synchronize(Device::Cpu()));  // nothing to wait for
+  auto expect = [](auto&& call, const std::string& op, const std::string& what) {
+    try {
+      call();
+      ADD_FAILURE() << "expected Error from " << op;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(op));
+      EXPECT_THAT(e.what(), HasSubstr(what));
+    }
+  };
+  expect([] { cuda::StreamGuard g(Device::Cpu(), nullptr); }, "cuda::StreamGuard", "cpu");
+  expect([] { cuda::CurrentStream(Device::Cpu()); }, "cuda::CurrentStream", "cpu");
+  const Device missing = Device::Cuda(CudaDeviceCount());
+  expect([&] { cuda::StreamGuard g(missing, nullptr); }, "cuda::StreamGuard", missing.ToString());
+  expect([&] { cuda::Synchronize(missing); }, "cuda::Synchronize", missing.ToString());
+}
+
+// cuBLAS and cuSPARSE are loaded on first use, without a device: every function tensorkit lists
+// must exist in the installed libraries (a misspelt or missing one is named here, not later on
+// a GPU). Where the libraries are not installed the Error says which file and how to fix it.
+TEST(DeviceTest, CudaLibrariesLoadOnDemand) {
+  if (!BuiltWithCuda()) {
+    EXPECT_THROW(cuda_backend::LoadLibraries("test"), Error);
+    return;
+  }
+  try {
+    cuda_backend::LoadLibraries("test");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_THAT(e.what(), HasSubstr("cannot load lib"));
+    EXPECT_THAT(e.what(), HasSubstr("LD_LIBRARY_PATH"));
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("has no function")));
+  }
+}
 
 }  // namespace
 }  // namespace tensorkit

@@ -80,10 +80,5 @@ TEST(StorageTest, CopyAndZeroBytesOnCpu) {
   EXPECT_EQ(static_cast<int32_t*>(b->data())[3], 0);
 }
 
-TEST(StorageTest, StringsOnGpuAreRejected) {
-  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device visible";
-  EXPECT_THROW(Storage::Allocate(DType::kString, 2, Device::Cuda(0)), Error);
-}
-
 }  // namespace
 }  // namespace tensorkit

@@ -618,17 +618,7 @@ void CheckAddProduct(uint64_t seed, int rounds) {
   auto dim = [&](int hi) { return std::uniform_int_distribution<int64_t>(1, hi)(rng); };
   for (int round = 0; round < rounds; ++round) {
     const int64_t bt = dim(3), i = dim(9), j = dim(9), k = dim(9);
-    // Matrix product, batched, matrix-vector, vector-matrix, dot, outer.
-    const std::vector<std::array<std::vector<int64_t>, 3>> shapes = {
-        {{{i, j, 1}, {1, j, k}, {i, 1, k}}},
-        {{{bt, i, j, 1}, {bt, 1, j, k}, {bt, i, 1, k}}},
-        {{{1, i, j, 1}, {bt, 1, j, k}, {bt, i, 1, k}}},
-        {{{i, j}, {1, j}, {i, 1}}},
-        {{{j, 1}, {j, k}, {1, k}}},
-        {{{j}, {j}, {1}}},
-        {{{i, 1}, {1, k}, {i, k}}},
-        {{{i, j, k}, {j, 1}, {1, 1, k}}},
-    };
+    const auto shapes = testing::ProductShapes(bt, i, j, k);
     for (const auto& [ad, bd, cd] : shapes) {
       for (int layout = 0; layout < 2; ++layout) {
         Tensor a = layout ? PermutedLayout<T>(rng, ad) : ref::RandomStridedTensor<T>(rng, ad);
@@ -883,30 +873,6 @@ TEST(OpsTest, ValueReturningForms) {
   EXPECT_FALSE(SharesStorage(rt, m));  // needs a copy
   EXPECT_EQ(rt.ToVector<int32_t>(), (std::vector<int32_t>{1, 4, 2, 5, 3, 6}));
   EXPECT_EQ(Reshape(m, {-1}).Dims(), (std::vector<int64_t>{6}));
-}
-
-// ---------------------------------------------------------------------------------------------
-// GPU operands are staged through the host (only when a device is present)
-// ---------------------------------------------------------------------------------------------
-
-TEST(OpsTest, CudaOperandsWhenPresent) {
-  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
-  Rng rng(81);
-  Tensor a = ref::RandomStridedTensor<float>(rng, {5, 6});
-  Tensor b = ref::RandomStridedTensor<float>(rng, {6});
-  Tensor ga = a.To(Device::Cuda()), gb = b.To(Device::Cuda());
-  Tensor gc = Add(ga, gb);
-  EXPECT_TRUE(gc.device().is_cuda());
-  EXPECT_EQ(gc.ToVector<float>(), Add(a, b).ToVector<float>());
-  Tensor gt = Tensor::Zeros({6, 5}, DType::kFloat64, Device::Cuda());
-  Tensor gtv = Transpose(gt, 0, 1);
-  Copy(a, &gtv);  // CPU float32 -> strided GPU float64
-  Tensor back = Tensor::Empty({5, 6}, DType::kFloat64);
-  Copy(gtv, &back);
-  Tensor want = Tensor::Empty({5, 6}, DType::kFloat64);
-  Copy(a, &want);
-  EXPECT_EQ(back.ToVector<double>(), want.ToVector<double>());
-  EXPECT_THROW(Add(a, gb), Error);
 }
 
 }  // namespace

@@ -3,10 +3,10 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <random>
 
 #include "sparse/sparse_test_util.h"
-#include "tensorkit/sparse/products.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
 namespace tensorkit {
@@ -120,6 +120,82 @@ TEST(SparseToDense, Misuse) {
   EXPECT_EQ(untouched.ToVector<float>(), std::vector<float>(6, 4.0f));  // nothing written
 }
 
+// Naive dense equivalent of st with every absent element `fill` (the last of repeats wins).
+template <typename T>
+std::vector<T> NaiveFilled(const SparseTensor& st, const T& fill) {
+  std::vector<T> out(static_cast<size_t>(Product(st.shape())), fill);
+  const std::vector<int64_t> rows = Rows(st);
+  const std::vector<T> vals = st.values().ToVector<T>();
+  for (int64_t i = 0; i < st.nnz(); ++i) out[Linear(rows, i, st.shape())] = vals[i];
+  return out;
+}
+
+TEST(SparseToDenseFill, RandomSortedAndUnsortedAcrossBlocks) {
+  // Sorted entries take the one-pass fill and scatter over blocks of 65536 elements (repeats
+  // straddling block ends included); unsorted ones fill first, then scatter.
+  std::mt19937_64 rng(21);
+  const Tensor fill = Tensor::FromVector<double>({2.5}, {});
+  for (int trial = 0; trial < 8; ++trial) {
+    std::vector<int64_t> shape;
+    for (int a = 0; a < 1 + trial % 4; ++a) shape.push_back(1 + static_cast<int64_t>(rng() % 9));
+    if (trial % 2 == 1) shape = {300 + trial, 700};  // several blocks
+    const int64_t n = static_cast<int64_t>(rng() % static_cast<uint64_t>(Product(shape) / 2 + 2));
+    SparseTensor st = MakeSparse<double>(RandomRows(rng, n, shape), RandomValues(rng, n), shape);
+    for (int threads : {1, 2, 3}) {
+      SetNumThreads(threads);
+      Tensor dense = Tensor::Empty(shape, DType::kFloat64);
+      st.ToDense(&dense, fill);
+      EXPECT_EQ(dense.ToVector<double>(), NaiveFilled(st, 2.5)) << trial << " unsorted";
+    }
+    SparseTensor sorted = st;
+    std::vector<int> order(shape.size());
+    std::iota(order.begin(), order.end(), 0);
+    sorted.Reorder(order);
+    for (int threads : {1, 2, 3}) {
+      SetNumThreads(threads);
+      Tensor dense = Tensor::Empty(shape, DType::kFloat64);
+      sorted.ToDense(&dense, fill);
+      EXPECT_EQ(dense.ToVector<double>(), NaiveFilled(sorted, 2.5)) << trial << " sorted";
+    }
+  }
+  SetNumThreads(2);
+}
+
+TEST(SparseToDenseFill, StridedTargetStringsAndEmpty) {
+  SparseTensor st = MakeSparse<float>({0, 1, 2, 0}, {5, 7}, {3, 2}, {0, 1});
+  Tensor base = Tensor::FromVector<float>({9, 9, 9, 9, 9, 9}, {2, 3});
+  Tensor view = base.WithPattern(MakePattern({3, 2}, {1, 3}));  // transposed
+  st.ToDense(&view, Tensor::FromVector<float>({-1}, {}));
+  EXPECT_EQ(view.ToVector<float>(), (std::vector<float>{-1, 5, -1, -1, 7, -1}));
+  SparseTensor words = MakeSparse<std::string>({1, 0, 0, 2}, {"b", "a"}, {2, 3});
+  Tensor dense = Tensor::Empty({2, 3}, DType::kString);
+  words.ToDense(&dense, Tensor::FromVector<std::string>({"z"}, {}));
+  EXPECT_EQ(dense.ToVector<std::string>(),
+            (std::vector<std::string>{"z", "z", "a", "b", "z", "z"}));
+  SparseTensor empty = MakeSparse<int32_t>({}, {}, {2, 2}, {0, 1});
+  Tensor four = Tensor::Empty({2, 2}, DType::kInt32);
+  empty.ToDense(&four, Tensor::FromVector<int32_t>({7}, {}));
+  EXPECT_EQ(four.ToVector<int32_t>(), std::vector<int32_t>(4, 7));
+}
+
+TEST(SparseToDenseFill, Misuse) {
+  SparseTensor ok = MakeSparse<float>({0, 1}, {1}, {2, 3});
+  Tensor dense = Tensor::Zeros({2, 3}, DType::kFloat32);
+  ExpectError([&] { ok.ToDense(&dense, Tensor::FromVector<double>({1}, {})); },
+              {"ToDense", "fill", "float32", "float64"});
+  ExpectError(
+      [&] {
+        ok.ToDense(&dense, Tensor::FromVector<float>({1, 2}, {2}));
+      },
+      {"ToDense", "fill", "scalar", "[2]"});
+  // Out of bounds: nothing is written, not even the fill.
+  SparseTensor bad = MakeSparse<float>({0, 1, 1, 3}, {1, 2}, {2, 3}, {0, 1});
+  Tensor untouched = Tensor::FromVector<float>({4, 4, 4, 4, 4, 4}, {2, 3});
+  ExpectError([&] { bad.ToDense(&untouched, Tensor::FromVector<float>({0}, {})); },
+              {"ToDense", "entry 1 at [1 3]"});
+  EXPECT_EQ(untouched.ToVector<float>(), std::vector<float>(6, 4.0f));
+}
+
 TEST(SparseFromDense, RoundTripKeepsCOrder) {
   std::mt19937_64 rng(13);
   const std::vector<int64_t> shape = {4, 5, 6};
@@ -174,43 +250,6 @@ TEST(SparseFromDense, LargeIsDeterministicAndEmptyCases) {
   EXPECT_EQ(scalar.rank(), 0);
   EXPECT_EQ(scalar.nnz(), 1);
   EXPECT_THROW(SparseTensor::FromDense(Tensor()), Error);
-}
-
-}  // namespace
-}  // namespace tensorkit
-
-namespace tensorkit {
-namespace {
-
-using testing::MakeSparse;
-using testing::Rows;
-
-TEST(SparseGpu, OperationsOnDeviceTensorsMatchTheHost) {
-  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device visible";
-  const Device gpu = Device::Cuda(0);
-  const std::vector<int64_t> rows = {2, 1, 0, 3, 2, 1, 0, 0};
-  SparseTensor host = MakeSparse<float>(rows, {1, 2, 3, 4}, {3, 4});
-  SparseTensor dev = SparseTensor::Create(host.indices().To(gpu), host.values().To(gpu), {3, 4});
-  EXPECT_FALSE(dev.IndicesValid());  // entry 2 repeats entry 0
-  dev.Reorder({1, 0});
-  host.Reorder({1, 0});
-  EXPECT_EQ(dev.indices().device(), gpu);
-  EXPECT_EQ(Rows(dev), Rows(host));
-  Tensor dense = Tensor::Zeros({3, 4}, DType::kFloat32, gpu);
-  dev.ToDense(&dense);
-  EXPECT_EQ(dense.ToVector<float>(), host.ToDense().ToVector<float>());
-  SparseTensor back = SparseTensor::FromDense(dense);
-  EXPECT_EQ(back.values().device(), gpu);
-  EXPECT_EQ(Rows(back), Rows(SparseTensor::FromDense(host.ToDense())));
-  SparseTensor conc = SparseTensor::Concat({dev, dev}, 0);
-  EXPECT_EQ(conc.indices().device(), gpu);
-  EXPECT_EQ(conc.nnz(), 8);
-  dev.Coalesce();
-  EXPECT_EQ(dev.values().device(), gpu);
-  EXPECT_TRUE(dev.IndicesValid());
-  // Sparse compute runs on the CPU: a device operand is refused, not read from the host.
-  Tensor x = Tensor::Zeros({4}, DType::kFloat32), y = Tensor::Zeros({3}, DType::kFloat32);
-  EXPECT_THROW(SparseDenseProduct(1, 0, dev, x, &y), Error);
 }
 
 }  // namespace

@@ -1,0 +1,155 @@
+// GPU benchmarks of the dense engine: bandwidth of copy, broadcast add, exp, transpose copy and
+// sums over each axis of a [16384, 16384] float32 tensor (GB/s and the fraction of the device's
+// peak memory bandwidth, from its properties), and 8192^3 GEMMs through AddProduct beside a raw
+// cublasGemmEx on the same data (TFLOP/s). Run with --device cuda (scripts/gpu-check.sh does);
+// without a device the program says so and exits with status 1. Times come from CUDA events
+// around each iteration on the current stream. The sparse GPU benchmarks (bench/gpu/*.cc) are
+// linked into the same program, so the bundle carries one copy of tensorkit for all of them.
+#include <benchmark/benchmark.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench/gpu/bench_util.h"
+#include "tensorkit/common/stream.h"
+#include "tensorkit/dense/ops.h"
+#include "tensorkit/dense/views.h"
+
+namespace tensorkit {
+namespace {
+
+constexpr int64_t kN = 16384;  // elementwise and reduction tensors: kN x kN float32
+constexpr int64_t kG = 8192;   // GEMM: kG x kG x kG
+using gpu_bench::kGpu;
+using gpu_bench::SetBandwidth;
+using gpu_bench::SetFlops;
+using gpu_bench::TimeOnDevice;
+
+Tensor Filled(const std::vector<int64_t>& dims, DType dtype, double v) {
+  Tensor t = Tensor::Empty(dims, dtype, kGpu);
+  Set(v, &t);
+  return t;
+}
+
+constexpr int64_t kBytes = kN * kN * 4;
+
+void BM_GpuCopy(benchmark::State& state) {
+  Tensor a = Filled({kN, kN}, DType::kFloat32, 1), b = Filled({kN, kN}, DType::kFloat32, 0);
+  TimeOnDevice(state, [&] { Copy(a, &b); });
+  SetBandwidth(state, 2 * kBytes);
+}
+
+void BM_GpuBroadcastAdd(benchmark::State& state) {
+  Tensor a = Filled({kN, kN}, DType::kFloat32, 1), row = Filled({kN}, DType::kFloat32, 2);
+  Tensor c = Filled({kN, kN}, DType::kFloat32, 0);
+  TimeOnDevice(state, [&] { Add(a, row, &c); });
+  SetBandwidth(state, 2 * kBytes);
+}
+
+void BM_GpuExp(benchmark::State& state) {
+  Tensor a = Filled({kN, kN}, DType::kFloat32, 0.5), b = Filled({kN, kN}, DType::kFloat32, 0);
+  TimeOnDevice(state, [&] { Exp(a, &b); });
+  SetBandwidth(state, 2 * kBytes);
+}
+
+void BM_GpuTransposeCopy(benchmark::State& state) {
+  Tensor a = Filled({kN, kN}, DType::kFloat32, 1), b = Filled({kN, kN}, DType::kFloat32, 0);
+  Tensor at = Transpose(a, 0, 1);
+  TimeOnDevice(state, [&] { Copy(at, &b); });
+  SetBandwidth(state, 2 * kBytes);
+}
+
+// Sum over axis `state.range(0)` into a dim-1 output.
+void BM_GpuSumAxis(benchmark::State& state) {
+  const int axis = static_cast<int>(state.range(0));
+  Tensor a = Filled({kN, kN}, DType::kFloat32, 1);
+  Tensor out = Filled(axis == 0 ? std::vector<int64_t>{1, kN} : std::vector<int64_t>{kN, 1},
+                      DType::kFloat32, 0);
+  TimeOnDevice(state, [&] { Copy(a, &out); });
+  SetBandwidth(state, kBytes);
+}
+
+// c [kG, 1, kG] = a [kG, kG, 1] * b [1, kG, kG] summed over the middle axis: one GEMM.
+void BM_GpuGemmAddProduct(benchmark::State& state) {
+  const DType dtype = static_cast<DType>(state.range(0));
+  Tensor a = Filled({kG, kG}, dtype, 0.5), b = Filled({kG, kG}, dtype, 0.25);
+  Tensor c = Filled({kG, 1, kG}, dtype, 0);
+  Tensor ua = Unsqueeze(a, 2), ub = Unsqueeze(b, 0);
+  TimeOnDevice(state, [&] { AddProduct(1, 0, ua, ub, &c); });
+  SetFlops(state, 2.0 * kG * kG * kG);
+  state.SetLabel(DTypeName(dtype));
+}
+
+// The same product as one cublasGemmEx call of a handle of its own, on the same data.
+void BM_GpuGemmRawCublas(benchmark::State& state) {
+  const DType dtype = static_cast<DType>(state.range(0));
+  Tensor a = Filled({kG, kG}, dtype, 0.5), b = Filled({kG, kG}, dtype, 0.25);
+  Tensor c = Filled({kG, kG}, dtype, 0);
+  const cudaDataType_t type = dtype == DType::kFloat32 ? CUDA_R_32F : CUDA_R_16BF;
+  cublasHandle_t handle;
+  cublasCreate(&handle);
+  cublasSetStream(handle, cuda::CurrentStream(kGpu));
+  const float alpha = 1, beta = 0;
+  const int n = static_cast<int>(kG);
+  TimeOnDevice(state, [&] {
+    cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, b.raw_data(), type, n,
+                 a.raw_data(), type, n, &beta, c.raw_data(), type, n, CUBLAS_COMPUTE_32F,
+                 CUBLAS_GEMM_DEFAULT);
+  });
+  cublasDestroy(handle);
+  SetFlops(state, 2.0 * kG * kG * kG);
+  state.SetLabel(DTypeName(dtype));
+}
+
+BENCHMARK(BM_GpuCopy)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GpuBroadcastAdd)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GpuExp)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GpuTransposeCopy)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GpuSumAxis)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GpuGemmAddProduct)
+    ->Arg(static_cast<int>(DType::kFloat32))
+    ->Arg(static_cast<int>(DType::kBFloat16))
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GpuGemmRawCublas)
+    ->Arg(static_cast<int>(DType::kFloat32))
+    ->Arg(static_cast<int>(DType::kBFloat16))
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace tensorkit
+
+// `--device cuda` is required (and removed before Google Benchmark parses the rest), so that a
+// plain run of every bench_* program on a machine without a GPU does not fail.
+int main(int argc, char** argv) {
+  std::vector<char*> args;
+  bool cuda = false;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
+      cuda = std::strcmp(argv[i + 1], "cuda") == 0;
+      ++i;
+    } else if (std::strcmp(argv[i], "--device=cuda") == 0) {
+      cuda = true;
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
+  if (!cuda) {
+    std::printf("bench_gpu: pass --device cuda to run the GPU benchmarks\n");
+    return 0;
+  }
+  if (tensorkit::CudaDeviceCount() == 0) {
+    std::fprintf(stderr, "bench_gpu: --device cuda given but no CUDA device is visible\n");
+    return 1;
+  }
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

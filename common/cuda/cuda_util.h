@@ -1,0 +1,92 @@
+// Internal, for .cu files only: CUDA error checks, the device guard, the current stream and the
+// cached library handles. Includes the CUDA headers, so no public header may include it.
+//
+// Glossary
+//   TK_CUDA_CHECK(op, call)    runs a CUDA runtime call; on failure throws tensorkit::Error whose
+//                              message names the operation, the call and CUDA's own words. Out of
+//                              memory has code kResourceExhausted, a missing driver or device
+//                              kUnsupported, anything else kInternal.
+//   TK_CUBLAS_CHECK, TK_CUSPARSE_CHECK  the same for cuBLAS and cuSPARSE status codes.
+//   DeviceGuard                makes a device current for a scope and restores the previous one
+//                              (the restore never throws).
+//   library handle             one cuBLAS / cuSPARSE handle per device, created on first use and
+//                              kept for the life of the process. A handle is shared by all
+//                              threads, so whoever uses it holds its lock while it binds the
+//                              current stream and enqueues the call (enqueueing is quick).
+//                              The libraries are loaded on first use (libraries.h): call them
+//                              as lease.api->name(lease.handle, ...).
+#ifndef TENSORKIT_COMMON_CUDA_CUDA_UTIL_H_
+#define TENSORKIT_COMMON_CUDA_CUDA_UTIL_H_
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <mutex>
+
+#include "tensorkit/common/cuda/libraries.h"
+#include "tensorkit/common/error.h"
+
+namespace tensorkit::cuda_backend {
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+// ---------------------------------------------------------------------------------------------
+
+// Throws the Error of a failed CUDA runtime call (and clears CUDA's last error).
+[[noreturn]] void ThrowCuda(cudaError_t err, const char* op, const char* call);
+[[noreturn]] void ThrowCublas(cublasStatus_t status, const char* op, const char* call);
+[[noreturn]] void ThrowCusparse(cusparseStatus_t status, const char* op, const char* call);
+
+class DeviceGuard {
+ public:
+  DeviceGuard(int device, const char* op);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+// The current stream of `device` in this thread.
+cudaStream_t Stream(int device);
+
+// A library handle of one device, bound to the current stream, and the library's functions
+// (libraries.h); valid while the lock is held.
+template <typename H, typename Api>
+struct Lease {
+  std::unique_lock<std::mutex> lock;
+  H handle = nullptr;
+  const Api* api = nullptr;
+};
+using CublasLease = Lease<cublasHandle_t, CublasApi>;
+using CusparseLease = Lease<cusparseHandle_t, CusparseApi>;
+CublasLease Cublas(int device, const char* op);
+CusparseLease Cusparse(int device, const char* op);
+
+}  // namespace tensorkit::cuda_backend
+
+#define TK_CUDA_CHECK(op, call)                                                           \
+  do {                                                                                    \
+    const cudaError_t tk_err_ = (call);                                                   \
+    if (tk_err_ != cudaSuccess) ::tensorkit::cuda_backend::ThrowCuda(tk_err_, op, #call); \
+  } while (0)
+
+#define TK_CUBLAS_CHECK(op, call)                                \
+  do {                                                           \
+    const cublasStatus_t tk_st_ = (call);                        \
+    if (tk_st_ != CUBLAS_STATUS_SUCCESS) {                       \
+      ::tensorkit::cuda_backend::ThrowCublas(tk_st_, op, #call); \
+    }                                                            \
+  } while (0)
+
+#define TK_CUSPARSE_CHECK(op, call)                                \
+  do {                                                             \
+    const cusparseStatus_t tk_st_ = (call);                        \
+    if (tk_st_ != CUSPARSE_STATUS_SUCCESS) {                       \
+      ::tensorkit::cuda_backend::ThrowCusparse(tk_st_, op, #call); \
+    }                                                              \
+  } while (0)
+
+#endif  // TENSORKIT_COMMON_CUDA_CUDA_UTIL_H_

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Runs a GPU bundle (made by `make gpu-bundle`) on a machine with an NVIDIA GPU and CUDA 13:
+# the GPU tests, the tests once more under compute-sanitizer memcheck where it works, then the
+# GPU benchmarks, and prints one table. Needs nothing from a package registry; cuBLAS and
+# cuSPARSE come from this machine's CUDA 13 (a toolkit under /usr/local/cuda*, or the pip
+# wheels of a PyTorch installation). Exit status: 0 when every step passed, 1 otherwise,
+# 2 when the bundle or a device is missing.
+#
+#   scripts/gpu-check.sh BUNDLE_DIR
+set -u
+BUNDLE=${1:-}
+if [[ -z "$BUNDLE" || ! -x "$BUNDLE/bin/tensorkit_gpu_tests" ]]; then
+  echo "usage: scripts/gpu-check.sh BUNDLE_DIR (a folder made by 'make gpu-bundle')" >&2
+  exit 2
+fi
+BUNDLE=$(cd "$BUNDLE" && pwd)
+START=$(date +%s)
+# The whole check stays within 8 minutes: each step gets what is left, within its own cap.
+DEADLINE=$((START + ${TENSORKIT_GPU_CHECK_SECONDS:-470}))
+left() { echo $((DEADLINE - $(date +%s))); }
+
+# --- CUDA libraries of this machine ---------------------------------------------------------
+libdirs=()
+for d in ${CUDA_HOME:+$CUDA_HOME/lib64} /usr/local/cuda/lib64 /usr/local/cuda-13*/lib64 \
+         /usr/local/cuda/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu; do
+  [[ -e "$d/libcublas.so.13" ]] && libdirs+=("$d")
+done
+find_wheel_libs='
+import glob, os, site
+roots = site.getsitepackages() + [site.getusersitepackages()]
+for r in roots:
+    for d in glob.glob(os.path.join(r, "nvidia", "*", "lib")):
+        if glob.glob(os.path.join(d, "libcublas.so.13*")) or glob.glob(os.path.join(d, "libcusparse.so.12*")):
+            print(d)
+'
+if command -v python3 >/dev/null; then
+  for d in $(python3 -c "$find_wheel_libs" 2>/dev/null); do libdirs+=("$d"); done
+fi
+joined=$(printf "%s\n" "${libdirs[@]:-}" | awk "NF && !seen[\$0]++" | paste -sd:)
+export LD_LIBRARY_PATH="$BUNDLE/lib${joined:+:$joined}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+echo "gpu-check: bundle $BUNDLE"
+echo "gpu-check: CUDA libraries from: ${joined:-none found, the loader default paths apply}"
+
+# The bundled programs run with this machine's C library when it is recent enough, otherwise
+# through the bundled loader and C library.
+run() {
+  if [[ -n "${LOADER:-}" ]]; then
+    "$LOADER" --library-path "$(dirname "$LOADER"):$LD_LIBRARY_PATH" "$@"
+  else
+    "$@"
+  fi
+}
+LOADER=
+probe=$("$BUNDLE/bin/tensorkit_gpu_tests" --gtest_list_tests 2>&1 >/dev/null)
+if grep -q "GLIBC" <<<"$probe" && [[ -x "$BUNDLE/glibc/ld-linux-x86-64.so.2" ]]; then
+  LOADER="$BUNDLE/glibc/ld-linux-x86-64.so.2"
+  echo "gpu-check: this machine's C library is older than the bundle's; using the bundled one"
+elif [[ -n "$probe" ]] && ! "$BUNDLE/bin/tensorkit_gpu_tests" --gtest_list_tests >/dev/null 2>&1; then
+  echo "gpu-check: the test program does not start here:" >&2
+  echo "$probe" >&2
+  exit 2
+fi
+
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | sed 's/^/gpu-check: GPU /'
+fi
+devices=$(run "$BUNDLE/bin/tensorkit_gpu_tests" --gtest_filter='GpuDeviceTest.*' 2>&1 | grep -c "SKIPPED \]" || true)
+if [[ "$devices" != "0" ]]; then
+  echo "gpu-check: FAILED: no CUDA device is visible to the bundle (the GPU tests skip); nothing to check" >&2
+  exit 2
+fi
+
+status=0
+declare -A results
+
+# --- 1. the GPU tests -------------------------------------------------------------------------
+echo "=== GPU tests ==="
+t0=$(date +%s)
+if timeout $(( $(left) < 150 ? $(left) : 150 )) bash -c "$(declare -f run); LOADER='$LOADER' run '$BUNDLE/bin/tensorkit_gpu_tests' --gtest_brief=1" ; then
+  results[tests]="passed ($(( $(date +%s) - t0 )) s)"
+else
+  results[tests]="FAILED"
+  status=1
+fi
+
+# --- 2. the same tests under compute-sanitizer memcheck ----------------------------------------
+SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+echo "=== compute-sanitizer memcheck ==="
+if [[ -z "$SAN" ]]; then
+  results[memcheck]="skipped: no compute-sanitizer on this machine"
+else
+  t0=$(date +%s)
+  budget=$(( $(left) - 200 ))  # keep time for the benchmarks
+  (( budget > 180 )) && budget=180
+  if (( budget < 30 )); then
+    results[memcheck]="skipped: not enough time left"
+  else
+    san_cmd=("$SAN" --tool memcheck --error-exitcode 3 --leak-check no)
+    if [[ -n "$LOADER" ]]; then
+      san_cmd+=("$LOADER" --library-path "$BUNDLE/glibc:$LD_LIBRARY_PATH")
+    fi
+    timeout "$budget" "${san_cmd[@]}" "$BUNDLE/bin/tensorkit_gpu_tests" --gtest_brief=1 \
+      > "$BUNDLE/memcheck.log" 2>&1
+    rc=$?
+    tail -5 "$BUNDLE/memcheck.log"
+    if (( rc == 0 )); then
+      results[memcheck]="passed ($(( $(date +%s) - t0 )) s)"
+    elif (( rc == 124 )); then
+      results[memcheck]="incomplete: stopped after ${budget} s (see memcheck.log)"
+    elif grep -q "Target application returned an error\|ERROR SUMMARY: [1-9]" "$BUNDLE/memcheck.log"; then
+      results[memcheck]="FAILED (see memcheck.log)"
+      status=1
+    else
+      results[memcheck]="skipped: compute-sanitizer does not run here (rc $rc, see memcheck.log)"
+    fi
+  fi
+fi
+
+# --- 3. the GPU benchmarks ----------------------------------------------------------------------
+echo "=== GPU benchmarks ==="
+json="$BUNDLE/bench_gpu.json"
+if timeout $(( $(left) > 20 ? $(left) - 10 : 10 )) bash -c "$(declare -f run); LOADER='$LOADER' run '$BUNDLE/bin/bench_gpu' --device cuda --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_format=console --benchmark_out='$json' --benchmark_out_format=json"; then
+  results[bench]="ran"
+else
+  results[bench]="FAILED"
+  status=1
+fi
+
+# --- the table ----------------------------------------------------------------------------------
+echo
+echo "=== tensorkit GPU check: $(( $(date +%s) - START )) s ==="
+printf '%-34s %s\n' "GPU tests" "${results[tests]}" "memcheck" "${results[memcheck]}" \
+  "benchmarks" "${results[bench]}"
+if [[ -s "$json" ]] && command -v python3 >/dev/null; then
+  python3 - "$json" <<'PY'
+import json, sys
+runs = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("aggregate_name") == "median"]
+by = {b["run_name"]: b for b in runs}
+print()
+print(f"{'benchmark (median of 3)':34} {'time':>12} {'GB/s':>9} {'of peak':>8} {'TFLOP/s':>9}")
+for b in runs:
+    t = f"{b['real_time']:.1f} {b['time_unit']}"
+    gbs = f"{b['GB/s']:.0f}" if "GB/s" in b else ""
+    frac = f"{100 * b['peak_frac']:.0f}%" if "peak_frac" in b else ""
+    tf = f"{b['TFLOP/s']:.1f}" if "TFLOP/s" in b else ""
+    print(f"{b['run_name'] + ' ' + b.get('label', ''):34} {t:>12} {gbs:>9} {frac:>8} {tf:>9}")
+print()
+for arg, name in (("8", "float32"), ("7", "bfloat16")):
+    ours, raw = by.get(f"BM_GpuGemmAddProduct/{arg}/manual_time"), by.get(f"BM_GpuGemmRawCublas/{arg}/manual_time")
+    if ours and raw:
+        print(f"GEMM {name}: AddProduct / raw cublasGemmEx time = {ours['real_time'] / raw['real_time']:.3f}")
+PY
+fi
+exit $status
