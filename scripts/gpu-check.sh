@@ -117,24 +117,36 @@ else
 fi
 
 # --- 3. the GPU benchmarks ----------------------------------------------------------------------
+# Runs bundled benchmark program $1 within $2 seconds, its medians to $BUNDLE/$1.json.
+bench() {
+  local out="$BUNDLE/$1.json"
+  if timeout "$2" bash -c "$(declare -f run); LOADER='$LOADER' run '$BUNDLE/bin/$1' --device cuda --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_format=console --benchmark_out='$out' --benchmark_out_format=json"; then
+    results[$1]="ran"
+  else
+    results[$1]="FAILED"
+    status=1
+  fi
+}
 echo "=== GPU benchmarks ==="
+bench bench_gpu $(( $(left) > 100 ? $(left) - 90 : 10 ))  # leaves time for the sparse ones
+echo "=== sparse compute benchmarks (SpMV, SpMM against the raw cuSPARSE calls) ==="
+bench bench_sparse_gpu_compute $(( $(left) > 20 ? $(left) - 10 : 10 ))
 json="$BUNDLE/bench_gpu.json"
-if timeout $(( $(left) > 20 ? $(left) - 10 : 10 )) bash -c "$(declare -f run); LOADER='$LOADER' run '$BUNDLE/bin/bench_gpu' --device cuda --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_format=console --benchmark_out='$json' --benchmark_out_format=json"; then
-  results[bench]="ran"
-else
-  results[bench]="FAILED"
-  status=1
-fi
+sparse_json="$BUNDLE/bench_sparse_gpu_compute.json"
 
 # --- the table ----------------------------------------------------------------------------------
 echo
 echo "=== tensorkit GPU check: $(( $(date +%s) - START )) s ==="
 printf '%-34s %s\n' "GPU tests" "${results[tests]}" "memcheck" "${results[memcheck]}" \
-  "benchmarks" "${results[bench]}"
-if [[ -s "$json" ]] && command -v python3 >/dev/null; then
-  python3 - "$json" <<'PY'
-import json, sys
-runs = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("aggregate_name") == "median"]
+  "benchmarks" "${results[bench_gpu]}" "sparse compute benchmarks" \
+  "${results[bench_sparse_gpu_compute]}"
+if [[ -s "$json" || -s "$sparse_json" ]] && command -v python3 >/dev/null; then
+  python3 - "$json" "$sparse_json" <<'PY'
+import json, os, sys
+runs = []
+for path in sys.argv[1:]:
+    if os.path.exists(path) and os.path.getsize(path) > 0:
+        runs += [b for b in json.load(open(path))["benchmarks"] if b.get("aggregate_name") == "median"]
 by = {b["run_name"]: b for b in runs}
 print()
 print(f"{'benchmark (median of 3)':34} {'time':>12} {'GB/s':>9} {'of peak':>8} {'TFLOP/s':>9}")
@@ -145,10 +157,14 @@ for b in runs:
     tf = f"{b['TFLOP/s']:.1f}" if "TFLOP/s" in b else ""
     print(f"{b['run_name'] + ' ' + b.get('label', ''):34} {t:>12} {gbs:>9} {frac:>8} {tf:>9}")
 print()
-for arg, name in (("8", "float32"), ("7", "bfloat16")):
-    ours, raw = by.get(f"BM_GpuGemmAddProduct/{arg}/manual_time"), by.get(f"BM_GpuGemmRawCublas/{arg}/manual_time")
+ratios = [(f"BM_GpuGemmAddProduct/{arg}/manual_time", f"BM_GpuGemmRawCublas/{arg}/manual_time",
+           f"GEMM {name}: AddProduct / raw cublasGemmEx time") for arg, name in (("8", "float32"), ("7", "bfloat16"))]
+ratios += [(f"BM_{name}Tensorkit/manual_time", f"BM_{name}RawCusparse/manual_time",
+            f"{name.upper()} [10M x 1M], 100M nnz: SparseDenseProduct / raw cuSPARSE time") for name in ("Spmv", "Spmm")]
+for ours_name, raw_name, text in ratios:
+    ours, raw = by.get(ours_name), by.get(raw_name)
     if ours and raw:
-        print(f"GEMM {name}: AddProduct / raw cublasGemmEx time = {ours['real_time'] / raw['real_time']:.3f}")
+        print(f"{text} = {ours['real_time'] / raw['real_time']:.3f}")
 PY
 fi
 exit $status
