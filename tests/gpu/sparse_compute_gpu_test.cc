@@ -69,7 +69,7 @@ void CheckSpmm(uint32_t seed) {
   for (int trial = 0; trial < 24; ++trial) {
     const int64_t m = 1 + rng() % 40, k = 1 + rng() % 30, n = trial % 4 == 0 ? 1 : 1 + rng() % 9;
     const bool vector = trial % 4 == 0, poison = trial % 3 == 0;
-    const int bl = trial % 4, cl = (trial / 4) % 4;
+    const int bl = vector ? (trial / 4) % 3 : trial % 4, cl = (trial / 4) % 4;
     const SparseTensor a = RandomCoo<T>(rng, {m, k}, rng() % (m * k + 1));
     const Tensor b = !vector   ? DenseOperand<T>(vr, k, n, bl)
                      : bl == 2 ? Slice(ref::RandomTensor<T>(vr, {2 * k}), 0, 0, 2 * k, 2)
@@ -275,7 +275,9 @@ TEST(SparseComputeGpu, OperationsNotOnTheDeviceSaySo) {
   const SparseTensor a = testing::MakeSparse<float>({0, 1, 2, 3}, {1, 2}, {3, 4}).To(kGpu);
   const Tensor d = Tensor::Zeros({3, 4}, DType::kFloat32, kGpu);
   ExpectError([&] { SparseMultiply(a, a); }, ErrorCode::kUnsupported, {"SparseMultiply", "cuda:0"});
-  ExpectError([&] { SparseSparseProduct(a, a); }, ErrorCode::kUnsupported, {"SparseSparseProduct"});
+  const SparseTensor sq = testing::MakeSparse<float>({0, 1, 2, 0}, {1, 2}, {3, 3}).To(kGpu);
+  ExpectError([&] { SparseSparseProduct(sq, sq); }, ErrorCode::kUnsupported,
+              {"SparseSparseProduct", "cuda:0"});
   ExpectError([&] { ReduceMax(a, {0}); }, ErrorCode::kUnsupported, {"ReduceMax"});
   ExpectError([&] { Mul(a, d); }, ErrorCode::kUnsupported, {"Mul", "cuda:0"});
   ExpectError([&] { SparseAdd(a, a.To(Device::Cpu())); }, ErrorCode::kDeviceMismatch,
