@@ -3,7 +3,8 @@
 // cusparseSpMV / cusparseSpMM call made directly on the same device arrays (descriptors and
 // work buffer made once, outside the timing). GB/s counts the bytes that must move: the CSR
 // arrays once, x or b once, y or c written once. Run with --device cuda (scripts/gpu-check.sh
-// does). The matrix is built on the host (CsrMatrix::Create takes host arrays) and copied over.
+// does; linked into bench_gpu). The matrix is built on the host (CsrMatrix::Create takes host
+// arrays) and copied over.
 #include <cusparse.h>
 
 #include <cstdint>
@@ -145,7 +146,3 @@ BENCHMARK(BM_SpmmRawCusparse)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tensorkit
-
-int main(int argc, char** argv) {
-  return tensorkit::gpu_bench::Main("bench_sparse_gpu_compute", argc, argv);
-}

@@ -116,37 +116,25 @@ else
   fi
 fi
 
-# --- 3. the GPU benchmarks ----------------------------------------------------------------------
-# Runs bundled benchmark program $1 within $2 seconds, its medians to $BUNDLE/$1.json.
-bench() {
-  local out="$BUNDLE/$1.json"
-  if timeout "$2" bash -c "$(declare -f run); LOADER='$LOADER' run '$BUNDLE/bin/$1' --device cuda --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_format=console --benchmark_out='$out' --benchmark_out_format=json"; then
-    results[$1]="ran"
-  else
-    results[$1]="FAILED"
-    status=1
-  fi
-}
+# --- 3. the GPU benchmarks (dense, and the sparse products against the raw cuSPARSE calls) -----
 echo "=== GPU benchmarks ==="
-bench bench_gpu $(( $(left) > 100 ? $(left) - 90 : 10 ))  # leaves time for the sparse ones
-echo "=== sparse compute benchmarks (SpMV, SpMM against the raw cuSPARSE calls) ==="
-bench bench_sparse_gpu_compute $(( $(left) > 20 ? $(left) - 10 : 10 ))
 json="$BUNDLE/bench_gpu.json"
-sparse_json="$BUNDLE/bench_sparse_gpu_compute.json"
+if timeout $(( $(left) > 20 ? $(left) - 10 : 10 )) bash -c "$(declare -f run); LOADER='$LOADER' run '$BUNDLE/bin/bench_gpu' --device cuda --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_format=console --benchmark_out='$json' --benchmark_out_format=json"; then
+  results[bench]="ran"
+else
+  results[bench]="FAILED"
+  status=1
+fi
 
 # --- the table ----------------------------------------------------------------------------------
 echo
 echo "=== tensorkit GPU check: $(( $(date +%s) - START )) s ==="
 printf '%-34s %s\n' "GPU tests" "${results[tests]}" "memcheck" "${results[memcheck]}" \
-  "benchmarks" "${results[bench_gpu]}" "sparse compute benchmarks" \
-  "${results[bench_sparse_gpu_compute]}"
-if [[ -s "$json" || -s "$sparse_json" ]] && command -v python3 >/dev/null; then
-  python3 - "$json" "$sparse_json" <<'PY'
-import json, os, sys
-runs = []
-for path in sys.argv[1:]:
-    if os.path.exists(path) and os.path.getsize(path) > 0:
-        runs += [b for b in json.load(open(path))["benchmarks"] if b.get("aggregate_name") == "median"]
+  "benchmarks" "${results[bench]}"
+if [[ -s "$json" ]] && command -v python3 >/dev/null; then
+  python3 - "$json" <<'PY'
+import json, sys
+runs = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("aggregate_name") == "median"]
 by = {b["run_name"]: b for b in runs}
 print()
 print(f"{'benchmark (median of 3)':34} {'time':>12} {'GB/s':>9} {'of peak':>8} {'TFLOP/s':>9}")
