@@ -140,9 +140,18 @@ void* Allocate(int64_t bytes) {
     if (void* p = Cache().Take(rounded)) return p;
   }
   void* p = std::aligned_alloc(static_cast<size_t>(kHugePageBytes), static_cast<size_t>(rounded));
-  // First-touch page faults otherwise dominate filling a fresh 100 MB output; a hint only.
-  if (p != nullptr) madvise(p, static_cast<size_t>(rounded), MADV_HUGEPAGE);
+  if (p != nullptr) AdviseHugePages(p, rounded);
   return p;
+}
+
+void AdviseHugePages(void* p, int64_t bytes) noexcept {
+  // First-touch page faults otherwise dominate filling a fresh 100 MB output; a hint only.
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t huge = static_cast<uintptr_t>(kHugePageBytes);
+  const uintptr_t first = (begin + huge - 1) / huge * huge;
+  const uintptr_t last =
+      (begin + static_cast<uintptr_t>(std::max<int64_t>(bytes, 0))) / huge * huge;
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
 }
 
 void Free(void* p, int64_t bytes) noexcept {

@@ -31,6 +31,12 @@ void* Allocate(int64_t bytes);
 // Returns memory from Allocate(bytes) (the same `bytes`); never throws.
 void Free(void* p, int64_t bytes) noexcept;
 
+// Advises the whole 2 MiB pages inside [p, p + bytes) for transparent huge pages (a hint: the
+// first touch of a large block then faults in 2 MiB at a time instead of 4 KiB). For memory
+// that another allocator gave out, such as a host framework's output buffer; Allocate does it
+// for its own large blocks.
+void AdviseHugePages(void* p, int64_t bytes) noexcept;
+
 // The most bytes of freed blocks kept for reuse: 1/16 of physical memory, at most 4 GiB.
 int64_t CachedBytesLimit();
 // Bytes held by the cache now (for tests and diagnostics).

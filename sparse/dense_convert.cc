@@ -5,9 +5,20 @@
 // equal indices are neighbours: fixed chunks are widened so that no run of equal destinations
 // straddles a chunk boundary. Otherwise entries are first grouped by destination range with a
 // stable counting pass, and each range is scattered by one task in entry order. Either way the
-// last entry of a repeated index wins, at any thread count.
+// last entry of a repeated index wins, at any thread count. "Sorted" means non-decreasing
+// destinations (found while computing them), which is all the widened chunks need.
+//
+// Note [fill and scatter in one pass]: a fill (zeros, or a default value) followed by a scatter
+// walks the whole dense tensor twice, and for dense-ish entries the scatter re-reads almost
+// every cache line the fill wrote. With a contiguous target and non-decreasing destinations,
+// each block of the output is filled and then given its entries (a contiguous range, found by
+// binary search) while it is still in cache; a block holds every entry of its destinations, in
+// entry order, so the last of repeated entries still wins.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <limits>
+#include <memory>
 
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/sparse_tensor.h"
@@ -16,75 +27,98 @@ namespace tensorkit {
 namespace si = sparse_internal;
 namespace {
 
-// Fills t (CPU, any pattern) with zero, or "" for strings.
-void FillZero(Tensor& t) {
+// Fills t (CPU, any pattern) with `v`.
+template <typename T>
+void Fill(Tensor& t, const T& v) {
   const int64_t n = t.NumElements();
   if (n == 0) return;
-  Dispatch(t.dtype(), "ToDense", [&]<typename T>() {
-    T* base = static_cast<T*>(t.storage()->data());
-    if (t.IsContiguous()) {
-      T* data = t.data<T>();
-      ParallelFor(0, n, GrainFor(sizeof(T)), [&](int64_t b, int64_t e) {
-        if constexpr (std::is_same_v<T, std::string>) {
-          for (int64_t i = b; i < e; ++i) data[i].clear();
-        } else {
-          std::memset(static_cast<void*>(data + b), 0, static_cast<size_t>(e - b) * sizeof(T));
-        }
-      });
-      return;
-    }
-    const std::vector<int64_t> dims = t.Dims(), strides = t.Strides();
-    ParallelFor(0, n, GrainFor(sizeof(T)), [&](int64_t b, int64_t e) {
-      si::ForEachPosition(dims, strides, t.pattern().offset, b, e,
-                          [&](int64_t, int64_t m, const int64_t*) { base[m] = T{}; });
-    });
+  T* base = static_cast<T*>(t.storage()->data());
+  if (t.IsContiguous()) {
+    T* data = t.data<T>();
+    ParallelFor(0, n, GrainFor(sizeof(T)),
+                [&](int64_t b, int64_t e) { std::fill(data + b, data + e, v); });
+    return;
+  }
+  const std::vector<int64_t> dims = t.Dims(), strides = t.Strides();
+  ParallelFor(0, n, GrainFor(sizeof(T)), [&](int64_t b, int64_t e) {
+    si::ForEachPosition(dims, strides, t.pattern().offset, b, e,
+                        [&](int64_t, int64_t m, const int64_t*) { base[m] = v; });
   });
 }
 
-// Memory index in `dense` of every entry; the position of the first entry outside `shape` in
-// *bad (or -1). The bounds test is fused into the pass that computes the destinations.
-std::vector<int64_t> Destinations(const int64_t* rows, int64_t n, const std::vector<int64_t>& shape,
-                                  const Pattern& pattern, int64_t* bad) {
-  const int rank = static_cast<int>(shape.size());
-  const std::vector<int64_t> strides = pattern.Strides();
-  std::vector<int64_t> dest(static_cast<size_t>(n));
-  const int64_t* dims = shape.data();
+// Where entries land in a dense pattern: the memory index of each host row.
+struct Locator {
+  const int64_t* rows;
+  int rank;
+  const int64_t* dims;
+  std::vector<int64_t> strides;
+  int64_t offset;
+
+  // Memory index of entry i; *out |= whether it lies outside the dims (a bad index never forms
+  // an address).
+  int64_t At(int64_t i, bool* out) const {
+    int64_t m = offset;
+    for (int k = 0; k < rank; ++k) {
+      const int64_t v = rows[i * rank + k];
+      const bool o = static_cast<uint64_t>(v) >= static_cast<uint64_t>(dims[k]);
+      *out |= o;
+      m += (o ? 0 : v) * strides[k];
+    }
+    return m;
+  }
+  int64_t At(int64_t i) const {
+    bool ignored = false;
+    return At(i, &ignored);
+  }
+  // The first entry in [b, n) whose memory index is >= m (the indices never decrease there).
+  int64_t LowerBound(int64_t b, int64_t n, int64_t m) const {
+    while (b < n) {
+      const int64_t mid = b + (n - b) / 2;
+      if (At(mid) < m) {
+        b = mid + 1;
+      } else {
+        n = mid;
+      }
+    }
+    return b;
+  }
+};
+
+// One pass without stores: the position of the first entry outside the dims in *bad (or -1),
+// and in *sorted whether the memory indices never decrease.
+void CheckDestinations(const Locator& loc, int64_t n, int64_t* bad, bool* sorted) {
+  std::atomic<bool> decreases{false};
   *bad = si::FirstFailure(
       n,
       [&](int64_t b, int64_t e) {
-        bool any = false;
+        bool any = false, down = false;
+        int64_t prev = b > 0 ? loc.At(b - 1) : std::numeric_limits<int64_t>::min();
         for (int64_t i = b; i < e; ++i) {
-          int64_t m = pattern.offset;
-          for (int k = 0; k < rank; ++k) {
-            const int64_t v = rows[i * rank + k];
-            const bool out = static_cast<uint64_t>(v) >= static_cast<uint64_t>(shape[k]);
-            any |= out;
-            m += (out ? 0 : v) * strides[k];  // never forms an address from a bad index
-          }
-          dest[i] = m;
+          const int64_t m = loc.At(i, &any);
+          down |= m < prev;
+          prev = m;
         }
+        if (down) decreases.store(true, std::memory_order_relaxed);
         return !any;
       },
-      [&](int64_t i) { return si::OutOfBounds(rows + i * rank, dims, rank); });
-  return dest;
+      [&](int64_t i) { return si::OutOfBounds(loc.rows + i * loc.rank, loc.dims, loc.rank); });
+  *sorted = !decreases.load();
 }
 
 // Scatter of sorted entries: chunks widened over runs of equal destinations.
 template <typename T>
-void ScatterSorted(const T* src, const std::vector<int64_t>& dest, T* base) {
-  const int64_t n = static_cast<int64_t>(dest.size());
+void ScatterSorted(const T* src, const Locator& loc, int64_t n, T* base) {
   ParallelChunks(n, si::kChunk, [&](int64_t, int64_t b, int64_t e) {
-    while (b > 0 && b < e && dest[b] == dest[b - 1]) ++b;  // the previous chunk owns this run
-    while (e < n && e > b && dest[e] == dest[e - 1]) ++e;  // finish our own run
-    for (int64_t i = b; i < e; ++i) base[dest[i]] = src[i];
+    while (b > 0 && b < e && loc.At(b) == loc.At(b - 1)) ++b;  // the previous chunk owns this run
+    while (e < n && e > b && loc.At(e) == loc.At(e - 1)) ++e;  // finish our own run
+    for (int64_t i = b; i < e; ++i) base[loc.At(i)] = src[i];
   });
 }
 
 // Scatter in any entry sequence: a stable counting pass by destination range, then one task
 // per range.
 template <typename T>
-void ScatterAny(const T* src, const std::vector<int64_t>& dest, int64_t lo, int64_t hi, T* base) {
-  const int64_t n = static_cast<int64_t>(dest.size());
+void ScatterAny(const T* src, const int64_t* dest, int64_t n, int64_t lo, int64_t hi, T* base) {
   const int64_t buckets = std::clamp<int64_t>(n / 4096, 1, 1024);
   const int64_t width = (hi - lo) / buckets + 1;
   const int64_t num_chunks = NumChunks(n, si::kChunk);
@@ -116,6 +150,21 @@ void ScatterAny(const T* src, const std::vector<int64_t>& dest, int64_t lo, int6
   });
 }
 
+// Fills the contiguous `dense` with `v` and scatters entries with non-decreasing destinations
+// into it, block by block (Note [fill and scatter in one pass]).
+template <typename T>
+void FillAndScatterSorted(const T* src, const Locator& loc, int64_t n, const T& v, Tensor& dense) {
+  if (dense.NumElements() == 0) return;
+  T* data = dense.data<T>();
+  T* base = static_cast<T*>(dense.storage()->data());
+  ParallelChunks(dense.NumElements(), si::kChunk, [&](int64_t, int64_t lo, int64_t hi) {
+    std::fill(data + lo, data + hi, v);
+    const int64_t first = loc.LowerBound(0, n, loc.offset + lo);
+    const int64_t last = loc.LowerBound(first, n, loc.offset + hi);
+    for (int64_t i = first; i < last; ++i) base[loc.At(i)] = src[i];
+  });
+}
+
 template <typename T>
 bool IsZero(const T& v) {
   if constexpr (std::is_same_v<T, std::string>) {
@@ -127,48 +176,78 @@ bool IsZero(const T& v) {
   }
 }
 
-}  // namespace
-
-void SparseTensor::ToDense(Tensor* dense, bool initialize) const {
-  si::CheckCreated(*this, "ToDense");
+// Both ToDense overloads: unwritten elements become *fill (a CPU scalar of the values' dtype),
+// zero when `zero`, else stay as they are.
+void Scatter(const SparseTensor& st, Tensor* dense, bool zero, const Tensor* fill) {
+  si::CheckCreated(st, "ToDense");
+  const std::vector<int64_t>& shape = st.shape();
   TK_CHECK(dense != nullptr && dense->defined(), kInvalidArgument,
            "ToDense: the dense target is null or undefined; allocate it with Tensor::Empty(",
-           ShapeString(shape_), ", ", DTypeName(dtype()), ") or call ToDense()");
-  TK_CHECK(dense->Dims() == shape_, kShapeMismatch, "ToDense: dense dims ",
-           ShapeString(dense->Dims()), " differ from the sparse shape ", ShapeString(shape_));
-  TK_CHECK(dense->dtype() == dtype(), kDTypeMismatch, "ToDense: dense dtype ",
-           DTypeName(dense->dtype()), " differs from the values' dtype ", DTypeName(dtype()));
+           ShapeString(shape), ", ", DTypeName(st.dtype()), ") or call ToDense()");
+  TK_CHECK(dense->Dims() == shape, kShapeMismatch, "ToDense: dense dims ",
+           ShapeString(dense->Dims()), " differ from the sparse shape ", ShapeString(shape));
+  TK_CHECK(dense->dtype() == st.dtype(), kDTypeMismatch, "ToDense: dense dtype ",
+           DTypeName(dense->dtype()), " differs from the values' dtype ", DTypeName(st.dtype()));
+  if (fill != nullptr) {
+    TK_CHECK(
+        fill->defined() && fill->NumAxes() == 0 && fill->dtype() == st.dtype(), kInvalidArgument,
+        "ToDense: the fill value must be a scalar of dtype ", DTypeName(st.dtype()), ", got ",
+        fill->defined() ? std::string(DTypeName(fill->dtype())) + " " + ShapeString(fill->Dims())
+                        : std::string("an undefined tensor"));
+  }
+  const bool fills = zero || fill != nullptr;
   if (!dense->device().is_cpu()) {
     // Scatter on the host, then copy the whole tensor back.
     TK_CHECK(dense->IsContiguous(), kUnsupported, "ToDense: a strided dense target on ",
              dense->device(), " is not supported; scatter into a contiguous tensor");
-    Tensor host = initialize ? Tensor::Empty(shape_, dtype()) : dense->To(Device::Cpu());
-    ToDense(&host, initialize);
+    Tensor host = fills ? Tensor::Empty(shape, st.dtype()) : dense->To(Device::Cpu());
+    Scatter(st, &host, zero, fill);
     CopyBytes(dense->raw_data(), dense->device(), host.raw_data(), Device::Cpu(),
-              host.NumElements() * DTypeSize(dtype()));
+              host.NumElements() * DTypeSize(st.dtype()));
     return;
   }
-  const Tensor idx = si::HostContiguous(indices_);
-  const Tensor vals = si::HostContiguous(values_);
+  const Tensor idx = si::HostContiguous(st.indices());
+  const Tensor vals = si::HostContiguous(st.values());
+  const Tensor fill_host = fill != nullptr ? si::HostContiguous(*fill) : Tensor();
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
-  const int64_t n = nnz();
+  const int64_t n = st.nnz();
+  const Locator loc{rows, st.rank(), shape.data(), dense->pattern().Strides(),
+                    dense->pattern().offset};
   int64_t bad = -1;
-  const std::vector<int64_t> dest = Destinations(rows, n, shape_, dense->pattern(), &bad);
-  if (bad >= 0) si::ThrowOutOfBounds("ToDense", rows, bad, shape_);
-  if (initialize) FillZero(*dense);
-  if (n == 0) return;
-  const bool sorted =
-      OrderKnown() && si::FirstUnordered(rows, n, rank(), order_, /*strict=*/false) < 0;
-  Dispatch(dtype(), "ToDense", [&]<typename T>() {
-    const T* src = vals.data<T>();
+  bool sorted = false;
+  CheckDestinations(loc, n, &bad, &sorted);
+  if (bad >= 0) si::ThrowOutOfBounds("ToDense", rows, bad, shape);
+  Dispatch(st.dtype(), "ToDense", [&]<typename T>() {
+    const T v = fill != nullptr ? fill_host.data<T>()[0] : T{};
+    const T* src = n > 0 ? vals.data<T>() : nullptr;
     T* base = static_cast<T*>(dense->storage()->data());
-    if (sorted) {
-      ScatterSorted(src, dest, base);
-    } else {
-      ScatterAny(src, dest, MinMemoryIndex(dense->pattern()), MaxMemoryIndex(dense->pattern()),
-                 base);
+    if (fills && sorted && dense->IsContiguous()) {
+      FillAndScatterSorted(src, loc, n, v, *dense);
+      return;
     }
+    if (fills) Fill(*dense, v);
+    if (n == 0) return;
+    if (sorted) {
+      ScatterSorted(src, loc, n, base);
+      return;
+    }
+    std::unique_ptr<int64_t[]> dest(new int64_t[static_cast<size_t>(n)]);
+    ParallelFor(0, n, GrainFor(8 * (loc.rank + 1)), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) dest[i] = loc.At(i);
+    });
+    ScatterAny(src, dest.get(), n, MinMemoryIndex(dense->pattern()),
+               MaxMemoryIndex(dense->pattern()), base);
   });
+}
+
+}  // namespace
+
+void SparseTensor::ToDense(Tensor* dense, bool initialize) const {
+  Scatter(*this, dense, initialize, nullptr);
+}
+
+void SparseTensor::ToDense(Tensor* dense, const Tensor& fill) const {
+  Scatter(*this, dense, false, &fill);
 }
 
 Tensor SparseTensor::ToDense() const {

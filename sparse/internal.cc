@@ -3,6 +3,7 @@
 #include "tensorkit/sparse/internal.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <numeric>
 #include <sstream>
@@ -90,12 +91,71 @@ void CheckIndexBounds(const SparseTensor& st, const char* op) {
   CheckBounds(op, static_cast<const int64_t*>(idx.raw_data()), st.nnz(), st.shape());
 }
 
+namespace {
+
+// Note [rank-specialised checks]: the per-entry tests of FirstUnordered and FirstInvalid run
+// over every entry of every validated tensor; with the rank and the axis order in fixed-size
+// arrays (kRank > 0) the compiler unrolls them into a few branch-free compares per entry.
+template <int kRank, bool kBounds>
+int64_t FirstBadRow(const int64_t* rows, int64_t n, int rank, const int64_t* shape,
+                    const std::vector<int>& order, bool strict) {
+  const int r = kRank > 0 ? kRank : rank;
+  constexpr int kSlots = kRank > 0 ? kRank : 1;
+  std::array<int, kSlots> fixed_order{};
+  std::array<int64_t, kSlots> fixed_shape{};
+  if constexpr (kRank > 0) {
+    for (int k = 0; k < kRank; ++k) {
+      fixed_order[k] = order[k];
+      fixed_shape[k] = kBounds ? shape[k] : 0;
+    }
+  }
+  const int* ord = kRank > 0 ? fixed_order.data() : order.data();
+  const int64_t* dims = kRank > 0 ? fixed_shape.data() : shape;
+  const int limit = strict ? 0 : -1;  // the largest bad value of the compare (row i, row i-1)
+  return FirstWhere(n, [&](int64_t i) -> bool {
+    const int64_t* x = rows + i * r;
+    bool bad = false;
+    if constexpr (kBounds) bad = OutOfBounds(x, dims, r);
+    if (i == 0) return bad;
+    const int64_t* y = x - r;
+    int cmp = 0;
+    for (int k = 0; k < r; ++k) {
+      const int a = ord[k];
+      const int here = (x[a] > y[a]) - (x[a] < y[a]);
+      cmp = cmp != 0 ? cmp : here;
+    }
+    return bad || cmp <= limit;
+  });
+}
+
+template <bool kBounds>
+int64_t FirstBadRowAnyRank(const int64_t* rows, int64_t n, int rank, const int64_t* shape,
+                           const std::vector<int>& order, bool strict) {
+  switch (rank) {
+    case 1:
+      return FirstBadRow<1, kBounds>(rows, n, rank, shape, order, strict);
+    case 2:
+      return FirstBadRow<2, kBounds>(rows, n, rank, shape, order, strict);
+    case 3:
+      return FirstBadRow<3, kBounds>(rows, n, rank, shape, order, strict);
+    case 4:
+      return FirstBadRow<4, kBounds>(rows, n, rank, shape, order, strict);
+    default:
+      return FirstBadRow<0, kBounds>(rows, n, rank, shape, order, strict);
+  }
+}
+
+}  // namespace
+
 int64_t FirstUnordered(const int64_t* rows, int64_t n, int rank, const std::vector<int>& order,
                        bool strict) {
-  const int limit = strict ? 0 : -1;  // the largest bad value of CompareRows(row i, row i-1)
-  return FirstWhere(n, [&](int64_t i) {
-    return i > 0 && CompareRows(rows + i * rank, rows + (i - 1) * rank, order) <= limit;
-  });
+  return FirstBadRowAnyRank<false>(rows, n, rank, nullptr, order, strict);
+}
+
+int64_t FirstInvalid(const int64_t* rows, int64_t n, const std::vector<int64_t>& shape,
+                     const std::vector<int>& order, bool strict) {
+  return FirstBadRowAnyRank<true>(rows, n, static_cast<int>(shape.size()), shape.data(), order,
+                                  strict);
 }
 
 namespace {

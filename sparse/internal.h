@@ -100,6 +100,11 @@ void CheckIndexBounds(const SparseTensor& st, const char* op);
 // (strictly after when `strict`, so that a repeat also counts), or -1.
 int64_t FirstUnordered(const int64_t* rows, int64_t n, int rank, const std::vector<int>& order,
                        bool strict);
+// Bounds and sortedness in one pass: the first entry i of host rows that lies outside `shape`
+// or (i > 0) is not after entry i - 1 in `order` (strictly when `strict`), or -1. Entries are
+// judged in sequence, as TensorFlow's IndicesValid judges them.
+int64_t FirstInvalid(const int64_t* rows, int64_t n, const std::vector<int64_t>& shape,
+                     const std::vector<int>& order, bool strict);
 
 // --- Sorting ----------------------------------------------------------------------------------
 

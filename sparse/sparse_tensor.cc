@@ -76,15 +76,11 @@ bool SparseTensor::CheckIndices(const char* op, bool raise) const {
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
   const int64_t n = nnz();
   const int r = rank();
-  const int64_t out = si::FirstOutOfBounds(rows, n, shape_);
-  if (out >= 0) {
-    if (raise) si::ThrowOutOfBounds(op, rows, out, shape_);
-    return false;
-  }
-  if (OrderKnown()) {
-    const int64_t i = si::FirstUnordered(rows, n, r, order_, /*strict=*/true);
+  if (OrderKnown()) {  // one pass; the first bad entry in sequence is the one named
+    const int64_t i = si::FirstInvalid(rows, n, shape_, order_, /*strict=*/true);
     if (i < 0) return true;
     if (!raise) return false;
+    if (si::OutOfBounds(rows + i * r, shape_.data(), r)) si::ThrowOutOfBounds(op, rows, i, shape_);
     const std::string here = si::RowString(rows + i * r, r);
     const std::string prev = si::RowString(rows + (i - 1) * r, r);
     if (si::SameRow(rows + i * r, rows + (i - 1) * r, r)) {
@@ -96,6 +92,11 @@ bool SparseTensor::CheckIndices(const char* op, bool raise) const {
           ShapeString(order_),
           ") or create the tensor with the order "
           "its entries have");
+  }
+  const int64_t out = si::FirstOutOfBounds(rows, n, shape_);
+  if (out >= 0) {
+    if (raise) si::ThrowOutOfBounds(op, rows, out, shape_);
+    return false;
   }
   // Unknown order: sort a permutation (the tensor stays as it is) and look for equal neighbours.
   const std::vector<int64_t> perm = si::SortPermutation(rows, n, shape_, si::Iota(r));

@@ -70,6 +70,10 @@ class SparseTensor {
   // ("" for strings) when `initialize`. Of repeated indices the last entry wins. Throws Error
   // naming the first entry outside shape() (before writing anything).
   void ToDense(Tensor* dense, bool initialize = true) const;
+  // The same, every element that no entry writes set to `fill` (a scalar of the values' dtype,
+  // e.g. TensorFlow's default_value). With sorted entries and a contiguous target the fill and
+  // the scatter are one pass over `dense`.
+  void ToDense(Tensor* dense, const Tensor& fill) const;
   // A new dense tensor on the CPU (shape() must have at most kMaxAxes axes).
   Tensor ToDense() const;
   // The nonzero elements of `dense` in C order (order {0..rank-1}), on dense's device. Zero:

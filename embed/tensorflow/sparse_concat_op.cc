@@ -95,11 +95,8 @@ class SparseConcatKernel : public tfw::OpKernel {
         Tensor perm = Tensor::Empty({total}, DType::kInt64);
         ReorderInto(joined, StdOrder(rank), &out_indices, &perm, op);
         tfw::Tensor* out = AllocateTf(ctx, 1, {total});
-        if (vals[0].dtype() == tfw::DT_STRING) {
-          GatherFromInputs<tfw::tstring>(vals, perm, out);
-        } else {
-          GatherFromInputs<tfw::complex128>(vals, perm, out);
-        }
+        DispatchByPosition(vals[0].dtype(), op,
+                           [&]<typename T>() { GatherFromInputs<T>(vals, perm, out); });
       }
       Tensor out_shape = AllocateOutput(ctx, 2, {rank}, DType::kInt64);
       for (int a = 0; a < rank; ++a) out_shape.data<int64_t>()[a] = joined.shape()[a];
@@ -114,7 +111,8 @@ class SparseConcatKernel : public tfw::OpKernel {
   REGISTER_KERNEL_BUILDER(                                                                   \
       Name("TensorkitSparseConcat").Device(::tensorflow::DEVICE_CPU).TypeConstraint<T>("T"), \
       SparseConcatKernel);
-TENSORKIT_TF_MOVABLE_TYPES(TENSORKIT_REGISTER)
+// TensorFlow's CPU kernel's dtypes: every one, resource and variant handles included.
+TF_CALL_ALL_TYPES(TENSORKIT_REGISTER)
 #undef TENSORKIT_REGISTER
 
 }  // namespace

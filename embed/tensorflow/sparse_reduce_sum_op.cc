@@ -8,6 +8,7 @@
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/embed/tensorflow/tf_glue.h"
+#include "tensorkit/sparse/host_outputs.h"
 #include "tensorkit/sparse/reduce.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -59,25 +60,41 @@ class SparseReduceSumKernel : public tfw::OpKernel {
         if (reduced[a]) axes.push_back(a);
         if (!reduced[a] || keep_dims_) out_dims.push_back(reduced[a] ? 1 : shape[a]);
       }
-      const Tensor indices = Wrap(ind, DType::kInt64);
+      Tensor indices = Wrap(ind, DType::kInt64);
       const int64_t nnz = ind.dim_size(0);
+      std::vector<int64_t> in_shape = shape;
+      int64_t size = 1;  // of the output, seen flat: its buffer whatever its rank
+      for (int64_t d : out_dims) size *= d;
+      if (rank - static_cast<int>(axes.size()) > kMaxAxes) {
+        // More kept axes than a tensorkit Tensor has: they merge into one (the output's
+        // row-major position), the reduced ones stay.
+        const SparseTensor whole = SparseTensor::Create(indices, Positions(nnz), shape);
+        CheckIndexBounds(whole, op);  // before merging, which could hide a bad coordinate
+        std::vector<std::vector<int>> groups(1);
+        for (int a = 0; a < rank; ++a) {
+          if (!reduced[a]) groups[0].push_back(a);
+        }
+        for (int a : axes) groups.push_back({a});
+        const SparseTensor folded = FoldAxes(whole, groups);
+        indices = folded.indices();
+        in_shape = folded.shape();
+        for (size_t g = 1; g < groups.size(); ++g) axes[g - 1] = static_cast<int>(g);
+      }
       auto reduce_into = [&](const Tensor& values, Tensor* out) {
-        const Tensor sums = ReduceSum(SparseTensor::Create(indices, values, shape), axes);
-        Copy(sums.NumAxes() == out->NumAxes() ? sums : *View(sums, out->Dims()), out);
+        const Tensor sums = ReduceSum(SparseTensor::Create(indices, values, in_shape), axes);
+        Copy(*View(sums, {size}), out);
       };
       if (const std::optional<DType> dt = SumDType(vals.dtype())) {
-        Tensor out = AllocateOutput(ctx, 0, out_dims, *dt);
+        Tensor out = Wrap(*AllocateTf(ctx, 0, out_dims), *dt, std::vector<int64_t>{size});
         reduce_into(Wrap(vals, *dt), &out);
         return;
       }
       // Complex: the real and the imaginary halves are two real sums (strided views).
       const DType half = vals.dtype() == tfw::DT_COMPLEX64 ? DType::kFloat32 : DType::kFloat64;
       Tensor v = Wrap(vals, half, std::vector<int64_t>{nnz, 2});
-      std::vector<int64_t> pair_dims = out_dims;
-      pair_dims.push_back(2);
-      Tensor out = Wrap(*AllocateTf(ctx, 0, out_dims), half, pair_dims);
+      Tensor out = Wrap(*AllocateTf(ctx, 0, out_dims), half, std::vector<int64_t>{size, 2});
       for (int which = 0; which < 2; ++which) {
-        Tensor part = Select(out, static_cast<int>(out_dims.size()), which);
+        Tensor part = Select(out, 1, which);
         reduce_into(Select(v, 1, which), &part);
       }
     });
@@ -91,21 +108,8 @@ class SparseReduceSumKernel : public tfw::OpKernel {
   REGISTER_KERNEL_BUILDER(                                                                      \
       Name("TensorkitSparseReduceSum").Device(::tensorflow::DEVICE_CPU).TypeConstraint<T>("T"), \
       SparseReduceSumKernel);
-// TensorFlow's CPU kernel's dtypes (TF_CALL_NUMBER_TYPES).
-TENSORKIT_REGISTER(int8_t)
-TENSORKIT_REGISTER(uint8_t)
-TENSORKIT_REGISTER(int16_t)
-TENSORKIT_REGISTER(uint16_t)
-TENSORKIT_REGISTER(int32_t)
-TENSORKIT_REGISTER(uint32_t)
-TENSORKIT_REGISTER(int64_t)
-TENSORKIT_REGISTER(uint64_t)
-TENSORKIT_REGISTER(Eigen::half)
-TENSORKIT_REGISTER(::tensorflow::bfloat16)
-TENSORKIT_REGISTER(float)
-TENSORKIT_REGISTER(double)
-TENSORKIT_REGISTER(::tensorflow::complex64)
-TENSORKIT_REGISTER(::tensorflow::complex128)
+// TensorFlow's CPU kernel's dtypes.
+TF_CALL_NUMBER_TYPES(TENSORKIT_REGISTER)
 #undef TENSORKIT_REGISTER
 
 }  // namespace

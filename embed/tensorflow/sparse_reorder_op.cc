@@ -68,7 +68,8 @@ class SparseReorderKernel : public tfw::OpKernel {
   REGISTER_KERNEL_BUILDER(                                                                    \
       Name("TensorkitSparseReorder").Device(::tensorflow::DEVICE_CPU).TypeConstraint<T>("T"), \
       SparseReorderKernel);
-TENSORKIT_TF_MOVABLE_TYPES(TENSORKIT_REGISTER)
+// TensorFlow's CPU kernel's dtypes: every one, resource and variant handles included.
+TF_CALL_ALL_TYPES(TENSORKIT_REGISTER)
 #undef TENSORKIT_REGISTER
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/embed/tensorflow/tf_glue.h"
+#include "tensorkit/sparse/host_outputs.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
 namespace tensorkit::tf {
@@ -86,21 +87,30 @@ class SparseToDenseKernel : public tfw::OpKernel {
       SparseTensor st = SparseTensor::Create(IndicesAsInt64(ind, n, rank), values, shape,
                                              StdOrder(static_cast<int>(rank)));
       if (validate_indices_) st.ValidateIndices();  // sorted, no repeats, in bounds
+      // Past kMaxAxes dims the leading axes merge into one (the output buffer is the same).
+      std::vector<int64_t> dims = shape;
+      if (rank > kMaxAxes) {
+        CheckIndexBounds(st, op);  // before merging, which could hide a bad coordinate
+        std::vector<std::vector<int>> groups(1);
+        for (int a = 0; a < rank; ++a) {
+          if (a > rank - kMaxAxes) groups.emplace_back();
+          groups.back().push_back(a);
+        }
+        st = FoldAxes(st, groups);
+        dims = st.shape();
+      }
       if (bit) {
-        Tensor dense = AllocateOutput(ctx, 0, shape, *bit);
-        Copy(Wrap(def, *bit), &dense);             // the default everywhere (a broadcast)
-        st.ToDense(&dense, /*initialize=*/false);  // checks bounds before writing
+        Tensor dense = Wrap(*AllocateTf(ctx, 0, shape), *bit, dims);
+        st.ToDense(&dense, Wrap(def, *bit));  // checks bounds before writing
         return;
       }
-      Tensor where = Tensor::Empty(shape, DType::kInt64);
-      Set(-1, &where);
-      st.ToDense(&where, /*initialize=*/false);
+      Tensor where = Tensor::Empty(dims, DType::kInt64);
+      Tensor none = Tensor::Empty({}, DType::kInt64);
+      Set(-1, &none);
+      st.ToDense(&where, none);
       tfw::Tensor* dense = AllocateTf(ctx, 0, shape);
-      if (vals.dtype() == tfw::DT_STRING) {
-        FillByPosition<tfw::tstring>(vals, def, where, dense);
-      } else {
-        FillByPosition<tfw::complex128>(vals, def, where, dense);
-      }
+      DispatchByPosition(vals.dtype(), op,
+                         [&]<typename T>() { FillByPosition<T>(vals, def, where, dense); });
     });
   }
 
@@ -119,7 +129,10 @@ class SparseToDenseKernel : public tfw::OpKernel {
                               .TypeConstraint<T>("T")               \
                               .TypeConstraint<int64_t>("Tindices"), \
                           SparseToDenseKernel);
-TENSORKIT_TF_MOVABLE_TYPES(TENSORKIT_REGISTER)
+// TensorFlow's CPU kernel's dtypes: numbers, bool, string and the 8- and 16-bit quantized ones.
+TF_CALL_POD_STRING_TYPES(TENSORKIT_REGISTER)
+TF_CALL_qint8(TENSORKIT_REGISTER) TF_CALL_quint8(TENSORKIT_REGISTER)
+    TF_CALL_qint16(TENSORKIT_REGISTER) TF_CALL_quint16(TENSORKIT_REGISTER)
 #undef TENSORKIT_REGISTER
 
 }  // namespace

@@ -1,8 +1,8 @@
 #include "tensorkit/embed/tensorflow/tf_glue.h"
 
-#include <complex>
 #include <cstring>
 
+#include "tensorkit/common/cpu_memory.h"
 #include "tensorkit/dense/ops.h"
 
 namespace tensorkit::tf {
@@ -12,11 +12,15 @@ std::optional<DType> BitDType(tfw::DataType dt) {
     case tfw::DT_BOOL:
       return DType::kBool;
     case tfw::DT_INT8:
+    case tfw::DT_QINT8:
       return DType::kInt8;
     case tfw::DT_UINT8:
+    case tfw::DT_QUINT8:
       return DType::kUInt8;
     case tfw::DT_INT16:
     case tfw::DT_UINT16:
+    case tfw::DT_QINT16:
+    case tfw::DT_QUINT16:
       return DType::kInt16;
     case tfw::DT_HALF:
       return DType::kFloat16;
@@ -39,7 +43,10 @@ std::optional<DType> BitDType(tfw::DataType dt) {
 }
 
 std::optional<DType> SumDType(tfw::DataType dt) {
-  if (dt == tfw::DT_BOOL || dt == tfw::DT_COMPLEX64) return std::nullopt;
+  // Quantized values carry a scale that a plain sum ignores; TensorFlow's sums refuse them too.
+  if (dt == tfw::DT_BOOL || dt == tfw::DT_COMPLEX64 || tfw::DataTypeIsQuantized(dt)) {
+    return std::nullopt;
+  }
   return BitDType(dt);
 }
 
@@ -61,6 +68,13 @@ tfw::Tensor* AllocateTf(tfw::OpKernelContext* ctx, int index, const std::vector<
   tfw::Tensor* t = nullptr;
   s = ctx->allocate_output(index, shape, &t);
   if (!s.ok()) throw StatusError(s);
+  // TensorFlow's allocator gives fresh pages that tensorkit touches first: the same hint that
+  // tensorkit's own large blocks get (plain elements only: TensorFlow constructed the others).
+  if (tfw::DataTypeCanUseMemcpy(t->dtype()) &&
+      static_cast<int64_t>(t->TotalBytes()) >= cpu_memory::kLargeBlockBytes) {
+    const absl::string_view data = t->tensor_data();
+    cpu_memory::AdviseHugePages(const_cast<char*>(data.data()), static_cast<int64_t>(data.size()));
+  }
   return t;
 }
 
@@ -93,6 +107,32 @@ Tensor IndicesAsInt64(const tfw::Tensor& t, int64_t rows, int64_t cols) {
   return out;
 }
 
+SparseTensor FoldAxes(const SparseTensor& st, const std::vector<std::vector<int>>& groups) {
+  const int rank = st.rank(), folded = static_cast<int>(groups.size());
+  const int64_t n = st.nnz();
+  std::vector<int64_t> shape;
+  for (const std::vector<int>& g : groups) {
+    int64_t d = 1;
+    for (int a : g) d *= st.shape()[a];
+    shape.push_back(d);
+  }
+  // The kernels' indices are TensorFlow buffers or their int64 copies: always contiguous.
+  TK_CHECK(st.indices().IsContiguous(), kInternal, "FoldAxes: strided indices");
+  const int64_t* rows = st.indices().data<int64_t>();
+  Tensor out = Tensor::Empty({n, folded}, DType::kInt64);
+  int64_t* dst = out.data<int64_t>();
+  ParallelFor(0, n, GrainFor(8 * (rank + folded)), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      for (int g = 0; g < folded; ++g) {
+        int64_t m = 0;
+        for (int a : groups[g]) m = m * st.shape()[a] + rows[i * rank + a];
+        dst[i * folded + g] = m;
+      }
+    }
+  });
+  return SparseTensor::Create(out, st.values(), shape);
+}
+
 Tensor Positions(int64_t n, int64_t first) {
   Tensor p = Tensor::Empty({n}, DType::kInt64);
   int64_t* d = p.data<int64_t>();
@@ -102,28 +142,15 @@ Tensor Positions(int64_t n, int64_t first) {
   return p;
 }
 
-namespace {
-
-template <typename T>
-void GatherAs(const tfw::Tensor& in, const Tensor& perm, tfw::Tensor* out) {
-  const T* src = in.flat<T>().data();
-  T* dst = out->flat<T>().data();
-  const int64_t* p = perm.data<int64_t>();
-  ParallelFor(0, perm.NumElements(), GrainFor(sizeof(T) + 8), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) dst[i] = src[p[i]];
-  });
-}
-
-}  // namespace
-
 void GatherByPosition(const tfw::Tensor& in, const Tensor& perm, tfw::Tensor* out) {
-  if (in.dtype() == tfw::DT_STRING) {
-    GatherAs<tfw::tstring>(in, perm, out);
-  } else {
-    TK_CHECK(in.dtype() == tfw::DT_COMPLEX128, kInternal, "GatherByPosition: dtype ",
-             tfw::DataTypeString(in.dtype()), " has a bit dtype");
-    GatherAs<std::complex<double>>(in, perm, out);
-  }
+  DispatchByPosition(in.dtype(), "GatherByPosition", [&]<typename T>() {
+    const T* src = in.flat<T>().data();
+    T* dst = out->flat<T>().data();
+    const int64_t* p = perm.data<int64_t>();
+    ParallelFor(0, perm.NumElements(), GrainFor(sizeof(T) + 8), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) dst[i] = src[p[i]];
+    });
+  });
 }
 
 std::string ShapeText(const tfw::Tensor& t) { return t.shape().DebugString(); }

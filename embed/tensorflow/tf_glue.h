@@ -9,9 +9,10 @@
 //                The TensorFlow tensor must outlive it, which holds within one Compute().
 //   bit dtype    the tensorkit dtype whose elements have the size of a TensorFlow dtype's, for
 //                operations that only move elements (reorder, scatter, concatenation): uint32
-//                moves as int32, complex64 as int64. Dtypes without one (complex128, string)
-//                go through positions: tensorkit sorts or scatters int64 positions and the
-//                kernel gathers the elements itself.
+//                moves as int32, complex64 as int64, qint8 as int8. Dtypes without one
+//                (complex128, string, resource, variant) go through positions: tensorkit sorts
+//                or scatters int64 positions and the kernel copies the elements itself with
+//                TensorFlow's own element copy (DispatchByPosition).
 #ifndef TENSORKIT_EMBED_TENSORFLOW_TF_GLUE_H_
 #define TENSORKIT_EMBED_TENSORFLOW_TF_GLUE_H_
 
@@ -24,11 +25,15 @@
 
 #include "absl/status/status.h"
 #include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/register_types.h"
+#include "tensorflow/core/framework/resource_handle.h"
 #include "tensorflow/core/framework/tensor.h"
+#include "tensorflow/core/framework/variant.h"
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/external.h"
 #include "tensorkit/dense/tensor.h"
+#include "tensorkit/sparse/sparse_tensor.h"
 
 namespace tensorkit::tf {
 
@@ -70,19 +75,25 @@ std::vector<int64_t> IntVector(const tfw::Tensor& t, const char* op, const char*
                                bool allow_scalar = false);
 // A contiguous int64 [rows, cols] copy of int32 indices, or the int64 buffer wrapped as is.
 Tensor IndicesAsInt64(const tfw::Tensor& t, int64_t rows, int64_t cols);
+// st with axes merged: new axis g is the row-major position of st's coordinates on the axes
+// groups[g] (its dim the product of theirs). For dense results of more than kMaxAxes axes,
+// which a tensorkit Tensor cannot hold but whose TensorFlow buffer is the same with merged
+// axes. st's indices must be within its shape (check first); the order becomes unknown.
+SparseTensor FoldAxes(const SparseTensor& st, const std::vector<std::vector<int>>& groups);
 // 0, 1, ..., n - 1 as int64 (the positions that stand in for values without a bit dtype).
 Tensor Positions(int64_t n, int64_t first = 0);
-// out[i] = in[perm[i]] for values without a bit dtype (strings, complex128).
+// Calls f.template operator()<T>() with the C++ element type T of `dt`, one of the dtypes
+// without a bit dtype (string, complex128, resource, variant); `op` names the caller in the
+// error for any other dtype.
+template <typename F>
+void DispatchByPosition(tfw::DataType dt, const char* op, const F& f);
+// out[i] = in[perm[i]] for values without a bit dtype.
 void GatherByPosition(const tfw::Tensor& in, const Tensor& perm, tfw::Tensor* out);
 // "[2,3]": a TensorFlow shape as the messages show it.
 std::string ShapeText(const tfw::Tensor& t);
 
-// Calls m(T) for every dtype that the element-moving ops register: TensorFlow's
-// TF_CALL_ALL_TYPES less resource and variant handles.
-#define TENSORKIT_TF_MOVABLE_TYPES(m)                                                   \
-  m(bool) m(int8_t) m(uint8_t) m(int16_t) m(uint16_t) m(int32_t) m(uint32_t) m(int64_t) \
-      m(uint64_t) m(Eigen::half) m(::tensorflow::bfloat16) m(float) m(double)           \
-          m(::tensorflow::complex64) m(::tensorflow::complex128) m(::tensorflow::tstring)
+// The kernels register TensorFlow's own dtype lists (tensorflow/core/framework/register_types.h)
+// wherever TensorFlow's kernel of the same op does, so that the dtypes stay exactly TensorFlow's.
 
 // ---------------------------------------------------------------------------------------------
 // Definitions
@@ -102,6 +113,23 @@ void RunKernel(tfw::OpKernelContext* ctx, const Body& body) {
     ctx->SetStatus(absl::InternalError(ctx->op_kernel().type_string() + ": " + e.what()));
   } catch (...) {
     ctx->SetStatus(absl::InternalError(ctx->op_kernel().type_string() + ": unknown C++ exception"));
+  }
+}
+
+template <typename F>
+void DispatchByPosition(tfw::DataType dt, const char* op, const F& f) {
+  switch (dt) {
+    case tfw::DT_STRING:
+      return f.template operator()<tfw::tstring>();
+    case tfw::DT_COMPLEX128:
+      return f.template operator()<tfw::complex128>();
+    case tfw::DT_RESOURCE:
+      return f.template operator()<tfw::ResourceHandle>();
+    case tfw::DT_VARIANT:
+      return f.template operator()<tfw::Variant>();
+    default:
+      Throw(ErrorCode::kInternal, op, ": dtype ", tfw::DataTypeString(dt),
+            " moves as a bit dtype, not by position");
   }
 }
 

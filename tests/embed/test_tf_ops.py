@@ -16,6 +16,7 @@ import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 tf = pytest.importorskip("tensorflow")
+from tensorflow.python.framework import kernels  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "embed", "tensorflow"))
 import tensorkit_tf  # noqa: E402
@@ -25,12 +26,32 @@ if not os.path.exists(LIB):
     pytest.skip(f"{LIB} is not built (make tf-ops)", allow_module_level=True)
 ops = tensorkit_tf.load(LIB)
 
-MOVABLE = [tf.bool, tf.int8, tf.uint8, tf.int16, tf.uint16, tf.int32, tf.uint32, tf.int64,
-           tf.uint64, tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.complex64,
-           tf.complex128, tf.string]
-MATMUL = [tf.int32, tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.complex64, tf.complex128]
-SUMMABLE = [tf.int8, tf.uint8, tf.int16, tf.uint16, tf.int32, tf.uint32, tf.int64, tf.uint64,
-            tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.complex64, tf.complex128]
+
+
+def cpu_kernels(op):
+    """The dtype constraints of every CPU kernel registered for `op`: a set of tuples of
+    (attr, dtype name) pairs, e.g. {(("T", "float32"), ("Tindices", "int64")), ...}."""
+    found = set()
+    for k in kernels.get_registered_kernels_for_op(op).kernel:
+        if k.device_type == "CPU":
+            found.add(tuple(sorted((c.name, tf.as_dtype(t).name) for c in k.constraint
+                                   for t in c.allowed_values.list.type)))
+    return found
+
+
+def tf_dtypes(op):
+    """The value dtypes T of TensorFlow's own CPU kernels of `op` (read from its kernel registry,
+    so the tests below cover exactly what TensorFlow 2.21 registers)."""
+    return sorted({tf.as_dtype(dict(k)["T"]) for k in cpu_kernels(op)}, key=lambda d: d.name)
+
+
+# Every dtype TensorFlow registers: resource and variant handles for SparseReorder and
+# SparseConcat, the 8- and 16-bit quantized ones for SparseToDense.
+REORDER, TO_DENSE, CONCAT, MATMUL, SUMMABLE = (
+    tf_dtypes(op) for op in ["SparseReorder", "SparseToDense", "SparseConcat",
+                             "SparseTensorDenseMatMul", "SparseReduceSum"])
+HANDLES = (tf.resource, tf.variant)
+QUANTIZED = {tf.qint8: np.int8, tf.quint8: np.uint8, tf.qint16: np.int16, tf.quint16: np.uint16}
 MODES = ["eager", "function"]
 
 
@@ -39,13 +60,32 @@ def run(fn, mode, *args, **kwargs):
     return (tf.function(fn) if mode == "function" else fn)(*args, **kwargs)
 
 
+VARIABLES = []  # the variables whose handles resource values hold, alive for the whole run
+
+
 def values(rng, dtype, n, small=False):
-    """n random values of dtype (small: integers and floats that sum exactly)."""
+    """n random values of dtype (small: integers and floats that sum exactly). Resource values
+    are handles of float32 variables and variant values TensorLists of float32, each holding a
+    random number, so that decode() can tell them apart."""
+    if dtype in HANDLES:
+        numbers = rng.integers(0, 1000, max(n, 1)).astype(np.float32)
+        if dtype == tf.resource:
+            VARIABLES.extend(tf.Variable(x) for x in numbers)
+            items = [v.handle for v in VARIABLES[len(VARIABLES) - len(numbers):]]
+        else:
+            items = [tf.raw_ops.TensorListFromTensor(tensor=tf.fill([int(x) % 3 + 1], x),
+                                                     element_shape=tf.constant([], tf.int32))
+                     for x in numbers]
+        return tf.stack(items)[:n]
     if dtype == tf.string:
         return tf.constant([("s%d" % v).encode() * (v % 3) for v in rng.integers(0, 50, n)],
                            tf.string)
     if dtype == tf.bool:
         return tf.constant(rng.integers(0, 2, n).astype(bool))
+    if dtype in QUANTIZED:
+        base = np.iinfo(QUANTIZED[dtype])
+        return tf.constant(rng.integers(base.min, base.max, n, endpoint=True).astype(
+            dtype.as_numpy_dtype), dtype)
     if dtype.is_complex:
         re, im = rng.standard_normal(n), rng.standard_normal(n)
         return tf.cast(tf.complex(re, im), dtype)
@@ -53,6 +93,21 @@ def values(rng, dtype, n, small=False):
         lo, hi = (max(-4, dtype.min), 4) if small else (dtype.min, dtype.max)
         return tf.constant(rng.integers(lo, hi, n, endpoint=True, dtype=dtype.as_numpy_dtype))
     return tf.cast(rng.standard_normal(n) * (1 if small else 100), dtype)
+
+
+def scalar(rng, dtype):
+    """One random value of dtype as a scalar tensor."""
+    return tf.reshape(values(rng, dtype, 1), [])
+
+
+def decode(t):
+    """What a vector of handles holds: each variable's value, each TensorList's elements."""
+    if t.dtype == tf.resource:
+        return [float(tf.raw_ops.ReadVariableOp(resource=h, dtype=tf.float32)) for h in
+                tf.unstack(t, num=t.shape[0])]
+    return [tf.raw_ops.TensorListStack(input_handle=h, element_dtype=tf.float32,
+                                       element_shape=tf.constant([], tf.int32)).numpy().tolist()
+            for h in tf.unstack(t, num=t.shape[0])]
 
 
 def entries(rng, shape, nnz, unique=True, shuffled=True):
@@ -76,6 +131,8 @@ def random_shape(rng, rank, hi=6):
 
 def bits(t):
     """Tensor contents for exact comparison: bytes per element, strings as a list."""
+    if t.dtype in HANDLES:
+        return t.shape, decode(t)
     a = t.numpy()
     if t.dtype == tf.string:
         return a.shape, a.tolist()
@@ -107,13 +164,50 @@ OURS = {"SparseReorder": "tensorkit_sparse_reorder", "SparseToDense": "tensorkit
         "SparseReduceSum": "tensorkit_sparse_reduce_sum"}
 
 
+# --- dtypes -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(OURS))
+def test_dtypes_are_tensorflows(name):
+    # Each op registers exactly the (T, Tindices) combinations of TensorFlow's own CPU kernels;
+    # the every-dtype tests below then run each of those dtypes against TensorFlow.
+    theirs = cpu_kernels(name)
+    assert theirs
+    assert cpu_kernels("Tensorkit" + name) == theirs
+
+
+VALUES = {"SparseReorder": "input_values", "SparseConcat": "values"}
+
+
 def both(name, mode, attrs, **inputs):
     """(ours, TensorFlow's): the Tensorkit op and tf.raw_ops.<name> on the same inputs (graph
     inputs under tf.function) and attributes."""
-    def call(op):
-        return run(lambda **t: op(**t, **attrs), mode, **inputs)
+    def call(op, **given):
+        return run(lambda **t: op(**t, **attrs), mode, **given)
 
-    return call(getattr(ops, OURS[name])), call(getattr(tf.raw_ops, name))
+    key = VALUES.get(name)
+    vals = inputs.get(key)
+    parts = vals if isinstance(vals, list) else [vals]
+    if key is not None and parts[0].dtype == tf.resource and min(p.shape[0] for p in parts) == 0:
+        # TensorFlow places an op by its resource inputs' handles and rejects an empty vector of
+        # them before any kernel runs, its own included.
+        for op in [getattr(ops, OURS[name]), getattr(tf.raw_ops, name)]:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Empty resource handle"):
+                call(op, **inputs)
+        return None, None
+    ours = call(getattr(ops, OURS[name]), **inputs)
+    if key is None or parts[0].dtype != tf.resource:
+        return ours, call(getattr(tf.raw_ops, name), **inputs)
+    # TensorFlow's own kernels abort the process on unsorted resource values (their deep copy
+    # checks for variant): its permutation of entry positions, applied with tf.gather, stands
+    # in for its result.
+    sizes = [int(p.shape[0]) for p in parts]
+    starts = np.cumsum([0] + sizes)
+    positions = [tf.range(b, b + n, dtype=tf.int64) for b, n in zip(starts, sizes)]
+    theirs = call(getattr(tf.raw_ops, name),
+                  **{**inputs, key: positions if isinstance(vals, list) else positions[0]})
+    held = tf.stack([h for p in parts for h in tf.unstack(p, num=p.shape[0])])  # no resource concat
+    return ours, theirs._replace(output_values=tf.gather(held, theirs.output_values))
 
 
 def check_reorder(rng, shape, nnz, dtype, mode, shuffled=True):
@@ -121,12 +215,13 @@ def check_reorder(rng, shape, nnz, dtype, mode, shuffled=True):
     ours, theirs = both("SparseReorder", mode, {}, input_indices=idx,
                         input_values=values(rng, dtype, idx.shape[0]),
                         input_shape=tf.constant(shape, tf.int64))
-    assert_same(ours.output_indices, theirs.output_indices)
-    assert_same(ours.output_values, theirs.output_values)
+    if ours is not None:
+        assert_same(ours.output_indices, theirs.output_indices)
+        assert_same(ours.output_values, theirs.output_values)
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("dtype", MOVABLE, ids=lambda d: d.name)
+@pytest.mark.parametrize("dtype", REORDER, ids=lambda d: d.name)
 def test_reorder_every_dtype(dtype, mode):
     rng = np.random.default_rng(1)
     for rank, nnz in [(3, 200), (2, 0), (1, 7)]:
@@ -146,14 +241,14 @@ def test_reorder_ranks_sorted_and_big(rank, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("dtype", MOVABLE, ids=lambda d: d.name)
+@pytest.mark.parametrize("dtype", TO_DENSE, ids=lambda d: d.name)
 def test_to_dense_every_dtype(dtype, mode):
     rng = np.random.default_rng(2)
     for rank, nnz, tindices in [(3, 60, tf.int64), (2, 0, tf.int32), (1, 5, tf.int32)]:
         shape = random_shape(rng, rank, 8)
         idx = entries(rng, shape, nnz, shuffled=False)  # validate_indices needs sorted entries
         vals = values(rng, dtype, idx.shape[0])
-        default = values(rng, dtype, 1)[0]
+        default = scalar(rng, dtype)
         for validate in [True, False]:
             ours, theirs = both("SparseToDense", mode, {"validate_indices": validate},
                                 sparse_indices=tf.cast(idx, tindices),
@@ -163,7 +258,7 @@ def test_to_dense_every_dtype(dtype, mode):
         # A scalar value for every entry.
         ours, theirs = both("SparseToDense", mode, {}, sparse_indices=tf.cast(idx, tindices),
                             output_shape=tf.constant(shape, tindices),
-                            sparse_values=vals[0] if nnz else default, default_value=default)
+                            sparse_values=scalar(rng, dtype), default_value=default)
         assert_same(ours, theirs)
 
 
@@ -179,6 +274,50 @@ def test_to_dense_ranks_unsorted_repeats(rank, mode):
                         output_shape=tf.constant(shape, tf.int64), sparse_values=vals,
                         default_value=tf.constant(-1.0, tf.float64))
     assert_same(ours, theirs)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("rank", [9, 12])
+def test_to_dense_ranks_past_eight(rank, mode):
+    # Past tensorkit's 8 dense axes the leading axes merge; TensorFlow has no such limit.
+    rng = np.random.default_rng(40 + rank)
+    shape = random_shape(rng, rank, 4)
+    idx = entries(rng, shape, 200, shuffled=False)
+    for dtype in [tf.float32, tf.string]:
+        vals = values(rng, dtype, idx.shape[0])
+        for validate in [True, False]:
+            ours, theirs = both("SparseToDense", mode, {"validate_indices": validate},
+                                sparse_indices=idx, output_shape=tf.constant(shape, I64),
+                                sparse_values=vals, default_value=scalar(rng, dtype))
+            assert_same(ours, theirs)
+    # A coordinate past its own dim that the merged axis would still hold is an error.
+    bad = np.zeros((1, rank), np.int64)
+    bad[0, 1] = shape[1]
+    shape[0] = 3
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of bounds"):
+        run(lambda i: ops.tensorkit_sparse_to_dense(sparse_indices=i, output_shape=shape,
+                                                    sparse_values=[1.0], default_value=0.0,
+                                                    validate_indices=False), mode,
+            tf.constant(bad))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_validate_indices_names_tensorflows_entry(mode):
+    # With validate_indices both judge entries in sequence (bounds, then order against the
+    # previous one) and fail with InvalidArgument on the same first bad entry.
+    for idx in [[[2, 0], [1, 0]], [[1, 1], [1, 1]], [[0, 0], [5, 0]], [[0, 0], [-1, 0]],
+                [[2, 0], [1, 0], [9, 9]], [[0, 0], [9, 9], [0, 0]], [[0, 1], [0, 2], [0, 2]]]:
+        i = tf.constant(idx, I64)
+        kwargs = dict(sparse_indices=i, output_shape=tf.constant([3, 3], I64),
+                      sparse_values=tf.ones([len(idx)]), default_value=0.0)
+        found = []
+        for op in [ops.tensorkit_sparse_to_dense, tf.raw_ops.SparseToDense]:
+            with pytest.raises(tf.errors.InvalidArgumentError) as e:
+                run(lambda **t: op(**t, validate_indices=True), mode, **kwargs)
+            found.append(e.value.message)
+        ours, theirs = found
+        entry = int(theirs.split("indices[")[1].split("]")[0])
+        assert f"entry {entry} at" in ours, (idx, ours, theirs)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -212,15 +351,22 @@ def concat_inputs(rng, dtype, rank, n_inputs, dim, nnz):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("dtype", MOVABLE, ids=lambda d: d.name)
+@pytest.mark.parametrize("dtype", CONCAT, ids=lambda d: d.name)
 def test_concat_every_dtype(dtype, mode):
     rng = np.random.default_rng(3)
     for rank, n_inputs, dim in [(3, 3, 1), (2, 2, -1), (1, 2, 0)]:
         inds, vals, shapes = concat_inputs(rng, dtype, rank, n_inputs, dim % rank, 40)
         ours, theirs = both("SparseConcat", mode, {"concat_dim": dim}, indices=inds,
                             values=vals, shapes=shapes)
-        for o, t in zip(ours, theirs):
+        for o, t in zip(ours or [], theirs or []):
             assert_same(o, t)
+        if dtype == tf.resource:  # the same without the empty input, which TensorFlow rejects
+            ours, theirs = both("SparseConcat", mode, {"concat_dim": dim},
+                                indices=inds[:1] + inds[2:] + inds[:1],
+                                values=vals[:1] + vals[2:] + vals[:1],
+                                shapes=shapes[:1] + shapes[2:] + shapes[:1])
+            for o, t in zip(ours, theirs):
+                assert_same(o, t)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -284,19 +430,38 @@ def test_reduce_sum_every_dtype(dtype, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("rank", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("rank", [1, 2, 3, 4, 5, 9, 12])
 def test_reduce_sum_ranks(rank, mode):
+    # Past tensorkit's 8 dense axes the kept axes merge into one; TensorFlow has no such limit,
+    # so ranks 9 and 12 also reduce fixed axis sets that keep more than 8 axes.
     rng = np.random.default_rng(30 + rank)
-    shape = random_shape(rng, rank, 7)
+    shape = random_shape(rng, rank, 7 if rank < 6 else 4)
     idx = entries(rng, shape, 400, unique=False)
     vals = values(rng, tf.float64, idx.shape[0])
-    for _ in range(3):
-        axes = [int(a) for a in rng.choice(np.arange(-rank, rank), int(rng.integers(0, rank + 1)))]
-        ours, theirs = both("SparseReduceSum", mode, {"keep_dims": bool(rng.integers(0, 2))},
+    cases = [([int(a) for a in rng.choice(np.arange(-rank, rank), int(rng.integers(0, rank + 1)))],
+              bool(rng.integers(0, 2))) for _ in range(3)]
+    if rank > 8:
+        cases += [(axes, keep) for axes in [[1], [0, -1], [], list(range(rank - 1)),
+                                            [rank - 2, 3, 3]] for keep in [False, True]]
+    for axes, keep in cases:
+        ours, theirs = both("SparseReduceSum", mode, {"keep_dims": keep},
                             input_indices=idx, input_values=vals,
                             input_shape=tf.constant(shape, tf.int64),
                             reduction_axes=tf.constant(axes, tf.int32))
         assert_close(ours, theirs, tf.float64)
+    if rank < 9:
+        return
+    cvals = values(rng, tf.complex64, idx.shape[0])
+    ours, theirs = both("SparseReduceSum", mode, {"keep_dims": True}, input_indices=idx,
+                        input_values=cvals, input_shape=tf.constant(shape, I64),
+                        reduction_axes=tf.constant([2], tf.int32))
+    assert_close(ours, theirs, tf.complex64)
+    bad = np.zeros((1, rank), np.int64)
+    bad[0, 1] = shape[1]  # inside the merged kept axis, outside its own dim
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of bounds"):
+        run(lambda i: ops.tensorkit_sparse_reduce_sum(
+            input_indices=i, input_values=[1.0], input_shape=[3] + shape[1:],
+            reduction_axes=[rank - 1]), mode, tf.constant(bad))
 
 
 # --- bad input --------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <random>
 
 #include "sparse/sparse_test_util.h"
@@ -117,6 +118,82 @@ TEST(SparseToDense, Misuse) {
   Tensor untouched = Tensor::FromVector<float>({4, 4, 4, 4, 4, 4}, {2, 3});
   EXPECT_THROW(st.ToDense(&untouched), Error);
   EXPECT_EQ(untouched.ToVector<float>(), std::vector<float>(6, 4.0f));  // nothing written
+}
+
+// Naive dense equivalent of st with every absent element `fill` (the last of repeats wins).
+template <typename T>
+std::vector<T> NaiveFilled(const SparseTensor& st, const T& fill) {
+  std::vector<T> out(static_cast<size_t>(Product(st.shape())), fill);
+  const std::vector<int64_t> rows = Rows(st);
+  const std::vector<T> vals = st.values().ToVector<T>();
+  for (int64_t i = 0; i < st.nnz(); ++i) out[Linear(rows, i, st.shape())] = vals[i];
+  return out;
+}
+
+TEST(SparseToDenseFill, RandomSortedAndUnsortedAcrossBlocks) {
+  // Sorted entries take the one-pass fill and scatter over blocks of 65536 elements (repeats
+  // straddling block ends included); unsorted ones fill first, then scatter.
+  std::mt19937_64 rng(21);
+  const Tensor fill = Tensor::FromVector<double>({2.5}, {});
+  for (int trial = 0; trial < 8; ++trial) {
+    std::vector<int64_t> shape;
+    for (int a = 0; a < 1 + trial % 4; ++a) shape.push_back(1 + static_cast<int64_t>(rng() % 9));
+    if (trial % 2 == 1) shape = {300 + trial, 700};  // several blocks
+    const int64_t n = static_cast<int64_t>(rng() % static_cast<uint64_t>(Product(shape) / 2 + 2));
+    SparseTensor st = MakeSparse<double>(RandomRows(rng, n, shape), RandomValues(rng, n), shape);
+    for (int threads : {1, 2, 3}) {
+      SetNumThreads(threads);
+      Tensor dense = Tensor::Empty(shape, DType::kFloat64);
+      st.ToDense(&dense, fill);
+      EXPECT_EQ(dense.ToVector<double>(), NaiveFilled(st, 2.5)) << trial << " unsorted";
+    }
+    SparseTensor sorted = st;
+    std::vector<int> order(shape.size());
+    std::iota(order.begin(), order.end(), 0);
+    sorted.Reorder(order);
+    for (int threads : {1, 2, 3}) {
+      SetNumThreads(threads);
+      Tensor dense = Tensor::Empty(shape, DType::kFloat64);
+      sorted.ToDense(&dense, fill);
+      EXPECT_EQ(dense.ToVector<double>(), NaiveFilled(sorted, 2.5)) << trial << " sorted";
+    }
+  }
+  SetNumThreads(2);
+}
+
+TEST(SparseToDenseFill, StridedTargetStringsAndEmpty) {
+  SparseTensor st = MakeSparse<float>({0, 1, 2, 0}, {5, 7}, {3, 2}, {0, 1});
+  Tensor base = Tensor::FromVector<float>({9, 9, 9, 9, 9, 9}, {2, 3});
+  Tensor view = base.WithPattern(MakePattern({3, 2}, {1, 3}));  // transposed
+  st.ToDense(&view, Tensor::FromVector<float>({-1}, {}));
+  EXPECT_EQ(view.ToVector<float>(), (std::vector<float>{-1, 5, -1, -1, 7, -1}));
+  SparseTensor words = MakeSparse<std::string>({1, 0, 0, 2}, {"b", "a"}, {2, 3});
+  Tensor dense = Tensor::Empty({2, 3}, DType::kString);
+  words.ToDense(&dense, Tensor::FromVector<std::string>({"z"}, {}));
+  EXPECT_EQ(dense.ToVector<std::string>(),
+            (std::vector<std::string>{"z", "z", "a", "b", "z", "z"}));
+  SparseTensor empty = MakeSparse<int32_t>({}, {}, {2, 2}, {0, 1});
+  Tensor four = Tensor::Empty({2, 2}, DType::kInt32);
+  empty.ToDense(&four, Tensor::FromVector<int32_t>({7}, {}));
+  EXPECT_EQ(four.ToVector<int32_t>(), std::vector<int32_t>(4, 7));
+}
+
+TEST(SparseToDenseFill, Misuse) {
+  SparseTensor ok = MakeSparse<float>({0, 1}, {1}, {2, 3});
+  Tensor dense = Tensor::Zeros({2, 3}, DType::kFloat32);
+  ExpectError([&] { ok.ToDense(&dense, Tensor::FromVector<double>({1}, {})); },
+              {"ToDense", "fill", "float32", "float64"});
+  ExpectError(
+      [&] {
+        ok.ToDense(&dense, Tensor::FromVector<float>({1, 2}, {2}));
+      },
+      {"ToDense", "fill", "scalar", "[2]"});
+  // Out of bounds: nothing is written, not even the fill.
+  SparseTensor bad = MakeSparse<float>({0, 1, 1, 3}, {1, 2}, {2, 3}, {0, 1});
+  Tensor untouched = Tensor::FromVector<float>({4, 4, 4, 4, 4, 4}, {2, 3});
+  ExpectError([&] { bad.ToDense(&untouched, Tensor::FromVector<float>({0}, {})); },
+              {"ToDense", "entry 1 at [1 3]"});
+  EXPECT_EQ(untouched.ToVector<float>(), std::vector<float>(6, 4.0f));
 }
 
 TEST(SparseFromDense, RoundTripKeepsCOrder) {

@@ -52,6 +52,28 @@ TEST(SparseValidate, NegativeIndexIsOutOfBounds) {
   ExpectError([&] { st.ValidateIndices(); }, {"entry 1", "[1 -1]", "axis 1: -1 < 0"});
 }
 
+TEST(SparseValidate, NamesTheFirstBadEntryInSequence) {
+  // Bounds and order are judged entry by entry (as TensorFlow's IndicesValid): an unordered
+  // entry before an out-of-bounds one is the one named, and the other way round.
+  SparseTensor unordered_first = MakeSparse<float>({2, 0, 1, 0, 9, 9}, {1, 2, 3}, {3, 3}, {0, 1});
+  ExpectError([&] { unordered_first.ValidateIndices(); },
+              {"entry 1 at [1 0]", "not after entry 0 at [2 0]"});
+  SparseTensor out_first = MakeSparse<float>({0, 0, 5, 0, 1, 0}, {1, 2, 3}, {3, 3}, {0, 1});
+  ExpectError([&] { out_first.ValidateIndices(); }, {"entry 1 at [5 0]", "axis 0: 5 >= 3"});
+  // Ranks past the specialised ones, and a non-identity order.
+  std::vector<int64_t> rows;
+  for (int64_t i = 0; i < 6; ++i) {
+    for (int64_t a = 0; a < 6; ++a) rows.push_back(a == 5 ? i : 0);  // sorted by the last axis
+  }
+  SparseTensor rank6 =
+      MakeSparse<float>(rows, std::vector<float>(6, 1), {1, 1, 1, 1, 1, 6}, {5, 0, 1, 2, 3, 4});
+  EXPECT_TRUE(rank6.IndicesValid());
+  rows[3 * 6 + 5] = 2;  // entry 3 repeats entry 2
+  SparseTensor repeat6 =
+      MakeSparse<float>(rows, std::vector<float>(6, 1), {1, 1, 1, 1, 1, 6}, {5, 0, 1, 2, 3, 4});
+  ExpectError([&] { repeat6.ValidateIndices(); }, {"entry 3 at [0 0 0 0 0 2]", "repeats entry 2"});
+}
+
 TEST(SparseValidate, KnownOrderRequiresStrictIncrease) {
   SparseTensor unsorted = MakeSparse<float>({0, 1, 2, 0, 1, 3}, {1, 2, 3}, {3, 4}, {0, 1});
   EXPECT_FALSE(unsorted.IndicesValid());

@@ -1,0 +1,64 @@
+// Shared by the GPU benchmarks, which are one program, bench_gpu (bench/gpu_bench.cc holds its
+// main and the dense benchmarks; bench/gpu/*.cc add theirs): timing with CUDA events on the
+// current stream, and the bandwidth and FLOP counters that scripts/gpu-check.sh tabulates.
+#ifndef TENSORKIT_BENCH_GPU_BENCH_UTIL_H_
+#define TENSORKIT_BENCH_GPU_BENCH_UTIL_H_
+
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "tensorkit/common/device.h"
+#include "tensorkit/common/stream.h"
+
+namespace tensorkit::gpu_bench {
+
+inline const Device kGpu = Device::Cuda(0);
+
+// The device's peak memory bandwidth in bytes/s: double data rate over the bus width.
+inline double PeakBytesPerSecond() {
+  int clock_khz = 0, bus_bits = 0;
+  cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0);
+  cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0);
+  return 2.0 * clock_khz * 1e3 * bus_bits / 8.0;
+}
+
+// Runs f once to warm up, then times every iteration with CUDA events on the current stream.
+template <typename F>
+void TimeOnDevice(benchmark::State& state, F&& f) {
+  cudaStream_t s = cuda::CurrentStream(kGpu);
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  f();
+  cuda::Synchronize(kGpu);
+  for (auto _ : state) {
+    cudaEventRecord(start, s);
+    f();
+    cudaEventRecord(stop, s);
+    cudaEventSynchronize(stop);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    state.SetIterationTime(ms / 1e3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+}
+
+// GB/s and the fraction of peak bandwidth for `bytes` moved per iteration.
+inline void SetBandwidth(benchmark::State& state, int64_t bytes) {
+  const double total = static_cast<double>(bytes) * static_cast<double>(state.iterations());
+  state.counters["GB/s"] = benchmark::Counter(total / 1e9, benchmark::Counter::kIsRate);
+  state.counters["peak_frac"] =
+      benchmark::Counter(total / PeakBytesPerSecond(), benchmark::Counter::kIsRate);
+}
+
+inline void SetFlops(benchmark::State& state, double flops) {
+  state.counters["TFLOP/s"] = benchmark::Counter(
+      flops * static_cast<double>(state.iterations()) / 1e12, benchmark::Counter::kIsRate);
+}
+
+}  // namespace tensorkit::gpu_bench
+
+#endif  // TENSORKIT_BENCH_GPU_BENCH_UTIL_H_
