@@ -116,7 +116,7 @@ else
   fi
 fi
 
-# --- 3. the GPU benchmarks ----------------------------------------------------------------------
+# --- 3. the GPU benchmarks (dense, and the sparse products against the raw cuSPARSE calls) -----
 echo "=== GPU benchmarks ==="
 json="$BUNDLE/bench_gpu.json"
 if timeout $(( $(left) > 20 ? $(left) - 10 : 10 )) bash -c "$(declare -f run); LOADER='$LOADER' run '$BUNDLE/bin/bench_gpu' --device cuda --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_format=console --benchmark_out='$json' --benchmark_out_format=json"; then
@@ -145,10 +145,14 @@ for b in runs:
     tf = f"{b['TFLOP/s']:.1f}" if "TFLOP/s" in b else ""
     print(f"{b['run_name'] + ' ' + b.get('label', ''):34} {t:>12} {gbs:>9} {frac:>8} {tf:>9}")
 print()
-for arg, name in (("8", "float32"), ("7", "bfloat16")):
-    ours, raw = by.get(f"BM_GpuGemmAddProduct/{arg}/manual_time"), by.get(f"BM_GpuGemmRawCublas/{arg}/manual_time")
+ratios = [(f"BM_GpuGemmAddProduct/{arg}/manual_time", f"BM_GpuGemmRawCublas/{arg}/manual_time",
+           f"GEMM {name}: AddProduct / raw cublasGemmEx time") for arg, name in (("8", "float32"), ("7", "bfloat16"))]
+ratios += [(f"BM_{name}Tensorkit/manual_time", f"BM_{name}RawCusparse/manual_time",
+            f"{name.upper()} [10M x 1M], 100M nnz: SparseDenseProduct / raw cuSPARSE time") for name in ("Spmv", "Spmm")]
+for ours_name, raw_name, text in ratios:
+    ours, raw = by.get(ours_name), by.get(raw_name)
     if ours and raw:
-        print(f"GEMM {name}: AddProduct / raw cublasGemmEx time = {ours['real_time'] / raw['real_time']:.3f}")
+        print(f"{text} = {ours['real_time'] / raw['real_time']:.3f}")
 PY
 fi
 exit $status

@@ -19,6 +19,7 @@ extern "C" {  // GraphBLAS.h declares C functions without a C++ guard
 #include <vector>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/ops.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/products.h"
 
@@ -357,6 +358,18 @@ SparseTensor Elementwise(const SparseTensor& a, const SparseTensor& b, EWise kin
   TK_CHECK(a.dtype() == b.dtype(), kDTypeMismatch, op, ": dtypes differ: ", DTypeName(a.dtype()),
            " and ", DTypeName(b.dtype()), "; convert the values of one operand");
   TypeOf(a.dtype(), op);
+  if (a.device().is_cuda() || b.device().is_cuda()) {
+    TK_CHECK(a.device() == b.device(), kDeviceMismatch, op, ": a is on ", a.device(),
+             " but b is on ", b.device(), "; move one with To(", a.device(), ")");
+    TK_CHECK(kind == EWise::kAdd, kUnsupported, op, ": operands on ", a.device(),
+             " are not supported yet; move them with To(Device::Cpu())");
+    // The union on the device: both entry lists, then Coalesce (bounds, stable sort, sums in
+    // entry order: a's entries before b's).
+    SparseTensor both = SparseTensor::Create(ConcatenateRows({a.indices(), b.indices()}),
+                                             Concatenate({a.values(), b.values()}, 0), a.shape());
+    both.Coalesce();
+    return both;
+  }
   CsrMatrix ca = FlattenToCsr(a, op), cb = FlattenToCsr(b, op);
   return UnflattenFromCsr(RunGraphBLAS(ca, cb, false, kind, op), a.shape());
 }

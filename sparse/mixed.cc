@@ -22,9 +22,10 @@ constexpr DTypeSet kMixedDTypes = ops_internal::kComputeDTypes;
 // (0 where b has no such axis or a dim of 1).
 std::vector<int64_t> BroadcastStrides(const SparseTensor& a, const Tensor& b, const char* op) {
   b.CheckDefined(op);
-  si::CheckIndexBounds(a, op);
-  TK_CHECK(b.device().is_cpu(), kDeviceMismatch, op, ": the sparse operand is on the CPU but the",
-           " dense one is on ", b.device(), "; move it with Tensor::To(Device::Cpu())");
+  si::CheckCreated(a, op);
+  TK_CHECK(b.device() == a.device(), kDeviceMismatch, op, ": the sparse operand is on ", a.device(),
+           " but the dense one is on ", b.device(), "; move it with Tensor::To(", a.device(), ")");
+  if (a.device().is_cpu()) si::CheckIndexBounds(a, op);  // on a device, ReduceSum checks them
   TK_CHECK(a.dtype() == b.dtype(), kDTypeMismatch, op, ": dtypes differ: sparse ",
            DTypeName(a.dtype()), ", dense ", DTypeName(b.dtype()),
            "; convert one operand with Copy");
@@ -51,7 +52,7 @@ Tensor Add(const SparseTensor& a, const Tensor& b) {
   BroadcastStrides(a, b, op);
   TK_CHECK(a.rank() <= kMaxAxes, kUnsupported, op, ": the dense result of shape ",
            ShapeString(a.shape()), " would have more than ", kMaxAxes, " axes");
-  Tensor out = ReduceSum(a, {});  // a's dense form, duplicates summed
+  Tensor out = ReduceSum(a, {});  // a's dense form, duplicates summed (on a's device)
   AddTo(b, &out);                 // the engine broadcasts b
   return out;
 }
@@ -59,6 +60,8 @@ Tensor Add(const SparseTensor& a, const Tensor& b) {
 SparseTensor Mul(const SparseTensor& a, const Tensor& b) {
   const char* op = "Mul";
   const std::vector<int64_t> bs = BroadcastStrides(a, b, op);
+  TK_CHECK(a.device().is_cpu(), kUnsupported, op, ": operands on ", a.device(),
+           " are not supported yet; move them with To(Device::Cpu())");
   const int64_t nnz = a.nnz();
   const int rank = a.rank();
   // The element of b that each entry meets, as a memory index of b's storage.

@@ -14,8 +14,11 @@
 //   beta == 0        c is never read, so NaN in an uninitialised c cannot leak.
 //   Dense operands may have any strides (views, transposes). Results are bit-identical at any
 //   thread count except SpGEMM of floating values with b wider than 4M columns, whose sums
-//   GraphBLAS may split across threads. Everything runs on the CPU; accumulation is in the value
-//   type (float for the 16-bit floats; integers wrap around on overflow).
+//   GraphBLAS may split across threads. Accumulation is in the value type (float for the 16-bit
+//   floats; integers wrap around on overflow).
+//   on a device  a sparse-dense product whose sparse operand is on a CUDA device runs there
+//                through cuSPARSE (float32, float64, float16, bfloat16), every operand on that
+//                device; the other products run on the CPU (sparse/README.md).
 #ifndef TENSORKIT_SPARSE_PRODUCTS_H_
 #define TENSORKIT_SPARSE_PRODUCTS_H_
 

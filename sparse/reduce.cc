@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/ops.h"
+#include "tensorkit/dense/views.h"
 #include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
@@ -109,6 +111,28 @@ void CheckInput(const SparseTensor& st, const char* op) {
   Dispatch<kReduceDTypes>(st.dtype(), op, []<typename T>() {});
 }
 
+// --- On a CUDA device: the structural ops, no reduction kernel of its own -------------------
+
+// The sums of a ReduceSumSparse on st's CUDA device: Coalesce of st (bounds, duplicates summed),
+// its indices on the kept axes copied by the dense engine, and Coalesce again, which sums each
+// output's entries in a fixed order (stable sort, entry order within a position).
+SparseTensor DeviceReduceSum(const SparseTensor& st, const ReducePlan& plan, const char* op) {
+  Dispatch<kReduceDTypes>(st.dtype(), op, []<typename T>() {});
+  SparseTensor full = st;
+  full.Coalesce();
+  const int kept = static_cast<int>(plan.out_shape.size());
+  Tensor idx = Tensor::Empty({full.nnz(), kept}, DType::kInt64, st.device());
+  for (int a = 0, j = 0; a < st.rank(); ++a) {
+    if (plan.reduced[a]) continue;
+    Tensor column = Slice(idx, 1, j, j + 1);
+    Copy(Slice(full.indices(), 1, a, a + 1), &column);
+    ++j;
+  }
+  SparseTensor out = SparseTensor::Create(idx, full.values(), plan.out_shape);
+  out.Coalesce();
+  return out;
+}
+
 // Max (kMax) or min of one output's slice: entries [p0, p1) sorted by their position `in`
 // within the slice (duplicates of a position summed first), and 0 when fewer than slice_size
 // positions are stored (an absent entry is an implicit zero).
@@ -183,6 +207,14 @@ void SumGroups(const Tensor& ptr_t, const Tensor& values, int64_t out_size, T* o
 
 Tensor ReduceSum(const SparseTensor& st, std::vector<int> axes) {
   const char* op = "ReduceSum";
+  if (st.device().is_cuda()) {
+    Dispatch<kReduceDTypes>(st.dtype(), op, []<typename T>() {});
+    const ReducePlan plan = MakePlan(st, std::move(axes), op);
+    Tensor out = Tensor::Empty(plan.out_shape, st.dtype(), st.device());  // checks rank and size
+    if (plan.out_size == 0) return out;
+    DeviceReduceSum(st, plan, op).ToDense(&out);
+    return out;
+  }
   CheckInput(st, op);
   const ReducePlan plan = MakePlan(st, std::move(axes), op);
   Tensor out = Tensor::Empty(plan.out_shape, st.dtype());  // checks rank and size
@@ -294,7 +326,15 @@ SparseTensor ReduceToSparse(const SparseTensor& st, std::vector<int> axes, Reduc
 }  // namespace
 
 SparseTensor ReduceSumSparse(const SparseTensor& st, std::vector<int> axes) {
-  return ReduceToSparse(st, std::move(axes), Reduction::kSum, "ReduceSumSparse");
+  const char* op = "ReduceSumSparse";
+  if (st.device().is_cuda()) {
+    const ReducePlan plan = MakePlan(st, std::move(axes), op);
+    TK_CHECK(!plan.out_overflow && plan.out_size <= (int64_t{1} << 62), kUnsupported, op,
+             ": the kept axes of shape ", ShapeString(st.shape()),
+             " span more than 2^62 positions");
+    return DeviceReduceSum(st, plan, op);
+  }
+  return ReduceToSparse(st, std::move(axes), Reduction::kSum, op);
 }
 
 SparseTensor ReduceMaxSparse(const SparseTensor& st, std::vector<int> axes) {
@@ -307,6 +347,21 @@ SparseTensor ReduceMinSparse(const SparseTensor& st, std::vector<int> axes) {
 
 Tensor RowNnz(const SparseTensor& st, int axis) {
   const char* op = "RowNnz";
+  if (st.device().is_cuda()) {
+    // Counts as the sums of ones over every other axis; the sorted copy checks every bound.
+    axis = NormalizeAxis(axis, st.rank(), op);
+    SparseTensor checked = st;
+    checked.Reorder(si::Iota(st.rank()));
+    Tensor one = Tensor::Empty({st.nnz()}, DType::kInt64, st.device());
+    Set(1, &one);
+    Tensor column = Tensor::Empty({st.nnz(), 1}, DType::kInt64, st.device());
+    Copy(Slice(checked.indices(), 1, axis, axis + 1), &column);
+    SparseTensor counts = SparseTensor::Create(column, one, {st.shape()[axis]});
+    counts.Coalesce();
+    Tensor out = Tensor::Empty({st.shape()[axis]}, DType::kInt64, st.device());
+    counts.ToDense(&out);
+    return out;
+  }
   si::CheckIndexBounds(st, op);
   axis = NormalizeAxis(axis, st.rank(), op);
   const int64_t dim = st.shape()[axis];

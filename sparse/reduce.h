@@ -11,7 +11,10 @@
 //                   with stored {-3, -1} and a missing entry is 0, not -1.
 //   determinism     sums add each output's entries in a fixed order (by position, then input
 //                   order), so results are bit-identical at any thread count.
-//   Value dtypes: every numeric dtype but bool (integers wrap around on overflow). CPU only.
+//   Value dtypes: every numeric dtype but bool (integers wrap around on overflow).
+//   on a device    ReduceSum, ReduceSumSparse and RowNnz of a tensor on a CUDA device run there
+//                  and return results there; ReduceMax/ReduceMin (and their sparse forms) are
+//                  CPU only (sparse/README.md).
 #ifndef TENSORKIT_SPARSE_REDUCE_H_
 #define TENSORKIT_SPARSE_REDUCE_H_
 

@@ -227,6 +227,10 @@ CsrMatrix SparseSparseProduct(const CsrMatrix& a, const CsrMatrix& b) {
 SparseTensor SparseSparseProduct(const SparseTensor& a, const SparseTensor& b) {
   const char* op = "SparseSparseProduct";
   CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
+  TK_CHECK(a.device() == b.device(), kDeviceMismatch, op, ": a is on ", a.device(), " but b is on ",
+           b.device(), "; move one with To(", a.device(), ")");
+  TK_CHECK(a.device().is_cpu(), kUnsupported, op, ": operands on ", a.device(),
+           " are not supported yet; move them with To(Device::Cpu())");
   return SparseSparseProduct(si::CsrFromSparse(a, op), si::CsrFromSparse(b, op)).ToSparse();
 }
 

@@ -34,7 +34,19 @@ namespace tensorkit::cuda_backend {
   X(cusparseCreate)              \
   X(cusparseSetStream)           \
   X(cusparseGetErrorString)      \
-  X(cusparseGetErrorName)
+  X(cusparseGetErrorName)        \
+  X(cusparseCreateCsr)           \
+  X(cusparseDestroySpMat)        \
+  X(cusparseCreateDnMat)         \
+  X(cusparseDestroyDnMat)        \
+  X(cusparseCreateDnVec)         \
+  X(cusparseDestroyDnVec)        \
+  X(cusparseSpMV_bufferSize)     \
+  X(cusparseSpMV)                \
+  X(cusparseSpMM_bufferSize)     \
+  X(cusparseSpMM)                \
+  X(cusparseSpGEMM_createDescr)  \
+  X(cusparseSpGEMM_destroyDescr)
 
 #define TK_LIBRARY_MEMBER(name) decltype(&::name) name = nullptr;
 struct CublasApi {

@@ -1,0 +1,141 @@
+// Internal, for .cu files only: cuSPARSE descriptors and work buffers that free themselves.
+//
+// Glossary
+//   descriptor   a cuSPARSE host object describing a matrix or vector over device arrays (it
+//                owns none of them). Kernels receive what they need by value when they are
+//                enqueued, so a descriptor may be destroyed as soon as its last call returns.
+//   SpMat        a CSR matrix with 64-bit offsets and indices (tensorkit's int64 arrays as they
+//                are, no narrowing copy); a CSC matrix is the CSR matrix of its transpose.
+//   DnMat, DnVec a dense matrix (row- or column-major with a leading dimension) or a contiguous
+//                vector.
+//   work buffer  scratch a call asks for by size: one DeviceBuffer (common/cuda/device_buffer.h)
+//                from the stream-ordered allocator on the current stream.
+//   All calls go through the library table of the handle lease (cuda_util.h).
+#ifndef TENSORKIT_SPARSE_CUDA_CUSPARSE_UTIL_H_
+#define TENSORKIT_SPARSE_CUDA_CUSPARSE_UTIL_H_
+
+#include <cstdint>
+
+#include "tensorkit/common/cuda/cuda_util.h"
+#include "tensorkit/common/cuda/device_buffer.h"
+#include "tensorkit/common/dtype.h"
+
+namespace tensorkit::sparse_cuda {
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+// ---------------------------------------------------------------------------------------------
+
+// The value type cuSPARSE uses for `dtype`, and the type it computes in (float for the 16-bit
+// floats, as on the CPU); false for dtypes cuSPARSE's generic products do not take.
+bool CudaTypes(DType dtype, cudaDataType* value, cudaDataType* compute);
+
+// Each class owns one cuSPARSE object, created by its constructor (an Error naming `op` on
+// failure) and destroyed by its destructor (whose status is dropped: it runs in destructors).
+class SpMat {
+ public:
+  SpMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols, int64_t nnz,
+        const int64_t* ptr, const int64_t* minor, const void* values, cudaDataType type,
+        const char* op);
+  ~SpMat();
+  SpMat(const SpMat&) = delete;
+  SpMat& operator=(const SpMat&) = delete;
+  cusparseSpMatDescr_t get() const { return d_; }
+
+ private:
+  const cuda_backend::CusparseApi* api_;
+  cusparseSpMatDescr_t d_ = nullptr;
+};
+
+class DnMat {
+ public:
+  DnMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols, int64_t ld,
+        bool row_major, const void* values, cudaDataType type, const char* op);
+  ~DnMat();
+  DnMat(const DnMat&) = delete;
+  DnMat& operator=(const DnMat&) = delete;
+  cusparseDnMatDescr_t get() const { return d_; }
+
+ private:
+  const cuda_backend::CusparseApi* api_;
+  cusparseDnMatDescr_t d_ = nullptr;
+};
+
+class DnVec {
+ public:
+  DnVec(const cuda_backend::CusparseLease& lease, int64_t size, const void* values,
+        cudaDataType type, const char* op);
+  ~DnVec();
+  DnVec(const DnVec&) = delete;
+  DnVec& operator=(const DnVec&) = delete;
+  cusparseDnVecDescr_t get() const { return d_; }
+
+ private:
+  const cuda_backend::CusparseApi* api_;
+  cusparseDnVecDescr_t d_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Definitions
+// ---------------------------------------------------------------------------------------------
+
+inline bool CudaTypes(DType dtype, cudaDataType* value, cudaDataType* compute) {
+  switch (dtype) {
+    case DType::kFloat32:
+      *value = *compute = CUDA_R_32F;
+      return true;
+    case DType::kFloat64:
+      *value = *compute = CUDA_R_64F;
+      return true;
+    case DType::kFloat16:
+      *value = CUDA_R_16F;
+      *compute = CUDA_R_32F;
+      return true;
+    case DType::kBFloat16:
+      *value = CUDA_R_16BF;
+      *compute = CUDA_R_32F;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// cuSPARSE takes non-const pointers for matrices it only reads; it never writes through them.
+inline SpMat::SpMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols,
+                    int64_t nnz, const int64_t* ptr, const int64_t* minor, const void* values,
+                    cudaDataType type, const char* op)
+    : api_(lease.api) {
+  TK_CUSPARSE_CHECK(
+      op, api_->cusparseCreateCsr(&d_, rows, cols, nnz, const_cast<int64_t*>(ptr),
+                                  const_cast<int64_t*>(minor), const_cast<void*>(values),
+                                  CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_BASE_ZERO,
+                                  type));
+}
+inline SpMat::~SpMat() {
+  if (d_ != nullptr) api_->cusparseDestroySpMat(d_);
+}
+
+inline DnMat::DnMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols,
+                    int64_t ld, bool row_major, const void* values, cudaDataType type,
+                    const char* op)
+    : api_(lease.api) {
+  TK_CUSPARSE_CHECK(op,
+                    api_->cusparseCreateDnMat(&d_, rows, cols, ld, const_cast<void*>(values), type,
+                                              row_major ? CUSPARSE_ORDER_ROW : CUSPARSE_ORDER_COL));
+}
+inline DnMat::~DnMat() {
+  if (d_ != nullptr) api_->cusparseDestroyDnMat(d_);
+}
+
+inline DnVec::DnVec(const cuda_backend::CusparseLease& lease, int64_t size, const void* values,
+                    cudaDataType type, const char* op)
+    : api_(lease.api) {
+  TK_CUSPARSE_CHECK(op, api_->cusparseCreateDnVec(&d_, size, const_cast<void*>(values), type));
+}
+inline DnVec::~DnVec() {
+  if (d_ != nullptr) api_->cusparseDestroyDnVec(d_);
+}
+
+}  // namespace tensorkit::sparse_cuda
+
+#endif  // TENSORKIT_SPARSE_CUDA_CUSPARSE_UTIL_H_

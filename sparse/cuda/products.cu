@@ -1,0 +1,102 @@
+// Sparse-dense products on a CUDA device through cuSPARSE's generic API, and the key kernel of
+// the batched product. Everything is enqueued on the device's current stream; nothing here
+// waits for the device.
+//
+// Algorithms, chosen for the same bits on every run (the cuSPARSE documentation's algorithm
+// tables): cusparseSpMV with CUSPARSE_SPMV_CSR_ALG2 ("deterministic (bit-wise) results for each
+// run"; ALG1, the default, is not) and cusparseSpMM with CUSPARSE_SPMM_CSR_ALG1 (deterministic,
+// takes row- and column-major B and C and 64-bit indices). Both only for the non-transposed
+// sparse operand, which is the only one the callers pass (spmm_plan.h, op flags).
+#include <algorithm>
+
+#include "tensorkit/common/cuda/cuda_util.h"
+#include "tensorkit/common/cuda/device_buffer.h"
+#include "tensorkit/sparse/cuda/compute.h"
+#include "tensorkit/sparse/cuda/cusparse_util.h"
+
+namespace tensorkit::sparse_cuda {
+namespace {
+
+namespace cb = cuda_backend;
+
+// alpha and beta in the compute type, as cuSPARSE reads them (host pointer mode).
+struct Coefficients {
+  float f32[2];
+  double f64[2];
+  bool wide;
+  const void* alpha() const { return wide ? static_cast<const void*>(&f64[0]) : &f32[0]; }
+  const void* beta() const { return wide ? static_cast<const void*>(&f64[1]) : &f32[1]; }
+};
+
+Coefficients MakeCoefficients(Scalar alpha, Scalar beta, cudaDataType compute) {
+  Coefficients k{};
+  k.wide = compute == CUDA_R_64F;
+  k.f64[0] = alpha.ToDouble();
+  k.f64[1] = beta.ToDouble();
+  k.f32[0] = static_cast<float>(k.f64[0]);
+  k.f32[1] = static_cast<float>(k.f64[1]);
+  return k;
+}
+
+__global__ void BatchKeysKernel(const int64_t* idx, int64_t s0, int64_t s1, int64_t nnz, int64_t m,
+                                int64_t k, bool block_diagonal, int64_t* out) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < nnz;
+       e += step) {
+    const int64_t* row = idx + e * s0;
+    BatchKeys(row[0], row[s1], row[2 * s1], m, k, block_diagonal, &out[2 * e], &out[2 * e + 1]);
+  }
+}
+
+}  // namespace
+
+void Spmm(const char* op, DType dtype, const CsrOperand& a, const DenseOperand& b,
+          const DenseOperand& c, bool vector, Scalar alpha, Scalar beta, int device) {
+  cudaDataType value_type, compute_type;
+  TK_CHECK(CudaTypes(dtype, &value_type, &compute_type), kInternal, op, ": dtype ",
+           DTypeName(dtype), " reached cuSPARSE");
+  const Coefficients k = MakeCoefficients(alpha, beta, compute_type);
+  cb::DeviceGuard guard(device, op);
+  cb::CusparseLease lease = cb::Cusparse(device, op);
+  const SpMat mat(lease, a.rows, a.cols, a.nnz, a.ptr, a.minor, a.values, value_type, op);
+  const cusparseOperation_t n = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  size_t bytes = 0;
+  if (vector) {
+    const DnVec x(lease, a.cols, b.data, value_type, op), y(lease, a.rows, c.data, value_type, op);
+    TK_CUSPARSE_CHECK(op, lease.api->cusparseSpMV_bufferSize(
+                              lease.handle, n, k.alpha(), mat.get(), x.get(), k.beta(), y.get(),
+                              compute_type, CUSPARSE_SPMV_CSR_ALG2, &bytes));
+    const cb::DeviceBuffer work(static_cast<int64_t>(bytes), device);
+    TK_CUSPARSE_CHECK(
+        op, lease.api->cusparseSpMV(lease.handle, n, k.alpha(), mat.get(), x.get(), k.beta(),
+                                    y.get(), compute_type, CUSPARSE_SPMV_CSR_ALG2, work.data()));
+    return;
+  }
+  const DnMat bm(lease, b.rows, b.cols, b.layout.ld, b.layout.row_major, b.data, value_type, op);
+  const DnMat cm(lease, c.rows, c.cols, c.layout.ld, c.layout.row_major, c.data, value_type, op);
+  TK_CUSPARSE_CHECK(op, lease.api->cusparseSpMM_bufferSize(
+                            lease.handle, n, n, k.alpha(), mat.get(), bm.get(), k.beta(), cm.get(),
+                            compute_type, CUSPARSE_SPMM_CSR_ALG1, &bytes));
+  const cb::DeviceBuffer work(static_cast<int64_t>(bytes), device);
+  TK_CUSPARSE_CHECK(
+      op, lease.api->cusparseSpMM(lease.handle, n, n, k.alpha(), mat.get(), bm.get(), k.beta(),
+                                  cm.get(), compute_type, CUSPARSE_SPMM_CSR_ALG1, work.data()));
+}
+
+Tensor BatchKeyRows(const Tensor& indices, int64_t m, int64_t k, bool block_diagonal,
+                    const char* op) {
+  const int64_t nnz = indices.Dim(0);
+  const int device = indices.device().index;
+  Tensor out = Tensor::Empty({nnz, 2}, DType::kInt64, indices.device());
+  if (nnz == 0) return out;
+  cb::DeviceGuard guard(device, op);
+  constexpr int kThreads = 256;
+  const int blocks = static_cast<int>(std::min<int64_t>((nnz + kThreads - 1) / kThreads, 65536));
+  BatchKeysKernel<<<blocks, kThreads, 0, cb::Stream(device)>>>(
+      indices.data<int64_t>(), indices.Stride(0), indices.Stride(1), nnz, m, k, block_diagonal,
+      out.data<int64_t>());
+  TK_CUDA_CHECK(op, cudaGetLastError());
+  return out;
+}
+
+}  // namespace tensorkit::sparse_cuda
