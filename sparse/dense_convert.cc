@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "tensorkit/dense/ops.h"
+#include "tensorkit/sparse/cuda/structure.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -138,6 +140,17 @@ void SparseTensor::ToDense(Tensor* dense, bool initialize) const {
            ShapeString(dense->Dims()), " differ from the sparse shape ", ShapeString(shape_));
   TK_CHECK(dense->dtype() == dtype(), kDTypeMismatch, "ToDense: dense dtype ",
            DTypeName(dense->dtype()), " differs from the values' dtype ", DTypeName(dtype()));
+  if (si::OnCuda(indices_)) {  // Note [scatter without races] on the device: sort, last wins
+    TK_CHECK(dense->device() == device(), kDeviceMismatch, "ToDense: the sparse tensor is on ",
+             device(), " but the dense target is on ", dense->device(),
+             "; allocate the target on the same device (Tensor::Empty(", ShapeString(shape_), ", ",
+             DTypeName(dtype()), ", ", device(), "))");
+    const Tensor idx = si::Contiguous(indices_);
+    si::CheckDeviceBounds("ToDense", idx, shape_);
+    if (initialize) SetZero(dense);
+    sparse_cuda::Scatter(idx, si::Contiguous(values_), dense);
+    return;
+  }
   if (!dense->device().is_cpu()) {
     // Scatter on the host, then copy the whole tensor back.
     TK_CHECK(dense->IsContiguous(), kUnsupported, "ToDense: a strided dense target on ",
@@ -175,13 +188,18 @@ Tensor SparseTensor::ToDense() const {
   si::CheckCreated(*this, "ToDense");
   TK_CHECK(rank() <= kMaxAxes, kUnsupported, "ToDense: shape ", ShapeString(shape_), " has ",
            rank(), " axes; dense tensors have at most ", kMaxAxes);
-  Tensor dense = Tensor::Empty(shape_, dtype());
+  Tensor dense = Tensor::Empty(shape_, dtype(), device());
   ToDense(&dense, true);
   return dense;
 }
 
 SparseTensor SparseTensor::FromDense(const Tensor& dense) {
   dense.CheckDefined("FromDense");
+  if (si::OnCuda(dense)) {  // count, then compact, on the device
+    Tensor indices, values;
+    sparse_cuda::Nonzeros(si::Contiguous(dense), &indices, &values);
+    return Create(std::move(indices), std::move(values), dense.Dims(), si::Iota(dense.NumAxes()));
+  }
   const Tensor host = dense.device().is_cpu() ? dense : dense.To(Device::Cpu());
   const std::vector<int64_t> dims = host.Dims(), strides = host.Strides();
   const int rank = host.NumAxes();
