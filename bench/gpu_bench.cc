@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_bench_util.h"
 #include "tensorkit/common/stream.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
@@ -22,45 +23,9 @@ namespace {
 
 constexpr int64_t kN = 16384;  // elementwise and reduction tensors: kN x kN float32
 constexpr int64_t kG = 8192;   // GEMM: kG x kG x kG
-const Device kGpu = Device::Cuda(0);
-
-// The device's peak memory bandwidth in bytes/s: double data rate over the bus width.
-double PeakBytesPerSecond() {
-  int clock_khz = 0, bus_bits = 0;
-  cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0);
-  cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0);
-  return 2.0 * clock_khz * 1e3 * bus_bits / 8.0;
-}
-
-// Runs f once to warm up, then times every iteration with CUDA events on the current stream.
-template <typename F>
-void TimeOnDevice(benchmark::State& state, F&& f) {
-  cudaStream_t s = cuda::CurrentStream(kGpu);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  f();
-  cuda::Synchronize(kGpu);
-  for (auto _ : state) {
-    cudaEventRecord(start, s);
-    f();
-    cudaEventRecord(stop, s);
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    state.SetIterationTime(ms / 1e3);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-}
-
-// GB/s and the fraction of peak bandwidth for `bytes` moved per iteration.
-void SetBandwidth(benchmark::State& state, int64_t bytes) {
-  const double total = static_cast<double>(bytes) * static_cast<double>(state.iterations());
-  state.counters["GB/s"] = benchmark::Counter(total / 1e9, benchmark::Counter::kIsRate);
-  state.counters["peak_frac"] =
-      benchmark::Counter(total / PeakBytesPerSecond(), benchmark::Counter::kIsRate);
-}
+using gpu_bench::kGpu;
+using gpu_bench::SetBandwidth;
+using gpu_bench::TimeOnDevice;
 
 void SetFlops(benchmark::State& state, double flops) {
   state.counters["TFLOP/s"] = benchmark::Counter(
@@ -162,32 +127,4 @@ BENCHMARK(BM_GpuGemmRawCublas)
 }  // namespace
 }  // namespace tensorkit
 
-// `--device cuda` is required (and removed before Google Benchmark parses the rest), so that a
-// plain run of every bench_* program on a machine without a GPU does not fail.
-int main(int argc, char** argv) {
-  std::vector<char*> args;
-  bool cuda = false;
-  for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
-      cuda = std::strcmp(argv[i + 1], "cuda") == 0;
-      ++i;
-    } else if (std::strcmp(argv[i], "--device=cuda") == 0) {
-      cuda = true;
-    } else {
-      args.push_back(argv[i]);
-    }
-  }
-  if (!cuda) {
-    std::printf("bench_gpu: pass --device cuda to run the GPU benchmarks\n");
-    return 0;
-  }
-  if (tensorkit::CudaDeviceCount() == 0) {
-    std::fprintf(stderr, "bench_gpu: --device cuda given but no CUDA device is visible\n");
-    return 1;
-  }
-  int n = static_cast<int>(args.size());
-  benchmark::Initialize(&n, args.data());
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return tensorkit::gpu_bench::Main("bench_gpu", argc, argv); }

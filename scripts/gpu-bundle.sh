@@ -24,11 +24,11 @@ command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]] || {
 }
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTENSORKIT_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90-real -DTENSORKIT_BUILD_TOOLS=OFF >/dev/null
-cmake --build "$BUILD" -j "$JOBS" --target tensorkit_gpu_tests bench_gpu
+cmake --build "$BUILD" -j "$JOBS" --target tensorkit_gpu_tests bench_gpu bench_sparse_gpu
 
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/glibc"
-for exe in tensorkit_gpu_tests bench_gpu; do
+for exe in tensorkit_gpu_tests bench_gpu bench_sparse_gpu; do
   strip --strip-unneeded -o "$OUT/bin/$exe" "$BUILD/bin/$exe"
 done
 cp scripts/gpu-check.sh "$OUT/"

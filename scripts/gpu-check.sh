@@ -126,15 +126,26 @@ else
   status=1
 fi
 
+json_sparse="$BUNDLE/bench_sparse_gpu.json"
+if [[ -x "$BUNDLE/bin/bench_sparse_gpu" ]]; then
+  if timeout $(( $(left) > 20 ? $(left) - 10 : 10 )) bash -c "$(declare -f run); LOADER='$LOADER' run '$BUNDLE/bin/bench_sparse_gpu' --device cuda --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_format=console --benchmark_out='$json_sparse' --benchmark_out_format=json"; then
+    results[bench]+=", sparse ran"
+  else
+    results[bench]+=", sparse FAILED"
+    status=1
+  fi
+fi
+
 # --- the table ----------------------------------------------------------------------------------
 echo
 echo "=== tensorkit GPU check: $(( $(date +%s) - START )) s ==="
 printf '%-34s %s\n' "GPU tests" "${results[tests]}" "memcheck" "${results[memcheck]}" \
   "benchmarks" "${results[bench]}"
 if [[ -s "$json" ]] && command -v python3 >/dev/null; then
-  python3 - "$json" <<'PY'
-import json, sys
-runs = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("aggregate_name") == "median"]
+  python3 - "$json" "$json_sparse" <<'PY'
+import json, os, sys
+runs = [b for f in sys.argv[1:] if os.path.exists(f) and os.path.getsize(f) > 0
+        for b in json.load(open(f))["benchmarks"] if b.get("aggregate_name") == "median"]
 by = {b["run_name"]: b for b in runs}
 print()
 print(f"{'benchmark (median of 3)':34} {'time':>12} {'GB/s':>9} {'of peak':>8} {'TFLOP/s':>9}")
@@ -149,6 +160,9 @@ for arg, name in (("8", "float32"), ("7", "bfloat16")):
     ours, raw = by.get(f"BM_GpuGemmAddProduct/{arg}/manual_time"), by.get(f"BM_GpuGemmRawCublas/{arg}/manual_time")
     if ours and raw:
         print(f"GEMM {name}: AddProduct / raw cublasGemmEx time = {ours['real_time'] / raw['real_time']:.3f}")
+for b in runs:
+    if "vs_raw_sort" in b:
+        print(f"Reorder of 100M entries: raw SortPairs time / Reorder time = {b['vs_raw_sort']:.3f}")
 PY
 fi
 exit $status
