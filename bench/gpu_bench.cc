@@ -124,32 +124,4 @@ BENCHMARK(BM_GpuGemmRawCublas)
 }  // namespace
 }  // namespace tensorkit
 
-// `--device cuda` is required (and removed before Google Benchmark parses the rest), so that a
-// plain run of every bench_* program on a machine without a GPU does not fail.
-int main(int argc, char** argv) {
-  std::vector<char*> args;
-  bool cuda = false;
-  for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
-      cuda = std::strcmp(argv[i + 1], "cuda") == 0;
-      ++i;
-    } else if (std::strcmp(argv[i], "--device=cuda") == 0) {
-      cuda = true;
-    } else {
-      args.push_back(argv[i]);
-    }
-  }
-  if (!cuda) {
-    std::printf("bench_gpu: pass --device cuda to run the GPU benchmarks\n");
-    return 0;
-  }
-  if (tensorkit::CudaDeviceCount() == 0) {
-    std::fprintf(stderr, "bench_gpu: --device cuda given but no CUDA device is visible\n");
-    return 1;
-  }
-  int n = static_cast<int>(args.size());
-  benchmark::Initialize(&n, args.data());
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return tensorkit::gpu_bench::Main("bench_gpu", argc, argv); }

@@ -116,7 +116,7 @@ else
   fi
 fi
 
-# --- 3. the GPU benchmarks (dense, and the sparse products against the raw cuSPARSE calls) -----
+# --- 3. the GPU benchmarks: one program, dense and sparse (bench/gpu_bench.cc, bench/gpu/) -------
 echo "=== GPU benchmarks ==="
 json="$BUNDLE/bench_gpu.json"
 if timeout $(( $(left) > 20 ? $(left) - 10 : 10 )) bash -c "$(declare -f run); LOADER='$LOADER' run '$BUNDLE/bin/bench_gpu' --device cuda --benchmark_min_time=0.3 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_format=console --benchmark_out='$json' --benchmark_out_format=json"; then
@@ -133,8 +133,9 @@ printf '%-34s %s\n' "GPU tests" "${results[tests]}" "memcheck" "${results[memche
   "benchmarks" "${results[bench]}"
 if [[ -s "$json" ]] && command -v python3 >/dev/null; then
   python3 - "$json" <<'PY'
-import json, sys
-runs = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("aggregate_name") == "median"]
+import json, os, sys
+runs = [b for f in sys.argv[1:] if os.path.exists(f) and os.path.getsize(f) > 0
+        for b in json.load(open(f))["benchmarks"] if b.get("aggregate_name") == "median"]
 by = {b["run_name"]: b for b in runs}
 print()
 print(f"{'benchmark (median of 3)':34} {'time':>12} {'GB/s':>9} {'of peak':>8} {'TFLOP/s':>9}")
@@ -153,6 +154,9 @@ for ours_name, raw_name, text in ratios:
     ours, raw = by.get(ours_name), by.get(raw_name)
     if ours and raw:
         print(f"{text} = {ours['real_time'] / raw['real_time']:.3f}")
+for b in runs:
+    if "vs_raw_sort" in b:
+        print(f"Reorder of 100M entries: raw SortPairs time / Reorder time = {b['vs_raw_sort']:.3f}")
 PY
 fi
 exit $status

@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/views.h"
+#include "tensorkit/sparse/cuda/structure.h"
 #include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
@@ -215,10 +217,27 @@ Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major
   return out;
 }
 
+// CompressSparse on the device: a stable sort by (major, minor) gives the CPU's arrays (a
+// stable counting sort by major key, then stable sorts within slices: the same unique result);
+// the pointers are lower bounds in the sorted major keys.
+Compressed CompressOnDevice(const SparseTensor& st, int major_axis, const char* op) {
+  const Tensor idx = Contiguous(st.indices());
+  CheckDeviceBounds(op, idx, st.shape());
+  Compressed out;
+  Tensor sorted;
+  sparse_cuda::SortEntries(idx, Contiguous(st.values()), st.shape(), {major_axis, 1 - major_axis},
+                           &sorted, &out.values);
+  out.ptr = sparse_cuda::RunPointers(sorted, major_axis, st.shape()[major_axis]);
+  out.minor = Select(sorted, 1, 1 - major_axis).Clone();
+  return out;
+}
+
 Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op) {
-  CheckOnCpu(st, op);
+  CheckCreated(st, op);
   TK_CHECK(st.rank() == 2, kShapeMismatch, op, ": needs a 2-D sparse tensor, got shape ",
            ShapeString(st.shape()));
+  if (OnCuda(st.indices())) return CompressOnDevice(st, major_axis, op);
+  CheckOnCpu(st, op);
   CheckIndexBounds(st, op);
   const Tensor& idx = st.indices();
   const int64_t nnz = st.nnz();

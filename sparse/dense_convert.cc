@@ -20,6 +20,8 @@
 #include <limits>
 #include <memory>
 
+#include "tensorkit/dense/ops.h"
+#include "tensorkit/sparse/cuda/structure.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -196,6 +198,21 @@ void Scatter(const SparseTensor& st, Tensor* dense, bool zero, const Tensor* fil
                         : std::string("an undefined tensor"));
   }
   const bool fills = zero || fill != nullptr;
+  if (si::OnCuda(st.indices())) {  // Note [scatter without races] on the device: sort, last wins
+    TK_CHECK(dense->device() == st.device(), kDeviceMismatch, "ToDense: the sparse tensor is on ",
+             st.device(), " but the dense target is on ", dense->device(),
+             "; allocate the target on the same device (Tensor::Empty(", ShapeString(shape), ", ",
+             DTypeName(st.dtype()), ", ", st.device(), "))");
+    const Tensor idx = si::Contiguous(st.indices());
+    si::CheckDeviceBounds("ToDense", idx, shape);
+    if (zero) {
+      SetZero(dense);
+    } else if (fill != nullptr) {
+      Copy(fill->To(dense->device()), dense);  // the scalar broadcast over the target
+    }
+    sparse_cuda::Scatter(idx, si::Contiguous(st.values()), dense);
+    return;
+  }
   if (!dense->device().is_cpu()) {
     // Scatter on the host, then copy the whole tensor back.
     TK_CHECK(dense->IsContiguous(), kUnsupported, "ToDense: a strided dense target on ",
@@ -254,13 +271,18 @@ Tensor SparseTensor::ToDense() const {
   si::CheckCreated(*this, "ToDense");
   TK_CHECK(rank() <= kMaxAxes, kUnsupported, "ToDense: shape ", ShapeString(shape_), " has ",
            rank(), " axes; dense tensors have at most ", kMaxAxes);
-  Tensor dense = Tensor::Empty(shape_, dtype());
+  Tensor dense = Tensor::Empty(shape_, dtype(), device());
   ToDense(&dense, true);
   return dense;
 }
 
 SparseTensor SparseTensor::FromDense(const Tensor& dense) {
   dense.CheckDefined("FromDense");
+  if (si::OnCuda(dense)) {  // count, then compact, on the device
+    Tensor indices, values;
+    sparse_cuda::Nonzeros(si::Contiguous(dense), &indices, &values);
+    return Create(std::move(indices), std::move(values), dense.Dims(), si::Iota(dense.NumAxes()));
+  }
   const Tensor host = dense.device().is_cpu() ? dense : dense.To(Device::Cpu());
   const std::vector<int64_t> dims = host.Dims(), strides = host.Strides();
   const int rank = host.NumAxes();

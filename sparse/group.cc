@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "tensorkit/sparse/cuda/structure.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -19,6 +20,9 @@ struct SparseTensor::Group::State {
   int rank = 0;
   std::vector<int> dims;
   int64_t nnz = 0;
+  // On a CUDA device only: group starts (then nnz) and coordinates, found there and fetched.
+  std::vector<int64_t> starts, coords;
+  bool on_device = false;
 };
 
 namespace {
@@ -86,8 +90,16 @@ SparseTensor::GroupIterable SparseTensor::group(const std::vector<int>& dims) co
   si::CheckCreated(*this, "group");
   CheckGroupDims(dims, order_, rank(), OrderKnown());
   auto state = std::make_shared<Group::State>();
-  state->indices = si::HostContiguous(indices_);
-  state->values = si::HostContiguous(values_);
+  if (si::OnCuda(indices_)) {  // views into device memory; boundaries found on the device
+    state->on_device = true;
+    state->indices = si::Contiguous(indices_);
+    state->values = si::Contiguous(values_);
+    state->starts = sparse_cuda::RunHeads(state->indices, dims, &state->coords);
+    state->starts.push_back(nnz());
+  } else {
+    state->indices = si::HostContiguous(indices_);
+    state->values = si::HostContiguous(values_);
+  }
   state->rows = static_cast<const int64_t*>(state->indices.raw_data());
   state->value_bytes = static_cast<const char*>(state->values.raw_data());
   state->value_size = DTypeSize(state->values.dtype());
@@ -112,6 +124,11 @@ SparseTensor::GroupIterable::Iterator SparseTensor::GroupIterable::begin() const
   it.group_.rank_ = s.rank;
   it.group_.dtype_ = s.values.dtype();
   it.group_.coords_.assign(s.dims.size(), 0);
+  it.group_.on_device_ = s.on_device;
+  if (s.on_device) {
+    it.starts_ = s.starts.data();
+    it.coords_ = s.coords.data();
+  }
   it.group_.begin_ = 0;
   it.Load();
   return it;
@@ -125,6 +142,7 @@ SparseTensor::GroupIterable::Iterator SparseTensor::GroupIterable::end() const {
 
 int64_t SparseTensor::GroupIterable::size() const {
   const Group::State& s = *state_;
+  if (s.on_device) return static_cast<int64_t>(s.starts.size()) - 1;
   return CountGroups(s.rows, s.nnz, s.rank, s.dims);
 }
 

@@ -8,6 +8,8 @@
 #include <numeric>
 #include <sstream>
 
+#include "tensorkit/sparse/cuda/structure.h"
+
 namespace tensorkit::sparse_internal {
 
 Tensor HostContiguous(const Tensor& t) {
@@ -18,6 +20,8 @@ Tensor HostContiguous(const Tensor& t) {
 Tensor OnDevice(const Tensor& host, Device device) {
   return device.is_cpu() ? host : host.To(device);
 }
+
+Tensor Contiguous(const Tensor& t) { return t.IsContiguous() ? t : t.Clone(); }
 
 void CheckCreated(const SparseTensor& st, const char* op) {
   TK_CHECK(st.indices().defined() && st.values().defined(), kInvalidArgument, op,
@@ -63,8 +67,12 @@ int64_t FirstOutOfBounds(const int64_t* idx, int64_t nnz, const std::vector<int6
 
 void ThrowOutOfBounds(const char* op, const int64_t* idx, int64_t entry,
                       const std::vector<int64_t>& shape) {
+  ThrowOutOfBoundsRow(op, idx + entry * static_cast<int64_t>(shape.size()), entry, shape);
+}
+
+void ThrowOutOfBoundsRow(const char* op, const int64_t* row, int64_t entry,
+                         const std::vector<int64_t>& shape) {
   const int rank = static_cast<int>(shape.size());
-  const int64_t* row = idx + entry * rank;
   int axis = 0;
   while (axis < rank && row[axis] >= 0 && row[axis] < shape[axis]) ++axis;
   std::ostringstream why;
@@ -82,6 +90,12 @@ void CheckBounds(const char* op, const int64_t* idx, int64_t nnz,
                  const std::vector<int64_t>& shape) {
   const int64_t bad = FirstOutOfBounds(idx, nnz, shape);
   if (bad >= 0) ThrowOutOfBounds(op, idx, bad, shape);
+}
+
+void CheckDeviceBounds(const char* op, const Tensor& idx, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> row;
+  const int64_t bad = sparse_cuda::FirstOutOfBounds(idx, shape, &row);
+  if (bad >= 0) ThrowOutOfBoundsRow(op, row.data(), bad, shape);
 }
 
 void CheckIndexBounds(const SparseTensor& st, const char* op) {

@@ -32,6 +32,7 @@
 #include "tensorkit/common/wrap.h"
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/sparse/compressed.h"
+#include "tensorkit/sparse/keys.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
 namespace tensorkit::sparse_internal {
@@ -60,6 +61,10 @@ int64_t FirstFailure(int64_t n, const ChunkOk& chunk_ok, const Bad& bad);
 Tensor HostContiguous(const Tensor& t);
 // `host` moved to `device` (returned as is for the CPU).
 Tensor OnDevice(const Tensor& host, Device device);
+// True when t lives on a CUDA device: structural operations then run there (cuda/structure.h).
+inline bool OnCuda(const Tensor& t) { return !t.device().is_cpu(); }
+// t with default strides on its own device: t itself when it already has them.
+Tensor Contiguous(const Tensor& t);
 // Throws Error naming `op` for a default-constructed SparseTensor.
 void CheckCreated(const SparseTensor& st, const char* op);
 // Throws Error naming `op` unless the sparse tensor (matrix) was created and is on the CPU
@@ -77,22 +82,27 @@ bool IsPermutation(const std::vector<int>& p, int n);
 // 0..n-1.
 std::vector<int> Iota(int n);
 
-// True when rows a and b agree on every axis.
-inline bool SameRow(const int64_t* a, const int64_t* b, int rank);
+// True when rows a and b agree on every axis (keys.h, shared with the CUDA kernels).
+using sparse_keys::SameRow;
 // Sign of row x minus row y compared along `order`: -1, 0 or 1, without branches.
 inline int CompareRows(const int64_t* x, const int64_t* y, const std::vector<int>& order);
 
 // Bounds: the one check and the one message for an entry outside the shape.
-// True when some axis of `row` lies outside `shape` (unsigned compares, no branches).
-inline bool OutOfBounds(const int64_t* row, const int64_t* shape, int rank);
+// True when some axis of `row` lies outside `shape` (keys.h, shared with the CUDA kernels).
+using sparse_keys::OutOfBounds;
 // Position of the first entry of host rows `idx` outside `shape`, or -1.
 int64_t FirstOutOfBounds(const int64_t* idx, int64_t nnz, const std::vector<int64_t>& shape);
 // Throws Error(kOutOfRange): "op: entry i at [..] is out of bounds for shape [..] (axis a: ..)".
 [[noreturn]] void ThrowOutOfBounds(const char* op, const int64_t* idx, int64_t entry,
                                    const std::vector<int64_t>& shape);
+// The same message for entry `entry` whose index tuple is `row` (fetched from a device).
+[[noreturn]] void ThrowOutOfBoundsRow(const char* op, const int64_t* row, int64_t entry,
+                                      const std::vector<int64_t>& shape);
 // Throws the message above for the first entry outside `shape`, if any.
 void CheckBounds(const char* op, const int64_t* idx, int64_t nnz,
                  const std::vector<int64_t>& shape);
+// CheckBounds for CUDA device rows (found on the device, only the bad entry fetched).
+void CheckDeviceBounds(const char* op, const Tensor& idx, const std::vector<int64_t>& shape);
 // CheckOnCpu, then CheckBounds on st's indices (any strides).
 void CheckIndexBounds(const SparseTensor& st, const char* op);
 
@@ -227,27 +237,8 @@ int64_t FirstFailure(int64_t n, const ChunkOk& chunk_ok, const Bad& bad) {
   return -1;
 }
 
-inline bool SameRow(const int64_t* a, const int64_t* b, int rank) {
-  bool same = true;
-  for (int k = 0; k < rank; ++k) same &= a[k] == b[k];
-  return same;
-}
-
 inline int CompareRows(const int64_t* x, const int64_t* y, const std::vector<int>& order) {
-  int cmp = 0;
-  for (int a : order) {
-    const int here = (x[a] > y[a]) - (x[a] < y[a]);
-    cmp = cmp != 0 ? cmp : here;
-  }
-  return cmp;
-}
-
-inline bool OutOfBounds(const int64_t* row, const int64_t* shape, int rank) {
-  bool out = false;
-  for (int k = 0; k < rank; ++k) {
-    out |= static_cast<uint64_t>(row[k]) >= static_cast<uint64_t>(shape[k]);
-  }
-  return out;
+  return sparse_keys::CompareRowsIn(x, y, order.data(), static_cast<int>(order.size()));
 }
 
 template <typename Pred>

@@ -17,6 +17,7 @@
 #include <string>
 #include <type_traits>
 
+#include "tensorkit/sparse/cuda/structure.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -521,6 +522,17 @@ void SparseTensor::Reorder(const std::vector<int>& order) {
            ShapeString(order), " must be a permutation of all ", rank(), " axes 0..", rank() - 1,
            " of shape ", ShapeString(shape_));
   const Device device = this->device();
+  if (si::OnCuda(indices_)) {
+    const Tensor idx = si::Contiguous(indices_);
+    si::CheckDeviceBounds("Reorder", idx, shape_);
+    Tensor sorted_idx, sorted_values;  // the tensor changes only once everything succeeded
+    sparse_cuda::SortEntries(idx, si::Contiguous(values_), shape_, order, &sorted_idx,
+                             &sorted_values);
+    indices_ = std::move(sorted_idx);
+    values_ = std::move(sorted_values);
+    order_ = order;
+    return;
+  }
   Tensor idx = si::HostContiguous(indices_);
   Tensor vals = si::HostContiguous(values_);
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
@@ -537,6 +549,20 @@ void SparseTensor::Coalesce() {
   si::CheckCreated(*this, "Coalesce");
   const Device device = this->device();
   const int r = rank();
+  if (si::OnCuda(indices_)) {  // the same steps on the device: sort, then merge the runs
+    const Tensor idx = si::Contiguous(indices_);
+    si::CheckDeviceBounds("Coalesce", idx, shape_);
+    Tensor sorted_idx, sorted_values;
+    sparse_cuda::SortEntries(idx, si::Contiguous(values_), shape_, si::Iota(r), &sorted_idx,
+                             &sorted_values);
+    Tensor merged_idx, merged_values;
+    const bool merged =
+        sparse_cuda::MergeRuns(sorted_idx, sorted_values, &merged_idx, &merged_values);
+    indices_ = merged ? merged_idx : sorted_idx;
+    values_ = merged ? merged_values : sorted_values;
+    order_ = si::Iota(r);
+    return;
+  }
   Tensor idx = si::HostContiguous(indices_);
   Tensor vals = si::HostContiguous(values_);
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());

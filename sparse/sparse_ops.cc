@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "tensorkit/sparse/cuda/structure.h"
 #include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
@@ -29,12 +30,37 @@ SparseTensor TakeShifted(const SparseTensor& st, const int64_t* rows, const Tens
                               std::move(shape), st.order());
 }
 
+// Split on the device: the split axis is bounds-checked, then each piece selects its entries in
+// entry order (one pass over the entries per piece) and shifts them.
+std::vector<SparseTensor> SplitOnDevice(const SparseTensor& st, int axis,
+                                        const std::vector<int64_t>& sizes) {
+  const Tensor idx = si::Contiguous(st.indices());
+  const Tensor vals = si::Contiguous(st.values());
+  std::vector<int64_t> row;
+  const int64_t bad = sparse_cuda::FirstOutOfBoundsOn(idx, axis, st.shape()[axis], &row);
+  if (bad >= 0) si::ThrowOutOfBoundsRow("Split", row.data(), bad, st.shape());
+  std::vector<SparseTensor> pieces;
+  pieces.reserve(sizes.size());
+  std::vector<int64_t> start(static_cast<size_t>(st.rank()), 0);
+  for (int64_t size : sizes) {
+    std::vector<int64_t> shape = st.shape();
+    shape[axis] = size;
+    Tensor indices, values;
+    sparse_cuda::SliceBox(idx, vals, start, shape, axis, &indices, &values);
+    pieces.push_back(
+        SparseTensor::Create(std::move(indices), std::move(values), shape, st.order()));
+    start[axis] += size;
+  }
+  return pieces;
+}
+
 // Pieces of `sizes` along `axis` (already checked): piece_of(v) is the piece of coordinate v.
 // One pass finds each entry's piece, one stable counting pass (Compress) groups the entries by
 // piece, and each piece gathers its range: O(nnz + pieces).
 template <typename PieceOf>
 std::vector<SparseTensor> SplitInto(const SparseTensor& st, int axis,
                                     const std::vector<int64_t>& sizes, const PieceOf& piece_of) {
+  if (si::OnCuda(st.indices())) return SplitOnDevice(st, axis, sizes);
   const int rank = st.rank();
   const int64_t n = st.nnz(), num = static_cast<int64_t>(sizes.size());
   const Tensor idx = si::HostContiguous(st.indices());
@@ -71,6 +97,24 @@ std::vector<SparseTensor> SplitInto(const SparseTensor& st, int axis,
   return pieces;
 }
 
+// Rows with columns permuted (out[i][a] = row i's index on perm[a]), on the CPU.
+Tensor PermuteOnHost(const SparseTensor& st, const std::vector<int>& perm) {
+  const int rank = st.rank();
+  const Tensor idx = si::HostContiguous(st.indices());
+  const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
+  const int64_t n = st.nnz();
+  Tensor indices = Tensor::Empty({n, rank}, DType::kInt64);
+  if (n > 0 && rank > 0) {
+    int64_t* out = indices.data<int64_t>();
+    ParallelFor(0, n, GrainFor(16 * rank), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        for (int a = 0; a < rank; ++a) out[i * rank + a] = rows[i * rank + perm[a]];
+      }
+    });
+  }
+  return indices;
+}
+
 }  // namespace
 
 SparseTensor Slice(const SparseTensor& st, const std::vector<int64_t>& start,
@@ -91,6 +135,12 @@ SparseTensor Slice(const SparseTensor& st, const std::vector<int64_t>& start,
              " does not fit shape ", ShapeString(shape), " from start ", start[a], " (at most ",
              room, ", or -1 for the rest)");
     out_shape[a] = s;
+  }
+  if (si::OnCuda(st.indices())) {
+    Tensor indices, values;
+    sparse_cuda::SliceBox(si::Contiguous(st.indices()), si::Contiguous(st.values()), start,
+                          out_shape, /*only_axis=*/-1, &indices, &values);
+    return SparseTensor::Create(std::move(indices), std::move(values), out_shape, st.order());
   }
   const Tensor idx = si::HostContiguous(st.indices());
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
@@ -147,17 +197,11 @@ SparseTensor Permute(const SparseTensor& st, const std::vector<int>& perm) {
   const int rank = st.rank();
   TK_CHECK(si::IsPermutation(perm, rank), kInvalidArgument, "Permute: axes ", ShapeString(perm),
            " must be a permutation of 0..", rank - 1, " for shape ", ShapeString(st.shape()));
-  const Tensor idx = si::HostContiguous(st.indices());
-  const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
-  const int64_t n = st.nnz();
-  Tensor indices = Tensor::Empty({n, rank}, DType::kInt64);
-  if (n > 0 && rank > 0) {
-    int64_t* out = indices.data<int64_t>();
-    ParallelFor(0, n, GrainFor(16 * rank), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        for (int a = 0; a < rank; ++a) out[i * rank + a] = rows[i * rank + perm[a]];
-      }
-    });
+  Tensor indices;
+  if (si::OnCuda(st.indices())) {
+    indices = sparse_cuda::PermuteColumns(si::Contiguous(st.indices()), perm);
+  } else {
+    indices = PermuteOnHost(st, perm);
   }
   std::vector<int64_t> shape(static_cast<size_t>(rank));
   std::vector<int> where(static_cast<size_t>(rank));  // where[input axis] = output axis
@@ -169,7 +213,7 @@ SparseTensor Permute(const SparseTensor& st, const std::vector<int>& perm) {
   if (st.OrderKnown()) {
     for (int& o : order) o = where[o];
   }
-  return SparseTensor::Create(si::OnDevice(indices, st.device()), st.values(), shape, order);
+  return SparseTensor::Create(std::move(indices), st.values(), shape, order);
 }
 
 SparseTensor Transpose(const SparseTensor& st, const std::vector<int>& perm) {

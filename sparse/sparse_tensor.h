@@ -74,7 +74,7 @@ class SparseTensor {
   // e.g. TensorFlow's default_value). With sorted entries and a contiguous target the fill and
   // the scatter are one pass over `dense`.
   void ToDense(Tensor* dense, const Tensor& fill) const;
-  // A new dense tensor on the CPU (shape() must have at most kMaxAxes axes).
+  // A new dense tensor on the tensor's device (shape() must have at most kMaxAxes axes).
   Tensor ToDense() const;
   // The nonzero elements of `dense` in C order (order {0..rank-1}), on dense's device. Zero:
   // == 0 for numbers (so +0 and -0; NaN is kept), false for bool, "" for strings.
@@ -92,6 +92,7 @@ class SparseTensor {
   // IndicesValid's checks; on failure throws Error naming `op` and the first bad entry when
   // `raise`, else returns false.
   bool CheckIndices(const char* op, bool raise) const;
+  bool CheckIndicesOnDevice(const char* op, bool raise) const;
 
   Tensor indices_;
   Tensor values_;
@@ -113,6 +114,7 @@ class SparseTensor::Group {
   int64_t size() const { return end_ - begin_; }
   // The same entries without building Tensors (for tight loops over many small groups):
   // size() * rank index numbers, row-major, and size() values (T must be the values' CType).
+  // Host memory only: for a tensor on a CUDA device use indices() and values().
   std::span<const int64_t> index_span() const;
   template <typename T>
   std::span<const T> value_span() const;
@@ -129,6 +131,7 @@ class SparseTensor::Group {
   const void* values_ = nullptr;   // first value of the group
   DType dtype_ = DType::kFloat32;
   int rank_ = 0;
+  bool on_device_ = false;  // rows_ and values_ point into CUDA device memory
 };
 
 // The range that SparseTensor::group returns; keeps the data it iterates alive.
@@ -146,6 +149,7 @@ class SparseTensor::GroupIterable {
     const Group* operator->() const { return &group_; }
     Iterator& operator++() {
       group_.begin_ = group_.end_;
+      ++index_;
       Load();
       return *this;
     }
@@ -164,6 +168,11 @@ class SparseTensor::GroupIterable {
     int64_t value_size_ = 0;
     int64_t nnz_ = 0;
     int num_dims_ = 0;
+    // On a CUDA device the boundaries come from a table found there: group g is entries
+    // [starts_[g], starts_[g + 1]) with coordinates coords_[g * num_dims_ ..].
+    const int64_t* starts_ = nullptr;
+    const int64_t* coords_ = nullptr;
+    int64_t index_ = 0;
     Group group_;
   };
 
@@ -183,6 +192,9 @@ class SparseTensor::GroupIterable {
 // ---------------------------------------------------------------------------------------------
 
 inline std::span<const int64_t> SparseTensor::Group::index_span() const {
+  TK_CHECK(!on_device_, kUnsupported,
+           "Group::index_span: the entries are on a CUDA device; use indices() (a device view) "
+           "or group a copy made with To(Device::Cpu())");
   return {rows_, static_cast<size_t>(size() * rank_)};
 }
 
@@ -192,7 +204,10 @@ inline void SparseTensor::GroupIterable::Iterator::Load() {
   const int r = group_.rank_;
   const int64_t* first = rows_base_ + b * r;
   int64_t e = b + 1;
-  if (num_dims_ == 1) {  // the common case: one strided column
+  if (starts_ != nullptr) {
+    e = starts_[index_ + 1];
+    for (int j = 0; j < num_dims_; ++j) group_.coords_[j] = coords_[index_ * num_dims_ + j];
+  } else if (num_dims_ == 1) {  // the common case: one strided column
     const int d = dims_[0];
     const int64_t v = first[d];
     while (e < nnz_ && rows_base_[e * r + d] == v) ++e;
@@ -214,6 +229,9 @@ template <typename T>
 std::span<const T> SparseTensor::Group::value_span() const {
   TK_CHECK(DTypeOf<T> == dtype_, kDTypeMismatch, "Group::value_span: requested ",
            DTypeName(DTypeOf<T>), " from ", DTypeName(dtype_), " values");
+  TK_CHECK(!on_device_, kUnsupported,
+           "Group::value_span: the entries are on a CUDA device; use values() (a device view) "
+           "or group a copy made with To(Device::Cpu())");
   return {static_cast<const T*>(values_), static_cast<size_t>(size())};
 }
 

@@ -7,7 +7,9 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "tensorkit/common/device.h"
 #include "tensorkit/common/stream.h"
@@ -24,26 +26,31 @@ inline double PeakBytesPerSecond() {
   return 2.0 * clock_khz * 1e3 * bus_bits / 8.0;
 }
 
-// Runs f once to warm up, then times every iteration with CUDA events on the current stream.
+// Runs f once to warm up, then times every iteration with CUDA events on the current stream;
+// returns the median milliseconds.
 template <typename F>
-void TimeOnDevice(benchmark::State& state, F&& f) {
+double TimeOnDevice(benchmark::State& state, F&& f) {
   cudaStream_t s = cuda::CurrentStream(kGpu);
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
   f();
   cuda::Synchronize(kGpu);
+  std::vector<double> ms;
   for (auto _ : state) {
     cudaEventRecord(start, s);
     f();
     cudaEventRecord(stop, s);
     cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    state.SetIterationTime(ms / 1e3);
+    float t = 0;
+    cudaEventElapsedTime(&t, start, stop);
+    state.SetIterationTime(t / 1e3);
+    ms.push_back(t);
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
+  std::sort(ms.begin(), ms.end());
+  return ms.empty() ? 0.0 : ms[ms.size() / 2];
 }
 
 // GB/s and the fraction of peak bandwidth for `bytes` moved per iteration.

@@ -1,28 +1,11 @@
 // Fills, plain copies (with the tiled transpose path) and conversions between numeric dtypes.
 #include <cstring>
 
+#include "tensorkit/common/cuda/by_size.h"
 #include "tensorkit/dense/cuda/kernels.cuh"
 
 namespace tensorkit::cuda_exec {
-namespace {
-
-// Calls f.template operator()<U>() with U the unsigned integer of `bytes` bytes.
-template <typename F>
-void BySize(int64_t bytes, F&& f) {
-  switch (bytes) {
-    case 1:
-      return f.template operator()<uint8_t>();
-    case 2:
-      return f.template operator()<uint16_t>();
-    case 4:
-      return f.template operator()<uint32_t>();
-    case 8:
-      return f.template operator()<uint64_t>();
-  }
-  TK_INTERNAL_CHECK(false);
-}
-
-}  // namespace
+using cuda_backend::BySize;
 
 void LaunchFill(const engine::OpDesc& d, const LoopNest& nest, char* const* first, cudaStream_t s) {
   BySize(DTypeSize(d.out), [&]<typename U>() {
