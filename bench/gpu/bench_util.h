@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "tensorkit/common/device.h"
@@ -64,6 +66,36 @@ inline void SetBandwidth(benchmark::State& state, int64_t bytes) {
 inline void SetFlops(benchmark::State& state, double flops) {
   state.counters["TFLOP/s"] = benchmark::Counter(
       flops * static_cast<double>(state.iterations()) / 1e12, benchmark::Counter::kIsRate);
+}
+
+// The program's main: `--device cuda` is required (and removed before Google Benchmark parses
+// the rest); without it the program says so and succeeds, without a device it fails.
+inline int Main(const char* name, int argc, char** argv) {
+  std::vector<char*> args;
+  bool cuda = false;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
+      cuda = std::strcmp(argv[i + 1], "cuda") == 0;
+      ++i;
+    } else if (std::strcmp(argv[i], "--device=cuda") == 0) {
+      cuda = true;
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
+  if (!cuda) {
+    std::printf("%s: pass --device cuda to run the GPU benchmarks\n", name);
+    return 0;
+  }
+  if (CudaDeviceCount() == 0) {
+    std::fprintf(stderr, "%s: --device cuda given but no CUDA device is visible\n", name);
+    return 1;
+  }
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
 }
 
 }  // namespace tensorkit::gpu_bench
