@@ -2,9 +2,10 @@
 // sums over each axis of a [16384, 16384] float32 tensor (GB/s and the fraction of the device's
 // peak memory bandwidth, from its properties), and 8192^3 GEMMs through AddProduct beside a raw
 // cublasGemmEx on the same data (TFLOP/s). Run with --device cuda (scripts/gpu-check.sh does);
-// without a device the program says so and exits with status 1 (gpu_bench::Main). Times come from CUDA events
-// around each iteration on the current stream. The sparse GPU benchmarks (bench/gpu/*.cc) are
-// linked into the same program, so the bundle carries one copy of tensorkit for all of them.
+// without a device the program says so and exits with status 1 (gpu_bench::Main). Times come from
+// CUDA events around each iteration on the current stream. The sparse GPU benchmarks
+// (bench/gpu/*.cc) are linked into the same program, so the bundle carries one copy of tensorkit
+// for all of them.
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
