@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/sparse/cuda/structure.h"
 #include "tensorkit/sparse/internal.h"
@@ -260,19 +261,33 @@ namespace {
 
 // CheckOnCpu of either compressed class.
 template <typename M>
-void CheckMatrixOnCpu(const M& m, const char* op, const char* name) {
+void CheckMatrixCreated(const M& m, const char* op, const char* name) {
   TK_CHECK(m.values().defined(), kInvalidArgument, op, ": the ", name,
            " is empty (default-constructed); make one with ", name, "::Create or ", name,
            "::FromSparse");
+}
+
+template <typename M>
+void CheckMatrixOnCpu(const M& m, const char* op, const char* name) {
+  CheckMatrixCreated(m, op, name);
   TK_CHECK(m.device().is_cpu(), kUnsupported, op, ": the ", name, " is on ", m.device(),
            "; sparse compute runs on the CPU, move it with ", name, "::To(Device::Cpu()) first");
 }
 
 }  // namespace
 
+void CheckCreated(const CsrMatrix& m, const char* op) { CheckMatrixCreated(m, op, "CsrMatrix"); }
+
+void CheckCreated(const CscMatrix& m, const char* op) { CheckMatrixCreated(m, op, "CscMatrix"); }
+
 void CheckOnCpu(const CsrMatrix& m, const char* op) { CheckMatrixOnCpu(m, op, "CsrMatrix"); }
 
 void CheckOnCpu(const CscMatrix& m, const char* op) { CheckMatrixOnCpu(m, op, "CscMatrix"); }
+
+CsrMatrix WrapCsr(Tensor ptr, Tensor col, Tensor values, int64_t rows, int64_t cols) {
+  return compressed_detail::CompressedMatrix<0>::Wrap(std::move(ptr), std::move(col),
+                                                      std::move(values), rows, cols);
+}
 
 CsrMatrix CsrFromSparse(const SparseTensor& st, const char* op) {
   Compressed c = CompressSparse(st, 0, op);
@@ -295,12 +310,34 @@ struct Names {
   static std::string Op(const char* method) { return std::string(kClass) + "::" + method; }
 };
 
+// The minor-index checks of ValidateCompressed on a CUDA device (pointers already valid): the
+// first entry out of bounds and the first out of order, found on the device over the expanded
+// rows; only those rows are fetched, and the earlier one is named as on the CPU.
+void ValidateMinorOnDevice(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_minor,
+                           int major_axis, const char* op, const char* major_name,
+                           const char* minor_name) {
+  const Tensor rows = sparse_cuda::ExpandPointers(ptr_t, minor_t, major_axis);
+  const int mi = 1 - major_axis;
+  std::vector<int64_t> out_row, pair;
+  const int64_t p_out = sparse_cuda::FirstOutOfBoundsOn(rows, mi, num_minor, &out_row);
+  const int64_t p_uns = sparse_cuda::FirstUnordered(rows, {major_axis, mi}, false, &pair);
+  TK_CHECK(p_out < 0 || (p_uns >= 0 && p_uns < p_out), kOutOfRange, op, ": ", minor_name, " index ",
+           out_row.empty() ? 0 : out_row[mi], " at position ", p_out, " (", major_name, " ",
+           out_row.empty() ? 0 : out_row[major_axis], ") is outside [0, ", num_minor, ")");
+  TK_CHECK(p_uns < 0, kInvalidArgument, op, ": ", minor_name, " indices of ", major_name, " ",
+           pair.empty() ? 0 : pair[2 + major_axis],
+           " are not sorted: ", pair.empty() ? 0 : pair[mi], " at position ", p_uns - 1,
+           " is followed by ", pair.empty() ? 0 : pair[2 + mi],
+           "; sort them or build the matrix with FromSparse");
+}
+
 // Checks the arrays of a compressed matrix; `major`/`minor` name the axes in messages.
 void ValidateCompressed(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_major,
-                        int64_t num_minor, const char* op, const char* major_name,
+                        int64_t num_minor, int major_axis, const char* op, const char* major_name,
                         const char* minor_name) {
-  const int64_t* ptr = ptr_t.data<int64_t>();
-  const int64_t* minor = minor_t.data<int64_t>();
+  const bool on_device = si::OnCuda(minor_t);
+  const Tensor host_ptr = on_device ? ptr_t.To(Device::Cpu()) : ptr_t;  // num_major + 1 numbers
+  const int64_t* ptr = host_ptr.data<int64_t>();
   const int64_t nnz = minor_t.Dim(0);
   TK_CHECK(ptr[0] == 0, kInvalidArgument, op, ": ", major_name, "_ptr[0] is ", ptr[0],
            " but must be 0");
@@ -311,6 +348,11 @@ void ValidateCompressed(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_
   TK_CHECK(r_dec < 0, kInvalidArgument, op, ": ", major_name, "_ptr decreases at ", major_name, " ",
            r_dec, ": ", ptr[r_dec < 0 ? 0 : r_dec], " > ", ptr[r_dec < 0 ? 0 : r_dec + 1],
            "; it must be non-decreasing");
+  if (on_device) {
+    ValidateMinorOnDevice(ptr_t, minor_t, num_minor, major_axis, op, major_name, minor_name);
+    return;
+  }
+  const int64_t* minor = minor_t.data<int64_t>();
   // Pointers are valid now, so slices can be read; one branch-free test per entry.
   auto slice_bad = [&](int64_t r) {
     bool bad = false;
@@ -343,9 +385,11 @@ void CheckCompressedArrays(Tensor* ptr, Tensor* minor, Tensor* values,
   values->CheckDefined(op);
   TK_CHECK(shape.size() == 2 && shape[0] >= 0 && shape[1] >= 0, kShapeMismatch, op,
            ": shape must be two non-negative dims, got ", ShapeString(shape));
+  TK_CHECK(ptr->device() == values->device() && minor->device() == values->device(),
+           kDeviceMismatch, op, ": ", ptr_name, " is on ", ptr->device(), ", ", minor_name, " on ",
+           minor->device(), " and values on ", values->device(),
+           "; move them to one device with Tensor::To");
   for (const Tensor* t : {ptr, minor, values}) {
-    TK_CHECK(t->device().is_cpu(), kUnsupported, op, ": arrays must be on the CPU, got ",
-             t->device(), "; copy them with Tensor::To(Device::Cpu())");
     TK_CHECK(t->NumAxes() == 1, kShapeMismatch, op, ": arrays must be 1-D, got dims ",
              ShapeString(t->Dims()));
   }
@@ -357,9 +401,9 @@ void CheckCompressedArrays(Tensor* ptr, Tensor* minor, Tensor* values,
            " entries but shape ", ShapeString(shape), " needs ", num_major + 1);
   TK_CHECK(minor->Dim(0) == values->Dim(0), kShapeMismatch, op, ": ", minor_name, " has ",
            minor->Dim(0), " entries but values has ", values->Dim(0));
-  *ptr = si::HostContiguous(*ptr);
-  *minor = si::HostContiguous(*minor);
-  *values = si::HostContiguous(*values);
+  *ptr = si::Contiguous(*ptr);
+  *minor = si::Contiguous(*minor);
+  *values = si::Contiguous(*values);
 }
 
 // COO indices [nnz, 2] from compressed arrays: column `major_axis` gets the major index.
@@ -421,18 +465,19 @@ auto CompressedMatrix<kMajor>::FromSparse(const SparseTensor& st) -> Self {
 
 template <int kMajor>
 SparseTensor CompressedMatrix<kMajor>::ToSparse() const {
-  si::CheckOnCpu(static_cast<const Self&>(*this), Names<kMajor>::Op("ToSparse").c_str());
-  return SparseTensor::Create(ExpandIndices(ptr_, minor_, shape()[kMajor], kMajor), values_,
-                              {rows_, cols_}, {kMajor, 1 - kMajor});
+  si::CheckCreated(static_cast<const Self&>(*this), Names<kMajor>::Op("ToSparse").c_str());
+  Tensor idx = si::OnCuda(ptr_) ? sparse_cuda::ExpandPointers(ptr_, minor_, kMajor)
+                                : ExpandIndices(ptr_, minor_, shape()[kMajor], kMajor);
+  return SparseTensor::Create(std::move(idx), values_, {rows_, cols_}, {kMajor, 1 - kMajor});
 }
 
 template <int kMajor>
 void CompressedMatrix<kMajor>::Validate() const {
   using N = Names<kMajor>;
   const std::string op = N::Op("Validate");
-  si::CheckOnCpu(static_cast<const Self&>(*this), op.c_str());
-  ValidateCompressed(ptr_, minor_, shape()[kMajor], shape()[1 - kMajor], op.c_str(), N::kMajorName,
-                     N::kMinorName);
+  si::CheckCreated(static_cast<const Self&>(*this), op.c_str());
+  ValidateCompressed(ptr_, minor_, shape()[kMajor], shape()[1 - kMajor], kMajor, op.c_str(),
+                     N::kMajorName, N::kMinorName);
 }
 
 template <int kMajor>
@@ -443,20 +488,16 @@ auto CompressedMatrix<kMajor>::To(Device device) const -> Self {
 
 template <int kMajor>
 Tensor CompressedMatrix<kMajor>::SliceNnz(const char* op) const {
-  si::CheckOnCpu(static_cast<const Self&>(*this), op);
+  si::CheckCreated(static_cast<const Self&>(*this), op);
   const int64_t num_major = shape()[kMajor];
-  Tensor out = Tensor::Empty({num_major}, DType::kInt64);
-  const int64_t* ptr = ptr_.data<int64_t>();
-  int64_t* o = out.data<int64_t>();
-  ParallelFor(0, num_major, GrainFor(16), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) o[r] = ptr[r + 1] - ptr[r];
-  });
+  Tensor out = Tensor::Empty({num_major}, DType::kInt64, ptr_.device());
+  Sub(Slice(ptr_, 0, 1, num_major + 1), Slice(ptr_, 0, 0, num_major), &out);  // on ptr's device
   return out;
 }
 
 template <int kMajor>
 auto CompressedMatrix<kMajor>::Recompress(const char* op) const -> Other {
-  si::CheckOnCpu(static_cast<const Self&>(*this), op);
+  si::CheckCreated(static_cast<const Self&>(*this), op);
   return Other::FromSparse(ToSparse());
 }
 

@@ -13,9 +13,9 @@
 //   stable     FromSparse keeps entries with equal (major, minor) in their input order, so the
 //              result does not depend on the thread count.
 //   The arrays of a CsrMatrix/CscMatrix are contiguous tensors (Create copies strided inputs) on
-//   the CPU; To(device) copies them to another device, where only To, the accessors and the
-//   shape work until To(Device::Cpu()) brings them back. They may share storage with the
-//   tensors they were made from.
+//   one device; To(device) copies them to another. On a CUDA device every method and product
+//   runs there and returns device arrays, except col_indices32 (CPU only). They may share storage
+//   with the tensors they were made from.
 #ifndef TENSORKIT_SPARSE_COMPRESSED_H_
 #define TENSORKIT_SPARSE_COMPRESSED_H_
 
@@ -38,6 +38,7 @@ class CscMatrix;
 class CsrMatrix;
 namespace sparse_internal {
 CsrMatrix CsrFromSparse(const SparseTensor& st, const char* op);
+CsrMatrix WrapCsr(Tensor ptr, Tensor col, Tensor values, int64_t rows, int64_t cols);
 }  // namespace sparse_internal
 
 namespace compressed_detail {
@@ -52,7 +53,7 @@ class CompressedMatrix {
 
   // Wraps int64 ptr [major dim + 1], int64 minor indices [nnz] and values [nnz] (CSR: row_ptr,
   // col_indices; CSC: col_ptr, row_indices) and calls Validate(). Strided arrays are copied to
-  // contiguous ones; CPU only.
+  // contiguous ones. The arrays live on one device, where the matrix then stays.
   static Self Create(Tensor ptr, Tensor minor_indices, Tensor values, std::vector<int64_t> shape);
   // From a 2-D SparseTensor in any order (stable; see the glossary). Checks index bounds.
   static Self FromSparse(const SparseTensor& st);
@@ -85,6 +86,8 @@ class CompressedMatrix {
   int64_t rows_ = 0, cols_ = 0;
 
   friend CsrMatrix sparse_internal::CsrFromSparse(const SparseTensor& st, const char* op);
+  friend CsrMatrix sparse_internal::WrapCsr(Tensor ptr, Tensor col, Tensor values, int64_t rows,
+                                            int64_t cols);
 };
 
 }  // namespace compressed_detail

@@ -361,14 +361,17 @@ SparseTensor Elementwise(const SparseTensor& a, const SparseTensor& b, EWise kin
   if (a.device().is_cuda() || b.device().is_cuda()) {
     TK_CHECK(a.device() == b.device(), kDeviceMismatch, op, ": a is on ", a.device(),
              " but b is on ", b.device(), "; move one with To(", a.device(), ")");
-    TK_CHECK(kind == EWise::kAdd, kUnsupported, op, ": operands on ", a.device(),
-             " are not supported yet; move them with To(Device::Cpu())");
-    // The union on the device: both entry lists, then Coalesce (bounds, stable sort, sums in
-    // entry order: a's entries before b's).
-    SparseTensor both = SparseTensor::Create(ConcatenateRows({a.indices(), b.indices()}),
-                                             Concatenate({a.values(), b.values()}, 0), a.shape());
-    both.Coalesce();
-    return both;
+    // On the device, the CPU's results from the shared sort and merge: each operand coalesced
+    // (its duplicates summed in entry order), then the runs of the two lists (a's entry first at
+    // each position): summed for the union, kept only when of two entries (a's value times b's)
+    // for the intersection.
+    const std::vector<int64_t>& shape = a.shape();
+    const SparseTensor ca = si::MergeOnDevice(a.indices(), a.values(), shape, {}, op);
+    const SparseTensor cb = si::MergeOnDevice(b.indices(), b.values(), shape, {}, op);
+    sparse_cuda::MergeRule rule;
+    if (kind == EWise::kMultiply) rule = {sparse_cuda::MergeOp::kProduct, 2, 0};
+    return si::MergeOnDevice(ConcatenateRows({ca.indices(), cb.indices()}),
+                             Concatenate({ca.values(), cb.values()}, 0), shape, rule, op);
   }
   CsrMatrix ca = FlattenToCsr(a, op), cb = FlattenToCsr(b, op);
   return UnflattenFromCsr(RunGraphBLAS(ca, cb, false, kind, op), a.shape());

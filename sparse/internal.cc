@@ -98,6 +98,20 @@ void CheckDeviceBounds(const char* op, const Tensor& idx, const std::vector<int6
   if (bad >= 0) ThrowOutOfBoundsRow(op, row.data(), bad, shape);
 }
 
+SparseTensor MergeOnDevice(const Tensor& idx, const Tensor& values,
+                           const std::vector<int64_t>& shape, const sparse_cuda::MergeRule& rule,
+                           const char* op) {
+  const Tensor rows = Contiguous(idx);
+  CheckDeviceBounds(op, rows, shape);
+  const std::vector<int> order = Iota(static_cast<int>(shape.size()));
+  Tensor sorted_idx, sorted_values, merged_idx, merged_values;
+  sparse_cuda::SortEntries(rows, Contiguous(values), shape, order, &sorted_idx, &sorted_values);
+  const bool merged =
+      sparse_cuda::MergeRuns(sorted_idx, sorted_values, &merged_idx, &merged_values, rule);
+  return SparseTensor::Create(merged ? merged_idx : sorted_idx,
+                              merged ? merged_values : sorted_values, shape, order);
+}
+
 void CheckIndexBounds(const SparseTensor& st, const char* op) {
   CheckOnCpu(st, op);
   if (st.nnz() == 0 || st.rank() == 0) return;

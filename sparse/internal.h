@@ -32,6 +32,7 @@
 #include "tensorkit/common/wrap.h"
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/sparse/compressed.h"
+#include "tensorkit/sparse/cuda/structure.h"
 #include "tensorkit/sparse/keys.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -67,6 +68,8 @@ inline bool OnCuda(const Tensor& t) { return !t.device().is_cpu(); }
 Tensor Contiguous(const Tensor& t);
 // Throws Error naming `op` for a default-constructed SparseTensor.
 void CheckCreated(const SparseTensor& st, const char* op);
+void CheckCreated(const CsrMatrix& m, const char* op);
+void CheckCreated(const CscMatrix& m, const char* op);
 // Throws Error naming `op` unless the sparse tensor (matrix) was created and is on the CPU
 // (where sparse compute runs).
 void CheckOnCpu(const SparseTensor& st, const char* op);
@@ -103,6 +106,12 @@ void CheckBounds(const char* op, const int64_t* idx, int64_t nnz,
                  const std::vector<int64_t>& shape);
 // CheckBounds for CUDA device rows (found on the device, only the bad entry fetched).
 void CheckDeviceBounds(const char* op, const Tensor& idx, const std::vector<int64_t>& shape);
+// On a CUDA device: entries (idx, values) bounds-checked against `shape` (naming `op`), stably
+// sorted in C order and merged by `rule` (cuda/structure.h): Coalesce, SparseMultiply and the
+// device reductions. The result has order {0..rank-1}.
+SparseTensor MergeOnDevice(const Tensor& idx, const Tensor& values,
+                           const std::vector<int64_t>& shape, const sparse_cuda::MergeRule& rule,
+                           const char* op);
 // CheckOnCpu, then CheckBounds on st's indices (any strides).
 void CheckIndexBounds(const SparseTensor& st, const char* op);
 
@@ -184,6 +193,9 @@ Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major
 Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op);
 // CsrMatrix::FromSparse with errors naming `op` (for operations that take SparseTensors).
 CsrMatrix CsrFromSparse(const SparseTensor& st, const char* op);
+// The CSR matrix of arrays the caller built valid (no Validate pass): int64 row_ptr and col on
+// the values' device.
+CsrMatrix WrapCsr(Tensor ptr, Tensor col, Tensor values, int64_t rows, int64_t cols);
 
 // --- Arithmetic of the compute files ---------------------------------------------------------
 

@@ -60,6 +60,13 @@ TK_HOST_DEVICE inline void RowAt(int64_t pos, const int64_t* dims, int rank, int
 // Memory index of position `pos` in a pattern with public dims/strides and `offset`.
 TK_HOST_DEVICE inline int64_t MemoryIndexAt(int64_t pos, const int64_t* dims,
                                             const int64_t* strides, int rank, int64_t offset);
+// Whether entry i of n sorted rows starts a run of at least min_run equal rows (min_run <= 1:
+// any run), the runs MergeRuns keeps.
+TK_HOST_DEVICE inline bool StartsRun(const int64_t* rows, int64_t i, int64_t n, int rank,
+                                     int64_t min_run);
+// The slice r of compressed pointers ptr [num + 1] (valid: ptr[0] == 0, non-decreasing) that
+// holds entry p < ptr[num]: ptr[r] <= p < ptr[r + 1], so empty slices are never the answer.
+TK_HOST_DEVICE inline int64_t SliceOf(int64_t p, const int64_t* ptr, int64_t num);
 
 // Blocks of `threads` threads for a grid-stride loop over n items: enough for one item per
 // thread, at most `max_blocks`, at least 1.
@@ -167,6 +174,26 @@ TK_HOST_DEVICE inline int64_t MemoryIndexAt(int64_t pos, const int64_t* dims,
     pos = q;
   }
   return mem;
+}
+
+TK_HOST_DEVICE inline bool StartsRun(const int64_t* rows, int64_t i, int64_t n, int rank,
+                                     int64_t min_run) {
+  if (i > 0 && SameRow(rows + i * rank, rows + (i - 1) * rank, rank)) return false;
+  const int64_t last = i + min_run - 1;  // sorted: the run reaches `last` if that row is equal
+  return min_run <= 1 || (last < n && SameRow(rows + last * rank, rows + i * rank, rank));
+}
+
+TK_HOST_DEVICE inline int64_t SliceOf(int64_t p, const int64_t* ptr, int64_t num) {
+  int64_t lo = 0, hi = num;  // ptr[lo] <= p < ptr[hi]
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (ptr[mid] <= p) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
 }
 
 TK_HOST_DEVICE inline bool BytesAreZero(uint64_t x, int size, bool is_float) {

@@ -25,7 +25,7 @@ std::vector<int64_t> BroadcastStrides(const SparseTensor& a, const Tensor& b, co
   si::CheckCreated(a, op);
   TK_CHECK(b.device() == a.device(), kDeviceMismatch, op, ": the sparse operand is on ", a.device(),
            " but the dense one is on ", b.device(), "; move it with Tensor::To(", a.device(), ")");
-  if (a.device().is_cpu()) si::CheckIndexBounds(a, op);  // on a device, ReduceSum checks them
+  if (a.device().is_cpu()) si::CheckIndexBounds(a, op);  // on a device, the device paths do
   TK_CHECK(a.dtype() == b.dtype(), kDTypeMismatch, op, ": dtypes differ: sparse ",
            DTypeName(a.dtype()), ", dense ", DTypeName(b.dtype()),
            "; convert one operand with Copy");
@@ -60,9 +60,14 @@ Tensor Add(const SparseTensor& a, const Tensor& b) {
 SparseTensor Mul(const SparseTensor& a, const Tensor& b) {
   const char* op = "Mul";
   const std::vector<int64_t> bs = BroadcastStrides(a, b, op);
-  TK_CHECK(a.device().is_cpu(), kUnsupported, op, ": operands on ", a.device(),
-           " are not supported yet; move them with To(Device::Cpu())");
   const int64_t nnz = a.nnz();
+  if (a.device().is_cuda()) {  // the gather on the device, the product in the engine
+    const Tensor idx = si::Contiguous(a.indices());
+    si::CheckDeviceBounds(op, idx, a.shape());
+    Tensor values = Tensor::Empty({nnz}, a.dtype(), a.device());
+    Mul(a.values(), sparse_cuda::GatherAt(idx, b, bs), &values);
+    return SparseTensor::Create(a.indices(), values, a.shape(), a.order());
+  }
   const int rank = a.rank();
   // The element of b that each entry meets, as a memory index of b's storage.
   std::vector<int64_t> where(static_cast<size_t>(nnz));

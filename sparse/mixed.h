@@ -10,7 +10,7 @@
 //   duplicates    Add sums them (the dense meaning); Mul scales each stored entry.
 //   Value dtypes: those of the dense arithmetic ops (the arithmetic runs in the dense kernel
 //   engine, with its broadcasting and integer wrap-around); both operands must have the same
-//   dtype and device. Add runs on a CUDA device too; Mul is CPU only (sparse/README.md).
+//   dtype and device. Both run on a CUDA device too (sparse/README.md).
 #ifndef TENSORKIT_SPARSE_MIXED_H_
 #define TENSORKIT_SPARSE_MIXED_H_
 

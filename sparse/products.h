@@ -16,9 +16,11 @@
 //   thread count except SpGEMM of floating values with b wider than 4M columns, whose sums
 //   GraphBLAS may split across threads. Accumulation is in the value type (float for the 16-bit
 //   floats; integers wrap around on overflow).
-//   on a device  a sparse-dense product whose sparse operand is on a CUDA device runs there
-//                through cuSPARSE (float32, float64, float16, bfloat16), every operand on that
-//                device; the other products run on the CPU (sparse/README.md).
+//   on a device  a product whose sparse operand is on a CUDA device runs there through
+//                cuSPARSE, every operand on that device: sparse-dense products take float32,
+//                float64, float16 and bfloat16, SparseSparseProduct float32 and float64;
+//                SparseAdd and SparseMultiply run on the device's sort and merge, any dtype
+//                (sparse/README.md).
 #ifndef TENSORKIT_SPARSE_PRODUCTS_H_
 #define TENSORKIT_SPARSE_PRODUCTS_H_
 

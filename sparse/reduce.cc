@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/functors.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/sparse/internal.h"
@@ -113,13 +115,13 @@ void CheckInput(const SparseTensor& st, const char* op) {
 
 // --- On a CUDA device: the structural ops, no reduction kernel of its own -------------------
 
-// The sums of a ReduceSumSparse on st's CUDA device: Coalesce of st (bounds, duplicates summed),
-// its indices on the kept axes copied by the dense engine, and Coalesce again, which sums each
-// output's entries in a fixed order (stable sort, entry order within a position).
-SparseTensor DeviceReduceSum(const SparseTensor& st, const ReducePlan& plan, const char* op) {
+// A reduction on st's CUDA device: st coalesced (bounds, duplicates summed), its indices on the
+// kept axes copied by the dense engine, and the shared sort and merge again, which combines each
+// output's entries in a fixed order (stable sort, entry order within a position) by `rule`.
+SparseTensor DeviceReduce(const SparseTensor& st, const ReducePlan& plan,
+                          const sparse_cuda::MergeRule& rule, const char* op) {
   Dispatch<kReduceDTypes>(st.dtype(), op, []<typename T>() {});
-  SparseTensor full = st;
-  full.Coalesce();
+  const SparseTensor full = si::MergeOnDevice(st.indices(), st.values(), st.shape(), {}, op);
   const int kept = static_cast<int>(plan.out_shape.size());
   Tensor idx = Tensor::Empty({full.nnz(), kept}, DType::kInt64, st.device());
   for (int a = 0, j = 0; a < st.rank(); ++a) {
@@ -128,47 +130,58 @@ SparseTensor DeviceReduceSum(const SparseTensor& st, const ReducePlan& plan, con
     Copy(Slice(full.indices(), 1, a, a + 1), &column);
     ++j;
   }
-  SparseTensor out = SparseTensor::Create(idx, full.values(), plan.out_shape);
-  out.Coalesce();
-  return out;
+  return si::MergeOnDevice(idx, full.values(), plan.out_shape, rule, op);
+}
+
+// The rule of a device max (kMax) or min: NaN propagates, and an output whose slice has fewer
+// stored positions than slice_size also meets a zero.
+sparse_cuda::MergeRule ExtremeRule(bool max, const ReducePlan& plan) {
+  return {max ? sparse_cuda::MergeOp::kMax : sparse_cuda::MergeOp::kMin, 1, plan.slice_size};
 }
 
 // Max (kMax) or min of one output's slice: entries [p0, p1) sorted by their position `in`
 // within the slice (duplicates of a position summed first), and 0 when fewer than slice_size
-// positions are stored (an absent entry is an implicit zero).
+// positions are stored (an absent entry is an implicit zero). NaN propagates (the dense Max /
+// Min), and the values are met in entry order, the zero last, as on a CUDA device.
 template <typename T, bool kMax>
 T SliceExtreme(const T* val, const int64_t* in, int64_t p0, int64_t p1, int64_t slice_size) {
   using C = ComputeType<T>;
-  auto better = [](C x, C y) { return kMax ? x > y : x < y; };  // x beats y
+  using F = std::conditional_t<kMax, engine::MaxF, engine::MinF>;
   C best{};
-  bool have = false;
   int64_t distinct = 0;
   for (int64_t p = p0; p < p1;) {
     C sum = static_cast<C>(val[p]);
     int64_t q = p + 1;
     for (; q < p1 && in[q] == in[p]; ++q) sum = AddW(sum, static_cast<C>(val[q]));
     sum = static_cast<C>(static_cast<T>(sum));  // round as a stored value would be
-    if (!have || better(sum, best)) best = sum;
-    have = true;
+    best = distinct == 0 ? sum : F::Apply(best, sum);
     ++distinct;
     p = q;
   }
-  if (distinct < slice_size && (!have || better(C{}, best))) best = C{};
+  if (distinct < slice_size) best = distinct == 0 ? C{} : F::Apply(best, C{});
   return static_cast<T>(best);
 }
 
 // Dense max (kMax) or min over the plan's axes.
 template <bool kMax>
 Tensor ReduceExtreme(const SparseTensor& st, std::vector<int> axes, const char* op) {
-  CheckInput(st, op);
+  if (st.device().is_cuda()) {
+    Dispatch<kReduceDTypes>(st.dtype(), op, []<typename T>() {});  // bounds: DeviceReduce
+  } else {
+    CheckInput(st, op);
+  }
   const ReducePlan plan = MakePlan(st, std::move(axes), op);
-  Tensor out = Tensor::Empty(plan.out_shape, st.dtype());
+  Tensor out = Tensor::Empty(plan.out_shape, st.dtype(), st.device());
   if (plan.out_size == 0) return out;
   TK_CHECK(plan.slice_size > 0 || plan.slice_overflow, kInvalidArgument, op,
            ": the reduced axes of shape ", ShapeString(st.shape()),
            " have a zero dim, so each slice is empty and has no ", kMax ? "max" : "min");
   TK_CHECK(!plan.slice_overflow, kUnsupported, op, ": the reduced axes of shape ",
            ShapeString(st.shape()), " span more than 2^63 positions");
+  if (st.device().is_cuda()) {
+    DeviceReduce(st, plan, ExtremeRule(kMax, plan), op).ToDense(&out);
+    return out;
+  }
   const si::Compressed g = Group(st, plan, /*by_in=*/true);
   const int64_t* ptr = g.ptr.data<int64_t>();
   const int64_t* in = g.minor.data<int64_t>();
@@ -212,7 +225,7 @@ Tensor ReduceSum(const SparseTensor& st, std::vector<int> axes) {
     const ReducePlan plan = MakePlan(st, std::move(axes), op);
     Tensor out = Tensor::Empty(plan.out_shape, st.dtype(), st.device());  // checks rank and size
     if (plan.out_size == 0) return out;
-    DeviceReduceSum(st, plan, op).ToDense(&out);
+    DeviceReduce(st, plan, {}, op).ToDense(&out);
     return out;
   }
   CheckInput(st, op);
@@ -242,7 +255,8 @@ enum class Reduction { kSum, kMax, kMin };
 // coalesced, order {0..rank-1}.
 SparseTensor ReduceToSparse(const SparseTensor& st, std::vector<int> axes, Reduction kind,
                             const char* op) {
-  CheckInput(st, op);
+  const bool on_device = st.device().is_cuda();
+  if (!on_device) CheckInput(st, op);  // on a device: DeviceReduce
   const ReducePlan plan = MakePlan(st, std::move(axes), op);
   const int out_rank = static_cast<int>(plan.out_shape.size());
   TK_CHECK(!plan.out_overflow && plan.out_size <= (int64_t{1} << 62), kUnsupported, op,
@@ -250,6 +264,11 @@ SparseTensor ReduceToSparse(const SparseTensor& st, std::vector<int> axes, Reduc
   const bool by_in = kind != Reduction::kSum;  // extremes count the distinct reduced positions
   TK_CHECK(!by_in || !plan.slice_overflow, kUnsupported, op, ": the reduced axes of shape ",
            ShapeString(st.shape()), " span more than 2^63 positions");
+  if (on_device) {
+    const sparse_cuda::MergeRule rule =
+        by_in ? ExtremeRule(kind == Reduction::kMax, plan) : sparse_cuda::MergeRule{};
+    return DeviceReduce(st, plan, rule, op);
+  }
   const int64_t nnz = st.nnz();
   // Group by output position: counting sort when the position space is small, else the one
   // stable sort of (output position, position in the slice) rows.
@@ -327,13 +346,6 @@ SparseTensor ReduceToSparse(const SparseTensor& st, std::vector<int> axes, Reduc
 
 SparseTensor ReduceSumSparse(const SparseTensor& st, std::vector<int> axes) {
   const char* op = "ReduceSumSparse";
-  if (st.device().is_cuda()) {
-    const ReducePlan plan = MakePlan(st, std::move(axes), op);
-    TK_CHECK(!plan.out_overflow && plan.out_size <= (int64_t{1} << 62), kUnsupported, op,
-             ": the kept axes of shape ", ShapeString(st.shape()),
-             " span more than 2^62 positions");
-    return DeviceReduceSum(st, plan, op);
-  }
   return ReduceToSparse(st, std::move(axes), Reduction::kSum, op);
 }
 
@@ -348,16 +360,13 @@ SparseTensor ReduceMinSparse(const SparseTensor& st, std::vector<int> axes) {
 Tensor RowNnz(const SparseTensor& st, int axis) {
   const char* op = "RowNnz";
   if (st.device().is_cuda()) {
-    // Counts as the sums of ones over every other axis; the sorted copy checks every bound.
+    // Counts as the sums of ones over every other axis, after every bound is checked.
     axis = NormalizeAxis(axis, st.rank(), op);
-    SparseTensor checked = st;
-    checked.Reorder(si::Iota(st.rank()));
+    si::CheckDeviceBounds(op, si::Contiguous(st.indices()), st.shape());
     Tensor one = Tensor::Empty({st.nnz()}, DType::kInt64, st.device());
     Set(1, &one);
-    Tensor column = Tensor::Empty({st.nnz(), 1}, DType::kInt64, st.device());
-    Copy(Slice(checked.indices(), 1, axis, axis + 1), &column);
-    SparseTensor counts = SparseTensor::Create(column, one, {st.shape()[axis]});
-    counts.Coalesce();
+    const SparseTensor counts =
+        si::MergeOnDevice(Slice(st.indices(), 1, axis, axis + 1), one, {st.shape()[axis]}, {}, op);
     Tensor out = Tensor::Empty({st.shape()[axis]}, DType::kInt64, st.device());
     counts.ToDense(&out);
     return out;

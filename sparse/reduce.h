@@ -12,9 +12,10 @@
 //   determinism     sums add each output's entries in a fixed order (by position, then input
 //                   order), so results are bit-identical at any thread count.
 //   Value dtypes: every numeric dtype but bool (integers wrap around on overflow).
-//   on a device    ReduceSum, ReduceSumSparse and RowNnz of a tensor on a CUDA device run there
-//                  and return results there; ReduceMax/ReduceMin (and their sparse forms) are
-//                  CPU only (sparse/README.md).
+//   NaN            ReduceMax / ReduceMin (and the sparse forms) propagate NaN, like NumPy's max
+//                  and min and the dense Max / Min.
+//   on a device    every reduction of a tensor on a CUDA device runs there and returns its
+//                  result there, with the CPU's bits (sparse/README.md).
 #ifndef TENSORKIT_SPARSE_REDUCE_H_
 #define TENSORKIT_SPARSE_REDUCE_H_
 

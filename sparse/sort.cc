@@ -550,17 +550,10 @@ void SparseTensor::Coalesce() {
   const Device device = this->device();
   const int r = rank();
   if (si::OnCuda(indices_)) {  // the same steps on the device: sort, then merge the runs
-    const Tensor idx = si::Contiguous(indices_);
-    si::CheckDeviceBounds("Coalesce", idx, shape_);
-    Tensor sorted_idx, sorted_values;
-    sparse_cuda::SortEntries(idx, si::Contiguous(values_), shape_, si::Iota(r), &sorted_idx,
-                             &sorted_values);
-    Tensor merged_idx, merged_values;
-    const bool merged =
-        sparse_cuda::MergeRuns(sorted_idx, sorted_values, &merged_idx, &merged_values);
-    indices_ = merged ? merged_idx : sorted_idx;
-    values_ = merged ? merged_values : sorted_values;
-    order_ = si::Iota(r);
+    SparseTensor merged = si::MergeOnDevice(indices_, values_, shape_, {}, "Coalesce");
+    indices_ = std::move(merged.indices_);
+    values_ = std::move(merged.values_);
+    order_ = std::move(merged.order_);
     return;
   }
   Tensor idx = si::HostContiguous(indices_);

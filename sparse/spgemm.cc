@@ -14,6 +14,9 @@
 #include <vector>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/views.h"
+#include "tensorkit/sparse/cuda/compute.h"
+#include "tensorkit/sparse/cuda/structure.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/products.h"
 
@@ -210,10 +213,64 @@ void CheckOperands(const std::vector<int64_t>& a_shape, const std::vector<int64_
   Dispatch<si::kSparseResultDTypes>(a_dtype, op, []<typename T>() {});
 }
 
+// a @ b on their CUDA device through cuSPARSE (cuda/compute.h); the operands' checks done.
+CsrMatrix DeviceProduct(const CsrMatrix& a, const CsrMatrix& b, const char* op) {
+  TK_CHECK((Bit(a.dtype()) & sparse_cuda::kCusparseDTypes) != 0, kUnsupported, op, ": on ",
+           a.device(),
+           " the product runs in cuSPARSE, which takes float32 and float64 values, not ",
+           DTypeName(a.dtype()), "; convert the values or run it on the CPU (To(Device::Cpu()))");
+  for (const CsrMatrix* m : {&a, &b}) {
+    TK_CHECK(m->rows() < sparse_cuda::kSpgemmIndexLimit &&
+                 m->cols() < sparse_cuda::kSpgemmIndexLimit &&
+                 m->nnz() < sparse_cuda::kSpgemmIndexLimit,
+             kUnsupported, op, ": on ", a.device(), " an operand of ", m->rows(), "x", m->cols(),
+             " with ", m->nnz(), " entries exceeds the 2^31 - 1 rows, columns or entries that ",
+             "cuSPARSE's SpGEMM can index; multiply blocks of rows, or run it on the CPU");
+  }
+  const Device device = a.device();
+  if (a.nnz() == 0 || b.nnz() == 0) {
+    return si::WrapCsr(Tensor::Zeros({a.rows() + 1}, DType::kInt64).To(device),
+                       Tensor::Empty({0}, DType::kInt64, device),
+                       Tensor::Empty({0}, a.dtype(), device), a.rows(), b.cols());
+  }
+  const sparse_cuda::CsrOperand ao{a.row_ptr().data<int64_t>(),
+                                   a.col_indices().data<int64_t>(),
+                                   a.values().raw_data(),
+                                   a.rows(),
+                                   a.cols(),
+                                   a.nnz()};
+  const sparse_cuda::CsrOperand bo{b.row_ptr().data<int64_t>(),
+                                   b.col_indices().data<int64_t>(),
+                                   b.values().raw_data(),
+                                   b.rows(),
+                                   b.cols(),
+                                   b.nnz()};
+  sparse_cuda::CsrArrays c = sparse_cuda::Spgemm(op, a.dtype(), ao, bo, device.index);
+  // Columns ascending within rows, as everywhere else: sorted here if cuSPARSE left any row
+  // out of order (one pass when it did not).
+  const Tensor rows = sparse_cuda::ExpandPointers(c.ptr, c.minor, 0);
+  std::vector<int64_t> pair;
+  if (sparse_cuda::FirstUnordered(rows, {0, 1}, false, &pair) >= 0) {
+    Tensor sorted, sorted_values;
+    sparse_cuda::SortEntries(rows, c.values, {a.rows(), b.cols()}, {0, 1}, &sorted, &sorted_values);
+    c.minor = Select(sorted, 1, 1).Clone();
+    c.values = sorted_values;
+  }
+  return si::WrapCsr(c.ptr, c.minor, c.values, a.rows(), b.cols());
+}
+
 }  // namespace
 
 CsrMatrix SparseSparseProduct(const CsrMatrix& a, const CsrMatrix& b) {
   const char* op = "SparseSparseProduct";
+  if (a.device().is_cuda() || b.device().is_cuda()) {
+    si::CheckCreated(a, op);
+    si::CheckCreated(b, op);
+    TK_CHECK(a.device() == b.device(), kDeviceMismatch, op, ": a is on ", a.device(),
+             " but b is on ", b.device(), "; move one with To(", a.device(), ")");
+    CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
+    return DeviceProduct(a, b, op);
+  }
   si::CheckOnCpu(a, op);
   si::CheckOnCpu(b, op);
   CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
@@ -229,8 +286,6 @@ SparseTensor SparseSparseProduct(const SparseTensor& a, const SparseTensor& b) {
   CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
   TK_CHECK(a.device() == b.device(), kDeviceMismatch, op, ": a is on ", a.device(), " but b is on ",
            b.device(), "; move one with To(", a.device(), ")");
-  TK_CHECK(a.device().is_cpu(), kUnsupported, op, ": operands on ", a.device(),
-           " are not supported yet; move them with To(Device::Cpu())");
   return SparseSparseProduct(si::CsrFromSparse(a, op), si::CsrFromSparse(b, op)).ToSparse();
 }
 

@@ -30,23 +30,28 @@ namespace tensorkit::cuda_backend {
   X(cublasGemmEx_64)           \
   X(cublasGemmStridedBatchedEx_64)
 
-#define TK_CUSPARSE_FUNCTIONS(X) \
-  X(cusparseCreate)              \
-  X(cusparseSetStream)           \
-  X(cusparseGetErrorString)      \
-  X(cusparseGetErrorName)        \
-  X(cusparseCreateCsr)           \
-  X(cusparseDestroySpMat)        \
-  X(cusparseCreateDnMat)         \
-  X(cusparseDestroyDnMat)        \
-  X(cusparseCreateDnVec)         \
-  X(cusparseDestroyDnVec)        \
-  X(cusparseSpMV_bufferSize)     \
-  X(cusparseSpMV)                \
-  X(cusparseSpMM_bufferSize)     \
-  X(cusparseSpMM)                \
-  X(cusparseSpGEMM_createDescr)  \
-  X(cusparseSpGEMM_destroyDescr)
+#define TK_CUSPARSE_FUNCTIONS(X)   \
+  X(cusparseCreate)                \
+  X(cusparseSetStream)             \
+  X(cusparseGetErrorString)        \
+  X(cusparseGetErrorName)          \
+  X(cusparseCreateCsr)             \
+  X(cusparseDestroySpMat)          \
+  X(cusparseCreateDnMat)           \
+  X(cusparseDestroyDnMat)          \
+  X(cusparseCreateDnVec)           \
+  X(cusparseDestroyDnVec)          \
+  X(cusparseSpMV_bufferSize)       \
+  X(cusparseSpMV)                  \
+  X(cusparseSpMM_bufferSize)       \
+  X(cusparseSpMM)                  \
+  X(cusparseSpGEMM_createDescr)    \
+  X(cusparseSpGEMM_destroyDescr)   \
+  X(cusparseSpGEMM_workEstimation) \
+  X(cusparseSpGEMM_compute)        \
+  X(cusparseSpGEMM_copy)           \
+  X(cusparseSpMatGetSize)          \
+  X(cusparseCsrSetPointers)
 
 #define TK_LIBRARY_MEMBER(name) decltype(&::name) name = nullptr;
 struct CublasApi {

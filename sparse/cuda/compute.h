@@ -44,6 +44,20 @@ struct DenseOperand {
 void Spmm(const char* op, DType dtype, const CsrOperand& a, const DenseOperand& b,
           const DenseOperand& c, bool vector, Scalar alpha, Scalar beta, int device);
 
+// Device CSR arrays a product returns: int64 ptr [rows + 1] and minor [nnz], values [nnz].
+struct CsrArrays {
+  Tensor ptr, minor, values;
+};
+
+// Every count and dim of a cuSPARSE SpGEMM operand or result stays below this (its 32-bit
+// indices).
+inline constexpr int64_t kSpgemmIndexLimit = int64_t{1} << 31;
+
+// a @ b (a.cols == b.rows, nnz > 0 each, rows and counts below kSpgemmIndexLimit) with
+// cusparseSpGEMM on `device`: new device arrays, column indices ascending within each row.
+// Throws kUnsupported when the result would reach kSpgemmIndexLimit entries.
+CsrArrays Spgemm(const char* op, DType dtype, const CsrOperand& a, const CsrOperand& b, int device);
+
 // The [nnz, 2] int64 rows (BatchKeys) of the entries of batched int64 indices [nnz, 3] (any
 // strides) whose indices are inside [batches, m, k]; a new tensor on the same device.
 Tensor BatchKeyRows(const Tensor& indices, int64_t m, int64_t k, bool block_diagonal,

@@ -5,7 +5,8 @@
 //                owns none of them). Kernels receive what they need by value when they are
 //                enqueued, so a descriptor may be destroyed as soon as its last call returns.
 //   SpMat        a CSR matrix with 64-bit offsets and indices (tensorkit's int64 arrays as they
-//                are, no narrowing copy); a CSC matrix is the CSR matrix of its transpose.
+//                are, no narrowing copy), or 32-bit ones for the calls that take only those
+//                (SpGEMM); a CSC matrix is the CSR matrix of its transpose.
 //   DnMat, DnVec a dense matrix (row- or column-major with a leading dimension) or a contiguous
 //                vector.
 //   work buffer  scratch a call asks for by size: one DeviceBuffer (common/cuda/device_buffer.h)
@@ -36,7 +37,13 @@ class SpMat {
  public:
   SpMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols, int64_t nnz,
         const int64_t* ptr, const int64_t* minor, const void* values, cudaDataType type,
-        const char* op);
+        const char* op)
+      : SpMat(lease, rows, cols, nnz, ptr, minor, values, CUSPARSE_INDEX_64I, type, op) {}
+  // Arrays of `index` type (CUSPARSE_INDEX_32I or _64I); all null for an empty result matrix
+  // whose arrays are set later (cusparseCsrSetPointers).
+  SpMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols, int64_t nnz,
+        const void* ptr, const void* minor, const void* values, cusparseIndexType_t index,
+        cudaDataType type, const char* op);
   ~SpMat();
   SpMat(const SpMat&) = delete;
   SpMat& operator=(const SpMat&) = delete;
@@ -45,6 +52,19 @@ class SpMat {
  private:
   const cuda_backend::CusparseApi* api_;
   cusparseSpMatDescr_t d_ = nullptr;
+};
+
+class SpGemmDescr {
+ public:
+  SpGemmDescr(const cuda_backend::CusparseLease& lease, const char* op);
+  ~SpGemmDescr();
+  SpGemmDescr(const SpGemmDescr&) = delete;
+  SpGemmDescr& operator=(const SpGemmDescr&) = delete;
+  cusparseSpGEMMDescr_t get() const { return d_; }
+
+ private:
+  const cuda_backend::CusparseApi* api_;
+  cusparseSpGEMMDescr_t d_ = nullptr;
 };
 
 class DnMat {
@@ -102,17 +122,23 @@ inline bool CudaTypes(DType dtype, cudaDataType* value, cudaDataType* compute) {
 
 // cuSPARSE takes non-const pointers for matrices it only reads; it never writes through them.
 inline SpMat::SpMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols,
-                    int64_t nnz, const int64_t* ptr, const int64_t* minor, const void* values,
-                    cudaDataType type, const char* op)
+                    int64_t nnz, const void* ptr, const void* minor, const void* values,
+                    cusparseIndexType_t index, cudaDataType type, const char* op)
     : api_(lease.api) {
-  TK_CUSPARSE_CHECK(
-      op, api_->cusparseCreateCsr(&d_, rows, cols, nnz, const_cast<int64_t*>(ptr),
-                                  const_cast<int64_t*>(minor), const_cast<void*>(values),
-                                  CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_BASE_ZERO,
-                                  type));
+  TK_CUSPARSE_CHECK(op, api_->cusparseCreateCsr(&d_, rows, cols, nnz, const_cast<void*>(ptr),
+                                                const_cast<void*>(minor), const_cast<void*>(values),
+                                                index, index, CUSPARSE_INDEX_BASE_ZERO, type));
 }
 inline SpMat::~SpMat() {
   if (d_ != nullptr) api_->cusparseDestroySpMat(d_);
+}
+
+inline SpGemmDescr::SpGemmDescr(const cuda_backend::CusparseLease& lease, const char* op)
+    : api_(lease.api) {
+  TK_CUSPARSE_CHECK(op, api_->cusparseSpGEMM_createDescr(&d_));
+}
+inline SpGemmDescr::~SpGemmDescr() {
+  if (d_ != nullptr) api_->cusparseSpGEMM_destroyDescr(d_);
 }
 
 inline DnMat::DnMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols,

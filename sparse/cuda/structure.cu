@@ -14,6 +14,7 @@
 #include "tensorkit/common/cuda/device_buffer.h"
 #include "tensorkit/common/dtype.h"
 #include "tensorkit/common/wrap.h"
+#include "tensorkit/dense/functors.h"
 #include "tensorkit/sparse/cuda/structure.h"
 #include "tensorkit/sparse/keys.h"
 
@@ -24,6 +25,8 @@ namespace cb = cuda_backend;
 namespace sk = sparse_keys;
 using cb::BySize;
 using cb::DeviceBuffer;
+using engine::MaxF;
+using engine::MinF;
 
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = 1 << 16;  // grid-stride loops cover the rest
@@ -293,14 +296,6 @@ void SortEntriesAs(const Tensor& idx, const Tensor& values, const std::vector<in
 // Coalesce
 // ---------------------------------------------------------------------------------------------
 
-struct HeadAt {
-  const int64_t* idx;
-  int rank;
-  __host__ __device__ bool operator()(int64_t i) const {
-    return i == 0 || !sk::SameRow(idx + i * rank, idx + (i - 1) * rank, rank);
-  }
-};
-
 struct GroupHeadAt {
   const int64_t* idx;
   const int* dims;
@@ -314,18 +309,55 @@ struct GroupHeadAt {
   }
 };
 
-// One thread per run, summing in entry order: the CPU's sequence of additions, hence its bits.
-template <typename T>
+// A head of a run of at least min_run equal rows.
+struct RunHeadAt {
+  const int64_t* idx;
+  int64_t n, min_run;
+  int rank;
+  __host__ __device__ bool operator()(int64_t i) const {
+    return sk::StartsRun(idx, i, n, rank, min_run);
+  }
+};
+
+struct SumOf {
+  template <typename C>
+  __host__ __device__ static C Apply(C a, C b) {
+    return AddW(a, b);
+  }
+};
+struct ProductOf {
+  template <typename C>
+  __host__ __device__ static C Apply(C a, C b) {
+    return MulW(a, b);
+  }
+};
+
+// One thread per run, combining in entry order: the CPU's sequence of operations, hence its
+// bits.
+template <typename T, typename F>
 __global__ void MergeKernel(const int64_t* idx, const T* vals, const uint64_t* heads, int64_t m,
-                            int64_t n, int rank, int64_t* out_idx, T* out_vals) {
+                            int64_t n, int rank, int64_t zero_below, int64_t* out_idx,
+                            T* out_vals) {
   using C = ComputeType<T>;
   for (int64_t j = FirstItem(); j < m; j += ItemStep()) {
     const int64_t b = static_cast<int64_t>(heads[j]);
-    const int64_t e = j + 1 < m ? static_cast<int64_t>(heads[j + 1]) : n;
+    int64_t e = b + 1;
+    while (e < n && sk::SameRow(idx + e * rank, idx + b * rank, rank)) ++e;
     for (int k = 0; k < rank; ++k) out_idx[j * rank + k] = idx[b * rank + k];
-    C sum = static_cast<C>(vals[b]);
-    for (int64_t i = b + 1; i < e; ++i) sum = AddW(sum, static_cast<C>(vals[i]));
-    out_vals[j] = static_cast<T>(sum);
+    C acc = static_cast<C>(vals[b]);
+    for (int64_t i = b + 1; i < e; ++i) acc = F::Apply(acc, static_cast<C>(vals[i]));
+    if (e - b < zero_below) acc = F::Apply(acc, C{});
+    out_vals[j] = static_cast<T>(acc);
+  }
+}
+
+template <typename U>
+__global__ void GatherAtKernel(const int64_t* idx, int64_t n, int rank, const int64_t* strides,
+                               int64_t offset, const U* base, U* out) {
+  for (int64_t i = FirstItem(); i < n; i += ItemStep()) {
+    int64_t at = offset;
+    for (int a = 0; a < rank; ++a) at += idx[i * rank + a] * strides[a];
+    out[i] = base[at];
   }
 }
 
@@ -406,6 +438,14 @@ __global__ void NonzeroRowsKernel(const uint64_t* pos, int64_t m, const int64_t*
 // ---------------------------------------------------------------------------------------------
 // Pointers, columns, boxes, copies
 // ---------------------------------------------------------------------------------------------
+
+__global__ void ExpandKernel(const int64_t* ptr, const int64_t* minor, int64_t num, int64_t nnz,
+                             int major_axis, int64_t* out) {
+  for (int64_t p = FirstItem(); p < nnz; p += ItemStep()) {
+    out[2 * p + major_axis] = sk::SliceOf(p, ptr, num);
+    out[2 * p + 1 - major_axis] = minor[p];
+  }
+}
 
 __global__ void LowerBoundKernel(const int64_t* idx, int64_t n, int rank, int axis, int64_t num,
                                  int64_t* ptr) {
@@ -608,23 +648,56 @@ void SortEntries(const Tensor& idx, const Tensor& values, const std::vector<int6
   }
 }
 
-bool MergeRuns(const Tensor& idx, const Tensor& values, Tensor* merged_idx, Tensor* merged_values) {
+bool MergeRuns(const Tensor& idx, const Tensor& values, Tensor* merged_idx, Tensor* merged_values,
+               const MergeRule& rule) {
   const On on(idx, "Coalesce");
   const int64_t n = idx.Dim(0);
   const int rank = static_cast<int>(idx.Dim(1));
-  if (n <= 1) return false;
-  DeviceBuffer heads(8 * n, on.device);
-  const int64_t m = Select(n, HeadAt{Rows(idx), rank}, heads.as<uint64_t>(), on);
-  if (m == n) return false;
+  const bool plain = rule.op == MergeOp::kSum && rule.min_run <= 1 && rule.zero_below <= 0;
+  if (plain && n <= 1) return false;
+  DeviceBuffer heads(8 * std::max<int64_t>(n, 1), on.device);
+  const int64_t m =
+      Select(n, RunHeadAt{Rows(idx), n, rule.min_run, rank}, heads.as<uint64_t>(), on);
+  if (plain && m == n) return false;
   *merged_idx = Tensor::Empty({m, rank}, DType::kInt64, idx.device());
   *merged_values = Tensor::Empty({m}, values.dtype(), idx.device());
+  if (m == 0) return true;
   Dispatch<kNumericDTypes>(values.dtype(), on.op, [&]<typename T>() {
-    MergeKernel<T><<<Grid(m), kThreads, 0, on.stream>>>(
-        Rows(idx), static_cast<const T*>(values.raw_data()), heads.as<uint64_t>(), m, n, rank,
-        static_cast<int64_t*>(merged_idx->raw_data()), static_cast<T*>(merged_values->raw_data()));
+    const auto launch = [&]<typename F>() {
+      MergeKernel<T, F><<<Grid(m), kThreads, 0, on.stream>>>(
+          Rows(idx), static_cast<const T*>(values.raw_data()), heads.as<uint64_t>(), m, n, rank,
+          rule.zero_below, static_cast<int64_t*>(merged_idx->raw_data()),
+          static_cast<T*>(merged_values->raw_data()));
+    };
+    switch (rule.op) {
+      case MergeOp::kSum:
+        return launch.template operator()<SumOf>();
+      case MergeOp::kProduct:
+        return launch.template operator()<ProductOf>();
+      case MergeOp::kMax:
+        return launch.template operator()<MaxF>();
+      case MergeOp::kMin:
+        return launch.template operator()<MinF>();
+    }
   });
   CheckLaunch(on);
   return true;
+}
+
+Tensor GatherAt(const Tensor& idx, const Tensor& dense, const std::vector<int64_t>& strides) {
+  const On on(idx, "Mul");
+  const int64_t n = idx.Dim(0);
+  const int rank = static_cast<int>(idx.Dim(1));
+  Tensor out = Tensor::Empty({n}, dense.dtype(), idx.device());
+  if (n == 0) return out;
+  const DeviceBuffer strides_d = Upload(strides, on);
+  BySize(static_cast<int>(DTypeSize(dense.dtype())), [&]<typename U>() {
+    GatherAtKernel<U><<<Grid(n), kThreads, 0, on.stream>>>(
+        Rows(idx), n, rank, strides_d.as<int64_t>(), dense.pattern().offset,
+        static_cast<const U*>(dense.storage()->data()), static_cast<U*>(out.raw_data()));
+  });
+  CheckLaunch(on);
+  return out;
 }
 
 void Scatter(const Tensor& idx, const Tensor& values, Tensor* dense) {
@@ -680,6 +753,18 @@ Tensor RunPointers(const Tensor& idx, int axis, int64_t num) {
       static_cast<int64_t*>(ptr.raw_data()));
   CheckLaunch(on);
   return ptr;
+}
+
+Tensor ExpandPointers(const Tensor& ptr, const Tensor& minor, int major_axis) {
+  const On on(ptr, "ToSparse");
+  const int64_t nnz = minor.Dim(0);
+  Tensor out = Tensor::Empty({nnz, 2}, DType::kInt64, ptr.device());
+  if (nnz == 0) return out;
+  ExpandKernel<<<Grid(nnz), kThreads, 0, on.stream>>>(
+      static_cast<const int64_t*>(ptr.raw_data()), static_cast<const int64_t*>(minor.raw_data()),
+      ptr.Dim(0) - 1, nnz, major_axis, static_cast<int64_t*>(out.raw_data()));
+  CheckLaunch(on);
+  return out;
 }
 
 Tensor PermuteColumns(const Tensor& idx, const std::vector<int>& perm) {

@@ -39,9 +39,25 @@ int64_t FirstRepeat(const Tensor& idx, const std::vector<int64_t>& shape, int64_
 // and contiguous values (`values` [n], any numeric dtype, default strides) on the same device.
 void SortEntries(const Tensor& idx, const Tensor& values, const std::vector<int64_t>& shape,
                  const std::vector<int>& order, Tensor* sorted_idx, Tensor* sorted_values);
-// Coalesce's merge of sorted entries: one entry per run of equal rows, its values summed in entry
-// order (AddW: integers wrap, bools OR); returns false (outputs untouched) when nothing repeats.
-bool MergeRuns(const Tensor& idx, const Tensor& values, Tensor* merged_idx, Tensor* merged_values);
+// How MergeRuns combines the values of one run of equal rows, in entry order: kSum adds (AddW:
+// integers wrap, bools OR), kProduct multiplies (MulW), kMax / kMin propagate NaN (the dense
+// MaxF / MinF). A run shorter than `min_run` gives no entry (SparseMultiply's intersection of
+// two coalesced operands: 2); a run shorter than `zero_below` also meets one zero, the implicit
+// entries of a reduced slice (ReduceMax: the slice size).
+enum class MergeOp { kSum, kProduct, kMax, kMin };
+struct MergeRule {
+  MergeOp op = MergeOp::kSum;
+  int64_t min_run = 1;
+  int64_t zero_below = 0;
+};
+// The merge of sorted entries: one entry per run of equal rows (of at least rule.min_run
+// entries), combined as rule says. With the default rule (Coalesce) it returns false, outputs
+// untouched, when nothing repeats; otherwise it always fills the outputs and returns true.
+bool MergeRuns(const Tensor& idx, const Tensor& values, Tensor* merged_idx, Tensor* merged_values,
+               const MergeRule& rule = {});
+// values[i] = the element of `dense` at row i of device rows `idx` (every row inside dense's
+// dims after broadcasting: `strides` gives dense's stride per row column, 0 where it repeats).
+Tensor GatherAt(const Tensor& idx, const Tensor& dense, const std::vector<int64_t>& strides);
 // Scatters entries inside dense's dims into `dense` (any strides): of equal rows the last entry
 // wins, without atomics.
 void Scatter(const Tensor& idx, const Tensor& values, Tensor* dense);
@@ -50,6 +66,9 @@ void Nonzeros(const Tensor& dense, Tensor* idx, Tensor* values);
 // For device rows sorted by column `axis` with indices in [0, num): the num + 1 pointers
 // ptr[k] = the first entry whose index on `axis` is >= k.
 Tensor RunPointers(const Tensor& idx, int axis, int64_t num);
+// The [nnz, 2] device rows of compressed arrays (device ptr [num + 1], valid, and minor [nnz]):
+// entry p gets its slice on column `major_axis` and minor[p] on the other.
+Tensor ExpandPointers(const Tensor& ptr, const Tensor& minor, int major_axis);
 // Rows with columns permuted: out[i][a] = idx[i][perm[a]].
 Tensor PermuteColumns(const Tensor& idx, const std::vector<int>& perm);
 // The entries inside the box [start, start + size) (on axis `only_axis` alone when >= 0), in

@@ -11,6 +11,11 @@ void Spmm(const char* op, DType, const CsrOperand&, const DenseOperand&, const D
         " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
 }
 
+CsrArrays Spgemm(const char* op, DType, const CsrOperand&, const CsrOperand&, int device) {
+  Throw(ErrorCode::kUnsupported, op, ": cuda:", device,
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
 Tensor BatchKeyRows(const Tensor& indices, int64_t, int64_t, bool, const char* op) {
   Throw(ErrorCode::kUnsupported, op, ": ", indices.device(),
         " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");

@@ -28,10 +28,14 @@ void SortEntries(const Tensor&, const Tensor&, const std::vector<int64_t>&, cons
                  Tensor*, Tensor*) {
   NoCuda("Reorder");
 }
-bool MergeRuns(const Tensor&, const Tensor&, Tensor*, Tensor*) { NoCuda("Coalesce"); }
+bool MergeRuns(const Tensor&, const Tensor&, Tensor*, Tensor*, const MergeRule&) {
+  NoCuda("Coalesce");
+}
+Tensor GatherAt(const Tensor&, const Tensor&, const std::vector<int64_t>&) { NoCuda("Mul"); }
 void Scatter(const Tensor&, const Tensor&, Tensor*) { NoCuda("ToDense"); }
 void Nonzeros(const Tensor&, Tensor*, Tensor*) { NoCuda("FromDense"); }
 Tensor RunPointers(const Tensor&, int, int64_t) { NoCuda("FromSparse"); }
+Tensor ExpandPointers(const Tensor&, const Tensor&, int) { NoCuda("ToSparse"); }
 Tensor PermuteColumns(const Tensor&, const std::vector<int>&) { NoCuda("Permute"); }
 void SliceBox(const Tensor&, const Tensor&, const std::vector<int64_t>&,
               const std::vector<int64_t>&, int, Tensor*, Tensor*) {

@@ -1,5 +1,6 @@
 // Sparse compute on the device against the CPU result: SpMV/SpMM from CSR and COO, batched,
-// alpha/beta, strided operands, dense @ sparse; bad inputs give the CPU's Error codes. Values
+// alpha/beta, strided operands, dense @ sparse, SpGEMM, the elementwise and mixed operations, the
+// reductions and the compressed conversions; bad inputs give the CPU's Error codes. Values
 // are small integers, so every float sum is exact in any order and results compare bit-equal.
 // Skipped with a message when no CUDA device is visible.
 #include <gtest/gtest.h>
@@ -268,18 +269,151 @@ TEST(SparseComputeGpu, SparseAddAndMixedAddMatchTheCpu) {
   }
 }
 
-// Not yet on the device: a clear Error, never a silent host round trip; mixed devices as for
-// the products.
-TEST(SparseComputeGpu, OperationsNotOnTheDeviceSaySo) {
+// Max and min of small integers (and NaN in the float trials) are exact, so the device's
+// results equal the CPU's bits, the implicit zeros of partly stored slices included.
+TEST(SparseComputeGpu, ExtremesMatchTheCpu) {
+  TK_REQUIRE_GPU();
+  std::mt19937 rng(12);
+  const std::vector<std::vector<int>> axes_sets = {{0}, {1}, {2}, {0, 2}, {-1, 0}, {0, 1, 2}, {}};
+  for (int trial = 0; trial < 14; ++trial) {
+    const std::vector<int64_t> shape = {Dim(rng, 5), Dim(rng, 4), Dim(rng, 6)};
+    SparseTensor a = trial % 2 == 0 ? RandomCoo<int32_t>(rng, shape, rng() % 80)
+                                    : RandomCoo<double>(rng, shape, rng() % 80);
+    if (trial % 4 == 1 && a.nnz() > 2) {  // NaN at a few entries
+      std::vector<double> v = a.values().ToVector<double>();
+      v[0] = v[v.size() / 2] = std::numeric_limits<double>::quiet_NaN();
+      a = SparseTensor::Create(a.indices(), Tensor::FromVector(v), a.shape());
+    }
+    const SparseTensor a_dev = a.To(kGpu);
+    const std::vector<int>& axes = axes_sets[trial % axes_sets.size()];
+    const std::string what = "trial " + std::to_string(trial);
+    for (bool is_max : {true, false}) {
+      const auto dense = is_max ? ReduceMax : ReduceMin;
+      const auto sparse = is_max ? ReduceMaxSparse : ReduceMinSparse;
+      const Tensor got = dense(a_dev, axes);
+      EXPECT_EQ(got.device(), kGpu);
+      const SparseTensor sgot = sparse(a_dev, axes), swant = sparse(a, axes);
+      EXPECT_EQ(sgot.values().device(), kGpu);
+      EXPECT_EQ(testing::Rows(sgot), testing::Rows(swant)) << what;
+      if (trial % 2 == 0) {
+        ExpectSame<int32_t>(got, dense(a, axes), what);
+        ExpectSame<int32_t>(sgot.values(), swant.values(), what);
+      } else {
+        ExpectSame<double>(got, dense(a, axes), what);  // NaN where the CPU has NaN
+        ExpectSame<double>(sgot.values(), swant.values(), what);
+      }
+    }
+  }
+}
+
+// The intersection's products and the mixed product are exact for small integers.
+TEST(SparseComputeGpu, SparseMultiplyAndMixedMulMatchTheCpu) {
+  TK_REQUIRE_GPU();
+  std::mt19937 rng(13);
+  ref::Rng vr(13);
+  for (int trial = 0; trial < 12; ++trial) {
+    const std::vector<int64_t> shape = {Dim(rng, 6), Dim(rng, 7)};
+    const SparseTensor a = RandomCoo<float>(rng, shape, rng() % 30);
+    const SparseTensor b = RandomCoo<float>(rng, shape, rng() % 30);
+    const std::string what = "trial " + std::to_string(trial);
+    const SparseTensor got = SparseMultiply(a.To(kGpu), b.To(kGpu)), want = SparseMultiply(a, b);
+    EXPECT_EQ(got.indices().device(), kGpu);
+    EXPECT_EQ(testing::Rows(got), testing::Rows(want)) << what;
+    EXPECT_EQ(got.order(), want.order()) << what;
+    ExpectSame<float>(got.values(), want.values(), what);
+    const Tensor d = trial % 3 == 0 ? ref::RandomTensor<float>(vr, {shape[1]})
+                     : trial % 3 == 1
+                         ? ref::RandomTensor<float>(vr, {shape[0], 1})
+                         : Transpose(ref::RandomTensor<float>(vr, {shape[1], shape[0]}), 0, 1);
+    const SparseTensor m = Mul(a.To(kGpu), SamePatternOn(d, kGpu)), mw = Mul(a, d);
+    EXPECT_EQ(m.values().device(), kGpu);
+    EXPECT_EQ(testing::Rows(m), testing::Rows(mw)) << what;
+    ExpectSame<float>(m.values(), mw.values(), "Mul " + what);
+  }
+  const SparseTensor bad = testing::MakeSparse<float>({0, 1, 2, 9}, {1, 2}, {3, 4}).To(kGpu);
+  ExpectError([&] { Mul(bad, Tensor::Zeros({4}, DType::kFloat32, kGpu)); }, ErrorCode::kOutOfRange,
+              {"Mul", "entry 1"});
+  ExpectError([&] { SparseMultiply(bad, bad); }, ErrorCode::kOutOfRange,
+              {"SparseMultiply", "entry 1"});
+}
+
+// cuSPARSE's SpGEMM of small integer values: every sum exact, so the CSR arrays equal the CPU's.
+TEST(SparseComputeGpu, SparseSparseProductMatchesTheCpu) {
+  TK_REQUIRE_GPU();
+  std::mt19937 rng(14);
+  for (int trial = 0; trial < 12; ++trial) {
+    const int64_t m = Dim(rng, 30), k = Dim(rng, 20), n = Dim(rng, 25);
+    const SparseTensor a = RandomCoo<double>(rng, {m, k}, rng() % (m * k / 2 + 1));
+    const SparseTensor b = RandomCoo<double>(rng, {k, n}, rng() % (k * n / 2 + 1));
+    const std::string what = "trial " + std::to_string(trial);
+    const CsrMatrix want = SparseSparseProduct(CsrMatrix::FromSparse(a), CsrMatrix::FromSparse(b));
+    const CsrMatrix got =
+        SparseSparseProduct(CsrMatrix::FromSparse(a.To(kGpu)), CsrMatrix::FromSparse(b.To(kGpu)));
+    EXPECT_EQ(got.device(), kGpu);
+    ExpectSame<int64_t>(got.row_ptr(), want.row_ptr(), what);
+    ExpectSame<int64_t>(got.col_indices(), want.col_indices(), what);
+    ExpectSame<double>(got.values(), want.values(), what);
+    got.Validate();  // on the device
+    const SparseTensor coo = SparseSparseProduct(a.To(kGpu), b.To(kGpu));
+    EXPECT_EQ(coo.indices().device(), kGpu);
+    EXPECT_EQ(testing::Rows(coo), testing::Rows(SparseSparseProduct(a, b))) << what;
+  }
+  const SparseTensor ai = testing::MakeSparse<int32_t>({0, 1}, {5}, {3, 3}).To(kGpu);
+  ExpectError([&] { SparseSparseProduct(ai, ai); }, ErrorCode::kUnsupported,
+              {"SparseSparseProduct", "int32", "To(Device::Cpu())"});
+}
+
+// A CSR or CSC matrix on the device stays there through conversions, and its validation names
+// the first violation as on the CPU.
+TEST(SparseComputeGpu, CompressedMatricesStayOnTheDevice) {
+  TK_REQUIRE_GPU();
+  std::mt19937 rng(15);
+  const SparseTensor a = RandomCoo<float>(rng, {9, 7}, 30);
+  const CsrMatrix csr = CsrMatrix::FromSparse(a), csr_dev = CsrMatrix::FromSparse(a.To(kGpu));
+  EXPECT_EQ(testing::Rows(csr_dev.ToSparse()), testing::Rows(csr.ToSparse()));
+  EXPECT_EQ(csr_dev.ToSparse().indices().device(), kGpu);
+  const CscMatrix csc_dev = csr_dev.ToCsc();
+  EXPECT_EQ(csc_dev.device(), kGpu);
+  ExpectSame<int64_t>(csc_dev.col_ptr(), csr.ToCsc().col_ptr(), "ToCsc");
+  ExpectSame<int64_t>(csr_dev.RowNnz(), csr.RowNnz(), "RowNnz");
+  ExpectSame<int64_t>(csc_dev.ToCsr().col_indices(), csr.col_indices(), "ToCsr");
+  // The first violation: an index out of range before an unsorted pair, and the reverse.
+  const Tensor ptr = Tensor::FromVector<int64_t>({0, 3, 5}, {3});
+  for (const std::vector<int64_t>& cols :
+       {std::vector<int64_t>{0, 9, 1, 2, 1}, std::vector<int64_t>{2, 1, 9, 0, 1}}) {
+    const Tensor c = Tensor::FromVector(cols), v = Tensor::Zeros({5}, DType::kFloat32);
+    std::string cpu_message;
+    ErrorCode cpu_code = ErrorCode::kInternal;
+    try {
+      CsrMatrix::Create(ptr, c, v, {2, 4});
+    } catch (const Error& e) {
+      cpu_message = e.what();
+      cpu_code = e.code();
+    }
+    ExpectError(
+        [&] {
+          CsrMatrix::Create(ptr.To(kGpu), c.To(kGpu), v.To(kGpu), {2, 4});
+        },
+        cpu_code, {cpu_message});
+  }
+  ExpectError(
+      [&] {
+        CsrMatrix::Create(ptr.To(kGpu), ptr, ptr, {2, 4});
+      },
+      ErrorCode::kDeviceMismatch, {"CsrMatrix::Create", "cuda:0", "cpu"});
+}
+
+// Mixed devices: each operand named, the fix given.
+TEST(SparseComputeGpu, MixedDevicesSaySo) {
   TK_REQUIRE_GPU();
   const SparseTensor a = testing::MakeSparse<float>({0, 1, 2, 3}, {1, 2}, {3, 4}).To(kGpu);
-  const Tensor d = Tensor::Zeros({3, 4}, DType::kFloat32, kGpu);
-  ExpectError([&] { SparseMultiply(a, a); }, ErrorCode::kUnsupported, {"SparseMultiply", "cuda:0"});
-  const SparseTensor sq = testing::MakeSparse<float>({0, 1, 2, 0}, {1, 2}, {3, 3}).To(kGpu);
-  ExpectError([&] { SparseSparseProduct(sq, sq); }, ErrorCode::kUnsupported,
-              {"SparseSparseProduct", "cuda:0"});
-  ExpectError([&] { ReduceMax(a, {0}); }, ErrorCode::kUnsupported, {"ReduceMax"});
-  ExpectError([&] { Mul(a, d); }, ErrorCode::kUnsupported, {"Mul", "cuda:0"});
+  const SparseTensor sq = testing::MakeSparse<float>({0, 1, 2, 0}, {1, 2}, {3, 3});
+  ExpectError([&] { SparseMultiply(a, a.To(Device::Cpu())); }, ErrorCode::kDeviceMismatch,
+              {"SparseMultiply", "cuda:0", "cpu"});
+  ExpectError([&] { SparseSparseProduct(sq.To(kGpu), sq); }, ErrorCode::kDeviceMismatch,
+              {"SparseSparseProduct", "cuda:0", "cpu"});
+  ExpectError([&] { Mul(a, Tensor::Zeros({4}, DType::kFloat32)); }, ErrorCode::kDeviceMismatch,
+              {"Mul", "cuda:0", "cpu"});
   ExpectError([&] { SparseAdd(a, a.To(Device::Cpu())); }, ErrorCode::kDeviceMismatch,
               {"SparseAdd", "cuda:0", "cpu"});
   ExpectError([&] { Add(a, Tensor::Zeros({4}, DType::kFloat32)); }, ErrorCode::kDeviceMismatch,

@@ -170,6 +170,53 @@ TEST(SparseKeys, LastOfEachPositionRunIsTheCpuWinner) {
   EXPECT_EQ(dense, st.ToDense().ToVector<int32_t>());
 }
 
+// Every entry of random compressed pointers (many empty slices) finds the slice the CPU's
+// expansion gives it.
+TEST(SparseKeys, SliceOfMatchesThePointerWalk) {
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t num = 1 + static_cast<int64_t>(rng() % 40);
+    std::vector<int64_t> ptr{0};
+    for (int64_t r = 0; r < num; ++r) ptr.push_back(ptr.back() + (rng() % 3 == 0 ? rng() % 5 : 0));
+    for (int64_t r = 0; r < num; ++r) {
+      for (int64_t p = ptr[r]; p < ptr[r + 1]; ++p) {
+        ASSERT_EQ(sk::SliceOf(p, ptr.data(), num), r) << "entry " << p << " of trial " << trial;
+      }
+    }
+  }
+}
+
+// The heads MergeRuns keeps: every run for Coalesce, the runs of two or more for
+// SparseMultiply, against a walk over the runs.
+TEST(SparseKeys, RunStartsMatchTheRunWalk) {
+  std::mt19937_64 rng(19);
+  for (int trial = 0; trial < 100; ++trial) {
+    const int rank = 1 + static_cast<int>(trial % 3);
+    std::vector<int64_t> rows;
+    std::vector<int64_t> lengths;
+    for (int64_t run = 0, n = 1 + static_cast<int64_t>(rng() % 12); run < n; ++run) {
+      const int64_t len = 1 + static_cast<int64_t>(rng() % 3);
+      lengths.push_back(len);
+      for (int64_t j = 0; j < len; ++j) {
+        for (int a = 0; a < rank; ++a) rows.push_back(a == 0 ? run : 7);
+      }
+    }
+    const int64_t n = static_cast<int64_t>(rows.size()) / rank;
+    for (int64_t min_run : {1, 2, 3}) {
+      std::vector<int64_t> want, got;
+      int64_t at = 0;
+      for (int64_t len : lengths) {
+        if (len >= min_run) want.push_back(at);
+        at += len;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        if (sk::StartsRun(rows.data(), i, n, rank, min_run)) got.push_back(i);
+      }
+      EXPECT_EQ(got, want) << "trial " << trial << ", min_run " << min_run;
+    }
+  }
+}
+
 TEST(SparseKeys, LaunchSizesCoverEveryItem) {
   EXPECT_EQ(sk::BlocksFor(0, 256, 1 << 16), 1);
   EXPECT_EQ(sk::BlocksFor(1, 256, 1 << 16), 1);

@@ -3,12 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 
 #include "spcompute_test_util.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/ops.h"
+#include "tensorkit/dense/views.h"
 #include "test_util.h"
 
 namespace tensorkit {
@@ -112,6 +116,29 @@ TEST(ReduceTest, MaxOfNegativeEntriesIncludesImplicitZero) {
                            Tensor::FromVector<double>({-3, -1, -5, -6, -7}), {2, 3});
   EXPECT_EQ(ReduceMax(st, {1}).ToVector<double>(), (std::vector<double>{0, -5}));
   EXPECT_EQ(ReduceMin(st, {1}).ToVector<double>(), (std::vector<double>{-3, -7}));
+}
+
+// NaN propagates wherever it stands among a slice's entries (NumPy's max / min, the dense Max /
+// Min), and a NaN made by summing duplicates counts too.
+TEST(ReduceTest, MaxAndMinPropagateNaN) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  // Row 0: NaN first; row 1: NaN last; row 2: inf + -inf duplicates at (2, 1); row 3: no NaN.
+  SparseTensor st = SparseTensor::Create(
+      Tensor::FromVector<int64_t>({0, 0, 0, 1, 1, 0, 1, 1, 2, 1, 2, 1, 2, 0, 3, 0, 3, 1}, {9, 2}),
+      Tensor::FromVector<double>({nan, 5, 7, nan, inf, -inf, 2, 4, -1}), {4, 2});
+  for (const Tensor& r : {ReduceMax(st, {1}), ReduceMin(st, {1})}) {
+    const std::vector<double> v = r.ToVector<double>();
+    EXPECT_TRUE(std::isnan(v[0]) && std::isnan(v[1]) && std::isnan(v[2]));
+  }
+  EXPECT_EQ(ReduceMax(st, {1}).ToVector<double>()[3], 4);
+  EXPECT_EQ(ReduceMin(st, {1}).ToVector<double>()[3], -1);
+  const std::vector<double> sparse_max = ReduceMaxSparse(st, {1}).values().ToVector<double>();
+  ASSERT_EQ(sparse_max.size(), 4u);
+  EXPECT_TRUE(std::isnan(sparse_max[0]) && std::isnan(sparse_max[1]));
+  // The same through the dense operations on the dense form.
+  const Tensor dense = st.ToDense();
+  EXPECT_TRUE(std::isnan(Max(Select(dense, 1, 0), Select(dense, 1, 1)).ToVector<double>()[1]));
 }
 
 TEST(ReduceTest, DuplicatesAreSummedBeforeMax) {
