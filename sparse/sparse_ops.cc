@@ -30,26 +30,25 @@ SparseTensor TakeShifted(const SparseTensor& st, const int64_t* rows, const Tens
                               std::move(shape), st.order());
 }
 
-// Split on the device: the split axis is bounds-checked, then each piece selects its entries in
-// entry order (one pass over the entries per piece) and shifts them.
+// Split on the device: the split axis is bounds-checked, then one stable sort by piece groups
+// the entries (cuda/structure.h), O(nnz + pieces) like the CPU's counting pass.
 std::vector<SparseTensor> SplitOnDevice(const SparseTensor& st, int axis,
                                         const std::vector<int64_t>& sizes) {
   const Tensor idx = si::Contiguous(st.indices());
-  const Tensor vals = si::Contiguous(st.values());
   std::vector<int64_t> row;
   const int64_t bad = sparse_cuda::FirstOutOfBoundsOn(idx, axis, st.shape()[axis], &row);
   if (bad >= 0) si::ThrowOutOfBoundsRow("Split", row.data(), bad, st.shape());
+  std::vector<int64_t> starts{0};
+  for (int64_t size : sizes) starts.push_back(starts.back() + size);
+  std::vector<Tensor> indices, values;
+  sparse_cuda::SplitEntries(idx, si::Contiguous(st.values()), axis, starts, &indices, &values);
   std::vector<SparseTensor> pieces;
   pieces.reserve(sizes.size());
-  std::vector<int64_t> start(static_cast<size_t>(st.rank()), 0);
-  for (int64_t size : sizes) {
+  for (size_t r = 0; r < sizes.size(); ++r) {
     std::vector<int64_t> shape = st.shape();
-    shape[axis] = size;
-    Tensor indices, values;
-    sparse_cuda::SliceBox(idx, vals, start, shape, axis, &indices, &values);
+    shape[axis] = sizes[r];
     pieces.push_back(
-        SparseTensor::Create(std::move(indices), std::move(values), shape, st.order()));
-    start[axis] += size;
+        SparseTensor::Create(std::move(indices[r]), std::move(values[r]), shape, st.order()));
   }
   return pieces;
 }

@@ -67,6 +67,11 @@ bool SparseTensor::SortedIn(const std::vector<int>& order) const {
   TK_CHECK(si::IsPermutation(order, rank()), kInvalidArgument, "SortedIn: order ",
            ShapeString(order), " must be a permutation of all ", rank(), " axes of shape ",
            ShapeString(shape_));
+  if (si::OnCuda(indices_)) {  // found on the device; only the answer comes back
+    std::vector<int64_t> rows;
+    return sparse_cuda::FirstUnordered(si::Contiguous(indices_), order, /*strict=*/false, &rows) <
+           0;
+  }
   const Tensor idx = si::HostContiguous(indices_);
   return si::FirstUnordered(static_cast<const int64_t*>(idx.raw_data()), nnz(), rank(), order,
                             /*strict=*/false) < 0;

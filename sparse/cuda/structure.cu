@@ -495,6 +495,30 @@ __global__ void GatherShiftedKernel(const int64_t* idx, const uint64_t* pos, int
   }
 }
 
+__global__ void PieceKeyKernel(const int64_t* idx, int64_t n, int rank, int axis,
+                               const int64_t* starts, int64_t num, uint64_t* keys, uint64_t* perm) {
+  for (int64_t i = FirstItem(); i < n; i += ItemStep()) {
+    keys[i] = static_cast<uint64_t>(sk::SliceOf(idx[i * rank + axis], starts, num));
+    perm[i] = static_cast<uint64_t>(i);
+  }
+}
+
+// ptr[k] = the first position of sorted `keys` holding a key >= k, for k <= num.
+__global__ void KeyLowerBoundKernel(const uint64_t* keys, int64_t n, int64_t num, int64_t* ptr) {
+  for (int64_t k = FirstItem(); k <= num; k += ItemStep()) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (keys[mid] < static_cast<uint64_t>(k)) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    ptr[k] = lo;
+  }
+}
+
 __global__ void CopyShiftedKernel(const int64_t* src, int64_t n, int rank, int axis, int64_t shift,
                                   int64_t* dst) {
   for (int64_t i = FirstItem(); i < n * rank; i += ItemStep()) {
@@ -803,6 +827,49 @@ void SliceBox(const Tensor& idx, const Tensor& values, const std::vector<int64_t
   }
   GatherValues(values.raw_data(), pos.as<uint64_t>(), m,
                static_cast<int>(DTypeSize(values.dtype())), out_values->raw_data(), on);
+}
+
+void SplitEntries(const Tensor& idx, const Tensor& values, int axis,
+                  const std::vector<int64_t>& starts, std::vector<Tensor>* piece_idx,
+                  std::vector<Tensor>* piece_values) {
+  const On on(idx, "Split");
+  const int64_t n = idx.Dim(0);
+  const int rank = static_cast<int>(idx.Dim(1));
+  const int64_t num = static_cast<int64_t>(starts.size()) - 1;
+  const int size = static_cast<int>(DTypeSize(values.dtype()));
+  std::vector<int64_t> ptr(static_cast<size_t>(num + 1), 0);
+  PermSort<uint64_t> s(std::max<int64_t>(n, 1), on.device);
+  if (n > 0) {
+    const DeviceBuffer starts_d = Upload(starts, on);
+    PieceKeyKernel<<<Grid(n), kThreads, 0, on.stream>>>(
+        Rows(idx), n, rank, axis, starts_d.as<int64_t>(), num, s.keys.Current(), s.perm.Current());
+    CheckLaunch(on);
+    SortPairs(&s, n, sk::BitsBelow(static_cast<uint64_t>(num)), on);
+    DeviceBuffer ptr_d(8 * (num + 1), on.device);
+    KeyLowerBoundKernel<<<Grid(num + 1), kThreads, 0, on.stream>>>(s.keys.Current(), n, num,
+                                                                   ptr_d.as<int64_t>());
+    CheckLaunch(on);
+    cb::Memcpy(ptr.data(), 0, ptr_d.data(), on.device, 8 * (num + 1), cb::CopyKind::kDeviceToHost);
+  }
+  // Row r of `shifts`: piece r's start on `axis`, 0 elsewhere (GatherShiftedKernel subtracts it).
+  std::vector<int64_t> shifts(static_cast<size_t>(num * rank), 0);
+  for (int64_t r = 0; r < num; ++r) shifts[r * rank + axis] = starts[r];
+  const DeviceBuffer shifts_d = Upload(shifts, on);
+  for (int64_t r = 0; r < num; ++r) {
+    const int64_t m = ptr[r + 1] - ptr[r];
+    Tensor out_idx = Tensor::Empty({m, rank}, DType::kInt64, idx.device());
+    Tensor out_values = Tensor::Empty({m}, values.dtype(), idx.device());
+    const uint64_t* perm = s.perm.Current() + ptr[r];
+    if (m > 0 && rank > 0) {
+      GatherShiftedKernel<<<Grid(m * rank), kThreads, 0, on.stream>>>(
+          Rows(idx), perm, m, rank, shifts_d.as<int64_t>() + r * rank,
+          static_cast<int64_t*>(out_idx.raw_data()));
+      CheckLaunch(on);
+    }
+    GatherValues(values.raw_data(), perm, m, size, out_values.raw_data(), on);
+    piece_idx->push_back(std::move(out_idx));
+    piece_values->push_back(std::move(out_values));
+  }
 }
 
 void CopyRowsShifted(const Tensor& src, int axis, int64_t shift, int64_t row0, Tensor* dst) {

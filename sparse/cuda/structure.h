@@ -75,6 +75,13 @@ Tensor PermuteColumns(const Tensor& idx, const std::vector<int>& perm);
 // entry order, their rows shifted by -start; values gathered alike.
 void SliceBox(const Tensor& idx, const Tensor& values, const std::vector<int64_t>& start,
               const std::vector<int64_t>& size, int only_axis, Tensor* out_idx, Tensor* out_values);
+// Split's grouping: entries whose index on `axis` lies in [starts[r], starts[r + 1]) go to
+// piece r (in entry order, rows shifted by -starts[r] on `axis`), for r < starts.size() - 1;
+// indices on `axis` already checked to be in [0, starts.back()). One stable radix sort by piece
+// and one gather per piece; the host waits for the piece sizes.
+void SplitEntries(const Tensor& idx, const Tensor& values, int axis,
+                  const std::vector<int64_t>& starts, std::vector<Tensor>* piece_idx,
+                  std::vector<Tensor>* piece_values);
 // Copies device rows `src` into rows [row0, row0 + n) of `dst` (device rows with as many
 // columns), adding `shift` to column `axis`.
 void CopyRowsShifted(const Tensor& src, int axis, int64_t shift, int64_t row0, Tensor* dst);

@@ -41,6 +41,10 @@ void SliceBox(const Tensor&, const Tensor&, const std::vector<int64_t>&,
               const std::vector<int64_t>&, int, Tensor*, Tensor*) {
   NoCuda("Slice");
 }
+void SplitEntries(const Tensor&, const Tensor&, int, const std::vector<int64_t>&,
+                  std::vector<Tensor>*, std::vector<Tensor>*) {
+  NoCuda("Split");
+}
 void CopyRowsShifted(const Tensor&, int, int64_t, int64_t, Tensor*) { NoCuda("Concat"); }
 std::vector<int64_t> RunHeads(const Tensor&, const std::vector<int>&, std::vector<int64_t>*) {
   NoCuda("group");

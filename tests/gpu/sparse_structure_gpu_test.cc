@@ -118,6 +118,10 @@ TYPED_TEST(SparseStructureGpu, ReorderCoalesceAndValidationMatchTheCpu) {
       b.Reorder(order);
       ExpectSameSparse(b, a, what + " Reorder");
       EXPECT_EQ(b.IndicesValid(), a.IndicesValid()) << what;
+      const std::vector<int> other = RandomOrder(rng, rank);
+      EXPECT_EQ(dev.SortedIn(order), cpu.SortedIn(order)) << what;
+      EXPECT_EQ(b.SortedIn(other), a.SortedIn(other)) << what;
+      EXPECT_TRUE(b.SortedIn(order)) << what;
       SparseTensor c = cpu, d = dev;
       c.Coalesce();
       d.Coalesce();
