@@ -9,6 +9,25 @@
 #   scripts/gpu-check.sh BUNDLE_DIR
 set -u
 BUNDLE=${1:-}
+# The bundle's programs and libraries come packed (payload.tar.xz); unpack them once, beside the
+# payload or, where that folder is read-only, under TMPDIR. xz, or Python's lzma where xz is
+# missing.
+if [[ -n "$BUNDLE" && -f "$BUNDLE/payload.tar.xz" && ! -x "$BUNDLE/bin/tensorkit_gpu_tests" ]]; then
+  dest=$BUNDLE
+  if ! touch "$BUNDLE/.unpack-probe" 2>/dev/null; then
+    dest=$(mktemp -d "${TMPDIR:-/tmp}/tensorkit-gpu-bundle.XXXXXX")
+    cp "$BUNDLE/gpu-check.sh" "$dest/" 2>/dev/null || true
+  fi
+  rm -f "$BUNDLE/.unpack-probe"
+  echo "gpu-check: unpacking $BUNDLE/payload.tar.xz into $dest"
+  if command -v xz >/dev/null; then
+    xz -dc "$BUNDLE/payload.tar.xz" | tar -C "$dest" -xf -
+  else
+    python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer)' \
+      "$BUNDLE/payload.tar.xz" | tar -C "$dest" -xf -
+  fi || { echo "gpu-check: FAILED: could not unpack the payload (needs tar and xz or python3)" >&2; exit 2; }
+  BUNDLE=$dest
+fi
 if [[ -z "$BUNDLE" || ! -x "$BUNDLE/bin/tensorkit_gpu_tests" ]]; then
   echo "usage: scripts/gpu-check.sh BUNDLE_DIR (a folder made by 'make gpu-bundle')" >&2
   exit 2
