@@ -51,9 +51,18 @@ tf-ops-if-possible: configure
 bench: build
 	@for b in $(BUILD)/bin/bench_*; do $$b --benchmark_min_time=0.2; done
 
+# The peers Debian has (NumPy, SciPy, PyTorch) plus pydata sparse from PyPI, in a venv that sees
+# Debian's packages; NumPy stays pinned to Debian's version, which the tables name.
+PEERS_VENV := .venvs/peers
 bench-peers: build
 	@TENSORKIT_BENCH_PEERS=1 bash scripts/install-deps.sh
-	@/usr/bin/python3 bench/peers/run_all.py --build $(BUILD)
+	@$(PEERS_VENV)/bin/python -c "import sparse" 2>/dev/null || \
+	  { /usr/bin/python3 -m venv --system-site-packages $(PEERS_VENV) && \
+	    $(PEERS_VENV)/bin/pip install -q --disable-pip-version-check sparse==0.19.3 \
+	      "numpy==$$(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')"; } || \
+	  echo "bench-peers: could not install pydata sparse; its columns are skipped"
+	@$$(test -x $(PEERS_VENV)/bin/python && echo $(PEERS_VENV)/bin/python || echo /usr/bin/python3) \
+	  bench/peers/run_all.py --build $(BUILD)
 
 fuzz: deps
 	@bash tests/fuzz/run.sh
