@@ -319,10 +319,21 @@ struct RunHeadAt {
   }
 };
 
+// Runs (by index) whose length exceeds `limit`.
+struct LongerThan {
+  const int64_t* len;
+  int64_t limit;
+  __host__ __device__ bool operator()(int64_t k) const { return len[k] > limit; }
+};
+
 struct SumOf {
   template <typename C>
   __host__ __device__ static C Apply(C a, C b) {
     return AddW(a, b);
+  }
+  template <typename C>
+  __device__ static C Start(C) {
+    return C{};
   }
 };
 struct ProductOf {
@@ -330,24 +341,89 @@ struct ProductOf {
   __host__ __device__ static C Apply(C a, C b) {
     return MulW(a, b);
   }
+  template <typename C>
+  __device__ static C Start(C) {
+    return C{1};
+  }
+};
+// Max and min: a thread's partial starts from the run's first value (taking it twice changes
+// nothing).
+template <typename F>
+struct Extreme {
+  template <typename C>
+  __host__ __device__ static C Apply(C a, C b) {
+    return F::Apply(a, b);
+  }
+  template <typename C>
+  __device__ static C Start(C first) {
+    return first;
+  }
 };
 
+// Runs longer than this are combined by a whole block (MergeLongKernel) instead of one thread.
+constexpr int64_t kLongRun = 2048;
+
+__global__ void RunLengthKernel(const uint64_t* heads, int64_t m, int64_t n, int64_t* len) {
+  for (int64_t k = FirstItem(); k < m; k += ItemStep()) {
+    const int64_t end = k + 1 < m ? static_cast<int64_t>(heads[k + 1]) : n;
+    len[k] = end - static_cast<int64_t>(heads[k]);
+  }
+}
+
+__global__ void PickRunsKernel(const uint64_t* heads, const int64_t* len, const uint64_t* pick,
+                               int64_t m, uint64_t* heads_out, int64_t* len_out) {
+  for (int64_t j = FirstItem(); j < m; j += ItemStep()) {
+    heads_out[j] = heads[pick[j]];
+    len_out[j] = len[pick[j]];
+  }
+}
+
 // One thread per run, combining in entry order: the CPU's sequence of operations, hence its
-// bits.
+// bits. Runs longer than kLongRun get only their row here.
 template <typename T, typename F>
-__global__ void MergeKernel(const int64_t* idx, const T* vals, const uint64_t* heads, int64_t m,
-                            int64_t n, int rank, int64_t zero_below, int64_t* out_idx,
-                            T* out_vals) {
+__global__ void MergeKernel(const int64_t* idx, const T* vals, const uint64_t* heads,
+                            const int64_t* len, int64_t m, int rank, int64_t zero_below,
+                            int64_t* out_idx, T* out_vals) {
   using C = ComputeType<T>;
   for (int64_t j = FirstItem(); j < m; j += ItemStep()) {
     const int64_t b = static_cast<int64_t>(heads[j]);
-    int64_t e = b + 1;
-    while (e < n && sk::SameRow(idx + e * rank, idx + b * rank, rank)) ++e;
     for (int k = 0; k < rank; ++k) out_idx[j * rank + k] = idx[b * rank + k];
+    if (len[j] > kLongRun) continue;
     C acc = static_cast<C>(vals[b]);
-    for (int64_t i = b + 1; i < e; ++i) acc = F::Apply(acc, static_cast<C>(vals[i]));
-    if (e - b < zero_below) acc = F::Apply(acc, C{});
+    for (int64_t i = b + 1; i < b + len[j]; ++i) acc = F::Apply(acc, static_cast<C>(vals[i]));
+    if (len[j] < zero_below) acc = F::Apply(acc, C{});
     out_vals[j] = static_cast<T>(acc);
+  }
+}
+
+// One block per long run (listed in `runs`): each thread combines a fixed stride of the run,
+// then a fixed tree combines the threads, so the result does not depend on timing.
+template <typename T, typename F>
+__global__ void __launch_bounds__(kThreads)
+    MergeLongKernel(const T* vals, const uint64_t* heads, const int64_t* len, const uint64_t* runs,
+                    int64_t num_runs, int64_t zero_below, T* out_vals) {
+  using C = ComputeType<T>;
+  __shared__ C part[kThreads];
+  for (int64_t r = blockIdx.x; r < num_runs; r += gridDim.x) {
+    const int64_t j = static_cast<int64_t>(runs[r]);
+    const int64_t b = static_cast<int64_t>(heads[j]), e = b + len[j];
+    C acc = F::Start(static_cast<C>(vals[b]));
+    for (int64_t i = b + threadIdx.x; i < e; i += kThreads) {
+      acc = F::Apply(acc, static_cast<C>(vals[i]));
+    }
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (int half = kThreads / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half)
+        part[threadIdx.x] = F::Apply(part[threadIdx.x], part[threadIdx.x + half]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      C total = part[0];
+      if (len[j] < zero_below) total = F::Apply(total, C{});
+      out_vals[j] = static_cast<T>(total);
+    }
+    __syncthreads();  // part is reused by the next run
   }
 }
 
@@ -679,19 +755,49 @@ bool MergeRuns(const Tensor& idx, const Tensor& values, Tensor* merged_idx, Tens
   const int rank = static_cast<int>(idx.Dim(1));
   const bool plain = rule.op == MergeOp::kSum && rule.min_run <= 1 && rule.zero_below <= 0;
   if (plain && n <= 1) return false;
-  DeviceBuffer heads(8 * std::max<int64_t>(n, 1), on.device);
-  const int64_t m =
-      Select(n, RunHeadAt{Rows(idx), n, rule.min_run, rank}, heads.as<uint64_t>(), on);
+  // Every run (head and length), then the runs the rule keeps.
+  const int64_t slots = std::max<int64_t>(n, 1);
+  DeviceBuffer heads(8 * slots, on.device), len(8 * slots, on.device);
+  int64_t m = Select(n, RunHeadAt{Rows(idx), n, 1, rank}, heads.as<uint64_t>(), on);
   if (plain && m == n) return false;
+  if (m > 0) {
+    RunLengthKernel<<<Grid(m), kThreads, 0, on.stream>>>(heads.as<uint64_t>(), m, n,
+                                                         len.as<int64_t>());
+    CheckLaunch(on);
+  }
+  if (rule.min_run > 1 && m > 0) {
+    DeviceBuffer pick(8 * m, on.device), kept_heads(8 * m, on.device), kept_len(8 * m, on.device);
+    const int64_t kept =
+        Select(m, LongerThan{len.as<int64_t>(), rule.min_run - 1}, pick.as<uint64_t>(), on);
+    if (kept > 0) {
+      PickRunsKernel<<<Grid(kept), kThreads, 0, on.stream>>>(
+          heads.as<uint64_t>(), len.as<int64_t>(), pick.as<uint64_t>(), kept,
+          kept_heads.as<uint64_t>(), kept_len.as<int64_t>());
+      CheckLaunch(on);
+    }
+    heads = std::move(kept_heads);
+    len = std::move(kept_len);
+    m = kept;
+  }
   *merged_idx = Tensor::Empty({m, rank}, DType::kInt64, idx.device());
   *merged_values = Tensor::Empty({m}, values.dtype(), idx.device());
   if (m == 0) return true;
+  DeviceBuffer long_runs(8 * m, on.device);
+  const int64_t num_long =
+      Select(m, LongerThan{len.as<int64_t>(), kLongRun}, long_runs.as<uint64_t>(), on);
   Dispatch<kNumericDTypes>(values.dtype(), on.op, [&]<typename T>() {
+    const T* vals = static_cast<const T*>(values.raw_data());
+    T* out = static_cast<T*>(merged_values->raw_data());
     const auto launch = [&]<typename F>() {
       MergeKernel<T, F><<<Grid(m), kThreads, 0, on.stream>>>(
-          Rows(idx), static_cast<const T*>(values.raw_data()), heads.as<uint64_t>(), m, n, rank,
-          rule.zero_below, static_cast<int64_t*>(merged_idx->raw_data()),
-          static_cast<T*>(merged_values->raw_data()));
+          Rows(idx), vals, heads.as<uint64_t>(), len.as<int64_t>(), m, rank, rule.zero_below,
+          static_cast<int64_t*>(merged_idx->raw_data()), out);
+      if (num_long > 0) {
+        MergeLongKernel<T, F>
+            <<<static_cast<unsigned>(std::min<int64_t>(num_long, kMaxBlocks)), kThreads, 0,
+               on.stream>>>(vals, heads.as<uint64_t>(), len.as<int64_t>(), long_runs.as<uint64_t>(),
+                            num_long, rule.zero_below, out);
+      }
     };
     switch (rule.op) {
       case MergeOp::kSum:
@@ -699,9 +805,9 @@ bool MergeRuns(const Tensor& idx, const Tensor& values, Tensor* merged_idx, Tens
       case MergeOp::kProduct:
         return launch.template operator()<ProductOf>();
       case MergeOp::kMax:
-        return launch.template operator()<MaxF>();
+        return launch.template operator()<Extreme<MaxF>>();
       case MergeOp::kMin:
-        return launch.template operator()<MinF>();
+        return launch.template operator()<Extreme<MinF>>();
     }
   });
   CheckLaunch(on);

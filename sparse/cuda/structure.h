@@ -39,7 +39,7 @@ int64_t FirstRepeat(const Tensor& idx, const std::vector<int64_t>& shape, int64_
 // and contiguous values (`values` [n], any numeric dtype, default strides) on the same device.
 void SortEntries(const Tensor& idx, const Tensor& values, const std::vector<int64_t>& shape,
                  const std::vector<int>& order, Tensor* sorted_idx, Tensor* sorted_values);
-// How MergeRuns combines the values of one run of equal rows, in entry order: kSum adds (AddW:
+// How MergeRuns combines the values of one run of equal rows: kSum adds (AddW:
 // integers wrap, bools OR), kProduct multiplies (MulW), kMax / kMin propagate NaN (the dense
 // MaxF / MinF). A run shorter than `min_run` gives no entry (SparseMultiply's intersection of
 // two coalesced operands: 2); a run shorter than `zero_below` also meets one zero, the implicit
@@ -51,8 +51,11 @@ struct MergeRule {
   int64_t zero_below = 0;
 };
 // The merge of sorted entries: one entry per run of equal rows (of at least rule.min_run
-// entries), combined as rule says. With the default rule (Coalesce) it returns false, outputs
-// untouched, when nothing repeats; otherwise it always fills the outputs and returns true.
+// entries), combined as rule says: in entry order by one thread (the CPU's sequence, so its bits)
+// for runs of up to 2048 entries, by one block in a fixed tree for longer ones (deterministic;
+// exact for integers, bools, max and min; float sums then round differently from the CPU's). With
+// the default rule (Coalesce) it returns false, outputs untouched, when nothing repeats; otherwise
+// it always fills the outputs and returns true.
 bool MergeRuns(const Tensor& idx, const Tensor& values, Tensor* merged_idx, Tensor* merged_values,
                const MergeRule& rule = {});
 // values[i] = the element of `dense` at row i of device rows `idx` (every row inside dense's

@@ -306,6 +306,34 @@ TEST(SparseComputeGpu, ExtremesMatchTheCpu) {
   }
 }
 
+// Runs longer than one thread's share (2048 entries: a reduction of every axis, a heavily
+// repeated index) are combined by a block: integer sums and extremes still equal the CPU's,
+// and sums of small integers in floats too.
+TEST(SparseComputeGpu, LongRunsMatchTheCpu) {
+  TK_REQUIRE_GPU();
+  std::mt19937 rng(16);
+  for (int64_t nnz : {2049, 5000, 70000}) {
+    const std::vector<int64_t> shape = {50, 60, 7};  // mostly distinct positions
+    const SparseTensor a = RandomCoo<int64_t>(rng, shape, nnz);
+    const SparseTensor f = RandomCoo<float>(rng, shape, nnz);
+    const std::string what = "nnz " + std::to_string(nnz);
+    ExpectSame<int64_t>(ReduceSum(a.To(kGpu), {0, 1, 2}), ReduceSum(a, {0, 1, 2}), what);
+    ExpectSame<float>(ReduceSum(f.To(kGpu), {0, 1, 2}), ReduceSum(f, {0, 1, 2}), what);
+    ExpectSame<int64_t>(ReduceMax(a.To(kGpu), {0, 1, 2}), ReduceMax(a, {0, 1, 2}), what);
+    ExpectSame<float>(ReduceMin(f.To(kGpu), {0, 1}), ReduceMin(f, {0, 1}), what);  // 7 runs
+    // One index repeated nnz times among a few others.
+    std::vector<int64_t> rows(static_cast<size_t>(2 * nnz), 1);
+    for (int64_t e = 0; e < nnz; e += 97) rows[2 * e] = e % 3;
+    const SparseTensor dup =
+        SparseTensor::Create(Tensor::FromVector(rows, {nnz, 2}), a.values(), {3, 2});
+    SparseTensor c = dup, d = dup.To(kGpu);
+    c.Coalesce();
+    d.Coalesce();
+    EXPECT_EQ(testing::Rows(d), testing::Rows(c)) << what;
+    ExpectSame<int64_t>(d.values(), c.values(), what);
+  }
+}
+
 // The intersection's products and the mixed product are exact for small integers.
 TEST(SparseComputeGpu, SparseMultiplyAndMixedMulMatchTheCpu) {
   TK_REQUIRE_GPU();
