@@ -326,42 +326,10 @@ struct LongerThan {
   __host__ __device__ bool operator()(int64_t k) const { return len[k] > limit; }
 };
 
-struct SumOf {
-  template <typename C>
-  __host__ __device__ static C Apply(C a, C b) {
-    return AddW(a, b);
-  }
-  template <typename C>
-  __device__ static C Start(C) {
-    return C{};
-  }
-};
-struct ProductOf {
-  template <typename C>
-  __host__ __device__ static C Apply(C a, C b) {
-    return MulW(a, b);
-  }
-  template <typename C>
-  __device__ static C Start(C) {
-    return C{1};
-  }
-};
-// Max and min: a thread's partial starts from the run's first value (taking it twice changes
-// nothing).
-template <typename F>
-struct Extreme {
-  template <typename C>
-  __host__ __device__ static C Apply(C a, C b) {
-    return F::Apply(a, b);
-  }
-  template <typename C>
-  __device__ static C Start(C first) {
-    return first;
-  }
-};
-
 // Runs longer than this are combined by a whole block (MergeLongKernel) instead of one thread.
 constexpr int64_t kLongRun = 2048;
+static_assert(kLongRun >= kThreads,
+              "every thread of MergeLongKernel's block has an entry of its run");
 
 __global__ void RunLengthKernel(const uint64_t* heads, int64_t m, int64_t n, int64_t* len) {
   for (int64_t k = FirstItem(); k < m; k += ItemStep()) {
@@ -397,7 +365,8 @@ __global__ void MergeKernel(const int64_t* idx, const T* vals, const uint64_t* h
 }
 
 // One block per long run (listed in `runs`): each thread combines a fixed stride of the run,
-// then a fixed tree combines the threads, so the result does not depend on timing.
+// starting from its own first entry (a long run has one for every thread), then a fixed tree
+// combines the threads, so the result does not depend on timing.
 template <typename T, typename F>
 __global__ void __launch_bounds__(kThreads)
     MergeLongKernel(const T* vals, const uint64_t* heads, const int64_t* len, const uint64_t* runs,
@@ -407,8 +376,8 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t r = blockIdx.x; r < num_runs; r += gridDim.x) {
     const int64_t j = static_cast<int64_t>(runs[r]);
     const int64_t b = static_cast<int64_t>(heads[j]), e = b + len[j];
-    C acc = F::Start(static_cast<C>(vals[b]));
-    for (int64_t i = b + threadIdx.x; i < e; i += kThreads) {
+    C acc = static_cast<C>(vals[b + threadIdx.x]);
+    for (int64_t i = b + threadIdx.x + kThreads; i < e; i += kThreads) {
       acc = F::Apply(acc, static_cast<C>(vals[i]));
     }
     part[threadIdx.x] = acc;
@@ -801,13 +770,13 @@ bool MergeRuns(const Tensor& idx, const Tensor& values, Tensor* merged_idx, Tens
     };
     switch (rule.op) {
       case MergeOp::kSum:
-        return launch.template operator()<SumOf>();
+        return launch.template operator()<engine::AddF>();
       case MergeOp::kProduct:
-        return launch.template operator()<ProductOf>();
+        return launch.template operator()<engine::MulF>();
       case MergeOp::kMax:
-        return launch.template operator()<Extreme<MaxF>>();
+        return launch.template operator()<MaxF>();
       case MergeOp::kMin:
-        return launch.template operator()<Extreme<MinF>>();
+        return launch.template operator()<MinF>();
     }
   });
   CheckLaunch(on);
