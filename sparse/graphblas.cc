@@ -359,8 +359,7 @@ SparseTensor Elementwise(const SparseTensor& a, const SparseTensor& b, EWise kin
            " and ", DTypeName(b.dtype()), "; convert the values of one operand");
   TypeOf(a.dtype(), op);
   if (a.device().is_cuda() || b.device().is_cuda()) {
-    TK_CHECK(a.device() == b.device(), kDeviceMismatch, op, ": a is on ", a.device(),
-             " but b is on ", b.device(), "; move one with To(", a.device(), ")");
+    si::CheckSameDevice(a.device(), b.device(), op);
     // On the device, the CPU's results from the shared sort and merge: each operand coalesced
     // (its duplicates summed in entry order), then the runs of the two lists (a's entry first at
     // each position): summed for the union, kept only when of two entries (a's value times b's)

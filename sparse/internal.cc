@@ -29,6 +29,11 @@ void CheckCreated(const SparseTensor& st, const char* op) {
            "SparseTensor::Create or SparseTensor::FromDense");
 }
 
+void CheckSameDevice(Device a, Device b, const char* op) {
+  TK_CHECK(a == b, kDeviceMismatch, op, ": a is on ", a, " but b is on ", b, "; move one with To(",
+           a, ")");
+}
+
 void CheckOnCpu(const SparseTensor& st, const char* op) {
   CheckCreated(st, op);
   TK_CHECK(st.device().is_cpu(), kUnsupported, op, ": the sparse tensor is on ", st.device(),

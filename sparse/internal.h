@@ -73,6 +73,9 @@ void CheckCreated(const CscMatrix& m, const char* op);
 // Throws Error naming `op` unless the sparse tensor (matrix) was created and is on the CPU
 // (where sparse compute runs).
 void CheckOnCpu(const SparseTensor& st, const char* op);
+// Throws Error (kDeviceMismatch) naming `op`, both devices and the fix unless operands a and b
+// are on one device.
+void CheckSameDevice(Device a, Device b, const char* op);
 void CheckOnCpu(const CsrMatrix& m, const char* op);
 void CheckOnCpu(const CscMatrix& m, const char* op);
 

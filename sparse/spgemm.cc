@@ -229,23 +229,20 @@ CsrMatrix DeviceProduct(const CsrMatrix& a, const CsrMatrix& b, const char* op) 
   }
   const Device device = a.device();
   if (a.nnz() == 0 || b.nnz() == 0) {
-    return si::WrapCsr(Tensor::Zeros({a.rows() + 1}, DType::kInt64).To(device),
+    return si::WrapCsr(Tensor::Zeros({a.rows() + 1}, DType::kInt64, device),
                        Tensor::Empty({0}, DType::kInt64, device),
                        Tensor::Empty({0}, a.dtype(), device), a.rows(), b.cols());
   }
-  const sparse_cuda::CsrOperand ao{a.row_ptr().data<int64_t>(),
-                                   a.col_indices().data<int64_t>(),
-                                   a.values().raw_data(),
-                                   a.rows(),
-                                   a.cols(),
-                                   a.nnz()};
-  const sparse_cuda::CsrOperand bo{b.row_ptr().data<int64_t>(),
-                                   b.col_indices().data<int64_t>(),
-                                   b.values().raw_data(),
-                                   b.rows(),
-                                   b.cols(),
-                                   b.nnz()};
-  sparse_cuda::CsrArrays c = sparse_cuda::Spgemm(op, a.dtype(), ao, bo, device.index);
+  const auto operand = [](const CsrMatrix& m) {
+    return sparse_cuda::CsrOperand{m.row_ptr().data<int64_t>(),
+                                   m.col_indices().data<int64_t>(),
+                                   m.values().raw_data(),
+                                   m.rows(),
+                                   m.cols(),
+                                   m.nnz()};
+  };
+  sparse_cuda::CsrArrays c =
+      sparse_cuda::Spgemm(op, a.dtype(), operand(a), operand(b), device.index);
   // Columns ascending within rows, as everywhere else: sorted here if cuSPARSE left any row
   // out of order (one pass when it did not).
   const Tensor rows = sparse_cuda::ExpandPointers(c.ptr, c.minor, 0);
@@ -266,8 +263,7 @@ CsrMatrix SparseSparseProduct(const CsrMatrix& a, const CsrMatrix& b) {
   if (a.device().is_cuda() || b.device().is_cuda()) {
     si::CheckCreated(a, op);
     si::CheckCreated(b, op);
-    TK_CHECK(a.device() == b.device(), kDeviceMismatch, op, ": a is on ", a.device(),
-             " but b is on ", b.device(), "; move one with To(", a.device(), ")");
+    si::CheckSameDevice(a.device(), b.device(), op);
     CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
     return DeviceProduct(a, b, op);
   }
@@ -284,8 +280,7 @@ CsrMatrix SparseSparseProduct(const CsrMatrix& a, const CsrMatrix& b) {
 SparseTensor SparseSparseProduct(const SparseTensor& a, const SparseTensor& b) {
   const char* op = "SparseSparseProduct";
   CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
-  TK_CHECK(a.device() == b.device(), kDeviceMismatch, op, ": a is on ", a.device(), " but b is on ",
-           b.device(), "; move one with To(", a.device(), ")");
+  si::CheckSameDevice(a.device(), b.device(), op);
   return SparseSparseProduct(si::CsrFromSparse(a, op), si::CsrFromSparse(b, op)).ToSparse();
 }
 
