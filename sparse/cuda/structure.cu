@@ -548,22 +548,6 @@ __global__ void PieceKeyKernel(const int64_t* idx, int64_t n, int rank, int axis
   }
 }
 
-// ptr[k] = the first position of sorted `keys` holding a key >= k, for k <= num.
-__global__ void KeyLowerBoundKernel(const uint64_t* keys, int64_t n, int64_t num, int64_t* ptr) {
-  for (int64_t k = FirstItem(); k <= num; k += ItemStep()) {
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      if (keys[mid] < static_cast<uint64_t>(k)) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    ptr[k] = lo;
-  }
-}
-
 __global__ void CopyShiftedKernel(const int64_t* src, int64_t n, int rank, int axis, int64_t shift,
                                   int64_t* dst) {
   for (int64_t i = FirstItem(); i < n * rank; i += ItemStep()) {
@@ -921,8 +905,10 @@ void SplitEntries(const Tensor& idx, const Tensor& values, int axis,
     CheckLaunch(on);
     SortPairs(&s, n, sk::BitsBelow(static_cast<uint64_t>(num)), on);
     DeviceBuffer ptr_d(8 * (num + 1), on.device);
-    KeyLowerBoundKernel<<<Grid(num + 1), kThreads, 0, on.stream>>>(s.keys.Current(), n, num,
-                                                                   ptr_d.as<int64_t>());
+    // The piece keys (below num, so their order as int64 is the same) as the one-column rows of
+    // RunPointers' lower bounds.
+    LowerBoundKernel<<<Grid(num + 1), kThreads, 0, on.stream>>>(
+        reinterpret_cast<const int64_t*>(s.keys.Current()), n, 1, 0, num, ptr_d.as<int64_t>());
     CheckLaunch(on);
     cb::Memcpy(ptr.data(), 0, ptr_d.data(), on.device, 8 * (num + 1), cb::CopyKind::kDeviceToHost);
   }
