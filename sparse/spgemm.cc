@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/sparse/cuda/compute.h"
 #include "tensorkit/sparse/cuda/structure.h"
@@ -233,16 +234,20 @@ CsrMatrix DeviceProduct(const CsrMatrix& a, const CsrMatrix& b, const char* op) 
                        Tensor::Empty({0}, DType::kInt64, device),
                        Tensor::Empty({0}, a.dtype(), device), a.rows(), b.cols());
   }
-  const auto operand = [](const CsrMatrix& m) {
-    return sparse_cuda::CsrOperand{m.row_ptr().data<int64_t>(),
-                                   m.col_indices().data<int64_t>(),
-                                   m.values().raw_data(),
-                                   m.rows(),
-                                   m.cols(),
-                                   m.nnz()};
+  // cuSPARSE's SpGEMM takes 32-bit indices: the engine's Copy narrows them and widens the
+  // result's (every value checked above to fit).
+  const auto convert = [&](const Tensor& t, DType to) {
+    Tensor out = Tensor::Empty(t.Dims(), to, device);
+    Copy(t, &out);
+    return out;
   };
-  sparse_cuda::CsrArrays c =
-      sparse_cuda::Spgemm(op, a.dtype(), operand(a), operand(b), device.index);
+  const auto narrow = [&](const CsrMatrix& m) {
+    return sparse_cuda::CsrArrays{convert(m.row_ptr(), DType::kInt32),
+                                  convert(m.col_indices(), DType::kInt32), m.values()};
+  };
+  sparse_cuda::CsrArrays c = sparse_cuda::Spgemm(op, narrow(a), a.cols(), narrow(b), b.cols());
+  c.ptr = convert(c.ptr, DType::kInt64);
+  c.minor = convert(c.minor, DType::kInt64);
   // Columns ascending within rows, as everywhere else: sorted here if cuSPARSE left any row
   // out of order (one pass when it did not).
   const Tensor rows = sparse_cuda::ExpandPointers(c.ptr, c.minor, 0);

@@ -44,7 +44,7 @@ struct DenseOperand {
 void Spmm(const char* op, DType dtype, const CsrOperand& a, const DenseOperand& b,
           const DenseOperand& c, bool vector, Scalar alpha, Scalar beta, int device);
 
-// Device CSR arrays a product returns: int64 ptr [rows + 1] and minor [nnz], values [nnz].
+// Device CSR arrays: ptr [rows + 1], minor [nnz] and values [nnz], contiguous.
 struct CsrArrays {
   Tensor ptr, minor, values;
 };
@@ -53,10 +53,12 @@ struct CsrArrays {
 // indices).
 inline constexpr int64_t kSpgemmIndexLimit = int64_t{1} << 31;
 
-// a @ b (a.cols == b.rows, nnz > 0 each, rows and counts below kSpgemmIndexLimit) with
-// cusparseSpGEMM on `device`: new device arrays, column indices ascending within each row.
-// Throws kUnsupported when the result would reach kSpgemmIndexLimit entries.
-CsrArrays Spgemm(const char* op, DType dtype, const CsrOperand& a, const CsrOperand& b, int device);
+// a @ b with cusparseSpGEMM on the operands' device: a [rows, a_cols] and b [a_cols, b_cols]
+// with int32 ptr and minor (the index type its CSR operands take), nnz > 0 each, dims and counts
+// below kSpgemmIndexLimit; returns new int32 arrays (column order within rows as cuSPARSE gives
+// it). Throws kUnsupported when the result would reach kSpgemmIndexLimit entries.
+CsrArrays Spgemm(const char* op, const CsrArrays& a, int64_t a_cols, const CsrArrays& b,
+                 int64_t b_cols);
 
 // The [nnz, 2] int64 rows (BatchKeys) of the entries of batched int64 indices [nnz, 3] (any
 // strides) whose indices are inside [batches, m, k]; a new tensor on the same device.

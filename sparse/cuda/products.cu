@@ -51,34 +51,6 @@ __global__ void BatchKeysKernel(const int64_t* idx, int64_t s0, int64_t s1, int6
   }
 }
 
-template <typename From, typename To>
-__global__ void ConvertIndicesKernel(const From* in, int64_t n, To* out) {
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    out[i] = static_cast<To>(in[i]);  // the callers checked the range
-  }
-}
-
-// out[i] = in[i] for n indices on `stream`.
-template <typename From, typename To>
-void ConvertIndices(const From* in, int64_t n, To* out, cudaStream_t stream, const char* op) {
-  if (n == 0) return;
-  constexpr int kThreads = 256;
-  const int blocks = static_cast<int>(std::min<int64_t>((n + kThreads - 1) / kThreads, 65536));
-  ConvertIndicesKernel<<<blocks, kThreads, 0, stream>>>(in, n, out);
-  TK_CUDA_CHECK(op, cudaGetLastError());
-}
-
-// 32-bit copies of a CSR operand's index arrays.
-struct Csr32 {
-  Csr32(const CsrOperand& m, int device, cudaStream_t stream, const char* op)
-      : ptr(4 * (m.rows + 1), device), minor(4 * m.nnz, device) {
-    ConvertIndices(m.ptr, m.rows + 1, ptr.as<int32_t>(), stream, op);
-    ConvertIndices(m.minor, m.nnz, minor.as<int32_t>(), stream, op);
-  }
-  cb::DeviceBuffer ptr, minor;
-};
-
 }  // namespace
 
 void Spmm(const char* op, DType dtype, const CsrOperand& a, const DenseOperand& b,
@@ -114,22 +86,23 @@ void Spmm(const char* op, DType dtype, const CsrOperand& a, const DenseOperand& 
                                   cm.get(), compute_type, CUSPARSE_SPMM_CSR_ALG1, work.data()));
 }
 
-CsrArrays Spgemm(const char* op, DType dtype, const CsrOperand& a, const CsrOperand& b,
-                 int device) {
+CsrArrays Spgemm(const char* op, const CsrArrays& a, int64_t a_cols, const CsrArrays& b,
+                 int64_t b_cols) {
+  const DType dtype = a.values.dtype();
+  const int device = a.values.device().index;
+  const int64_t rows = a.ptr.Dim(0) - 1;
   cudaDataType value_type, compute_type;
   TK_CHECK(CudaTypes(dtype, &value_type, &compute_type), kInternal, op, ": dtype ",
            DTypeName(dtype), " reached cuSPARSE");
   const Coefficients k = MakeCoefficients(1, 0, compute_type);
   cb::DeviceGuard guard(device, op);
   cb::CusparseLease lease = cb::Cusparse(device, op);
-  const cudaStream_t stream = cb::Stream(device);
-  const Csr32 a32(a, device, stream, op), b32(b, device, stream, op);
-  const SpMat ma(lease, a.rows, a.cols, a.nnz, a32.ptr.data(), a32.minor.data(), a.values,
-                 CUSPARSE_INDEX_32I, value_type, op);
-  const SpMat mb(lease, b.rows, b.cols, b.nnz, b32.ptr.data(), b32.minor.data(), b.values,
-                 CUSPARSE_INDEX_32I, value_type, op);
-  const SpMat mc(lease, a.rows, b.cols, 0, nullptr, nullptr, nullptr, CUSPARSE_INDEX_32I,
-                 value_type, op);
+  const SpMat ma(lease, rows, a_cols, a.minor.Dim(0), a.ptr.raw_data(), a.minor.raw_data(),
+                 a.values.raw_data(), CUSPARSE_INDEX_32I, value_type, op);
+  const SpMat mb(lease, a_cols, b_cols, b.minor.Dim(0), b.ptr.raw_data(), b.minor.raw_data(),
+                 b.values.raw_data(), CUSPARSE_INDEX_32I, value_type, op);
+  const SpMat mc(lease, rows, b_cols, 0, nullptr, nullptr, nullptr, CUSPARSE_INDEX_32I, value_type,
+                 op);
   const SpGemmDescr spgemm(lease, op);
   const cusparseOperation_t n = CUSPARSE_OPERATION_NON_TRANSPOSE;
   constexpr cusparseSpGEMMAlg_t kAlg = CUSPARSE_SPGEMM_ALG1;
@@ -150,24 +123,19 @@ CsrArrays Spgemm(const char* op, DType dtype, const CsrOperand& a, const CsrOper
   TK_CUSPARSE_CHECK(op, api.cusparseSpGEMM_compute(lease.handle, n, n, k.alpha(), ma.get(),
                                                    mb.get(), k.beta(), mc.get(), compute_type, kAlg,
                                                    spgemm.get(), &bytes2, work2.data()));
-  int64_t rows = 0, cols = 0, nnz = 0;
-  TK_CUSPARSE_CHECK(op, api.cusparseSpMatGetSize(mc.get(), &rows, &cols, &nnz));
-  TK_CHECK(nnz < kSpgemmIndexLimit, kUnsupported, op, ": the product of ", a.rows, "x", a.cols,
-           " and ", b.rows, "x", b.cols, " has ", nnz, " entries, more than the 2^31 - 1 that ",
+  int64_t c_rows = 0, c_cols = 0, nnz = 0;
+  TK_CUSPARSE_CHECK(op, api.cusparseSpMatGetSize(mc.get(), &c_rows, &c_cols, &nnz));
+  TK_CHECK(nnz < kSpgemmIndexLimit, kUnsupported, op, ": the product of ", rows, "x", a_cols,
+           " and ", a_cols, "x", b_cols, " has ", nnz, " entries, more than the 2^31 - 1 that ",
            "cuSPARSE's SpGEMM can index; multiply blocks of rows of a, or run it on the CPU");
-  const Device where = Device::Cuda(device);
-  CsrArrays out;
-  out.values = Tensor::Empty({nnz}, dtype, where);
-  const cb::DeviceBuffer c_ptr(4 * (rows + 1), device), c_col(4 * nnz, device);
-  TK_CUSPARSE_CHECK(
-      op, api.cusparseCsrSetPointers(mc.get(), c_ptr.data(), c_col.data(), out.values.raw_data()));
+  const Device where = a.values.device();
+  CsrArrays out{Tensor::Empty({rows + 1}, DType::kInt32, where),
+                Tensor::Empty({nnz}, DType::kInt32, where), Tensor::Empty({nnz}, dtype, where)};
+  TK_CUSPARSE_CHECK(op, api.cusparseCsrSetPointers(mc.get(), out.ptr.raw_data(),
+                                                   out.minor.raw_data(), out.values.raw_data()));
   TK_CUSPARSE_CHECK(
       op, api.cusparseSpGEMM_copy(lease.handle, n, n, k.alpha(), ma.get(), mb.get(), k.beta(),
                                   mc.get(), compute_type, kAlg, spgemm.get()));
-  out.ptr = Tensor::Empty({rows + 1}, DType::kInt64, where);
-  out.minor = Tensor::Empty({nnz}, DType::kInt64, where);
-  ConvertIndices(c_ptr.as<int32_t>(), rows + 1, out.ptr.data<int64_t>(), stream, op);
-  ConvertIndices(c_col.as<int32_t>(), nnz, out.minor.data<int64_t>(), stream, op);
   return out;
 }
 

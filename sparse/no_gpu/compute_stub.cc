@@ -11,8 +11,8 @@ void Spmm(const char* op, DType, const CsrOperand&, const DenseOperand&, const D
         " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
 }
 
-CsrArrays Spgemm(const char* op, DType, const CsrOperand&, const CsrOperand&, int device) {
-  Throw(ErrorCode::kUnsupported, op, ": cuda:", device,
+CsrArrays Spgemm(const char* op, const CsrArrays& a, int64_t, const CsrArrays&, int64_t) {
+  Throw(ErrorCode::kUnsupported, op, ": ", a.values.device(),
         " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
 }
 
