@@ -425,13 +425,6 @@ sparse_cuda::DenseLayout LayoutOf(const Tensor& t) {
                                 matrix ? t.Stride(1) : 0);
 }
 
-// A copy of t with default strides on t's device (through the dense engine).
-Tensor ContiguousCopy(const Tensor& t) {
-  Tensor out = Tensor::Empty(t.Dims(), t.dtype(), t.device());
-  Copy(t, &out);
-  return out;
-}
-
 // True for a 1-D tensor cusparseSpMV can take: contiguous.
 bool PlainVector(const Tensor& t) {
   return t.NumAxes() == 1 && (t.Dim(0) <= 1 || t.Stride(0) == 1);
@@ -455,11 +448,11 @@ void DeviceProduct(const char* op, Scalar alpha, Scalar beta, const Tensor& ptr,
     }
     return;
   }
-  const Tensor bw = LayoutOf(b).fits ? b : ContiguousCopy(b);
+  const Tensor bw = LayoutOf(b).fits ? b : b.Clone();
   const bool staged = !LayoutOf(*c).fits;
   Tensor cw = *c;
   if (staged) {
-    cw = read_c ? ContiguousCopy(*c) : Tensor::Empty(c->Dims(), c->dtype(), c->device());
+    cw = read_c ? c->Clone() : Tensor::Empty(c->Dims(), c->dtype(), c->device());
   }
   // cuSPARSE does not document that beta == 0 leaves C unread (cuBLAS does), so c is zeroed:
   // NaN in an uninitialised c cannot leak.
@@ -477,7 +470,7 @@ void DeviceProduct(const char* op, Scalar alpha, Scalar beta, const Tensor& ptr,
 // view, the copy in *copy_to (filled from t only when `fill`).
 Tensor MergeBatches(const Tensor& t, bool fill, Tensor* copy_to) {
   if (std::optional<Tensor> v = MergeAxes(t, 0)) return *v;
-  *copy_to = fill ? ContiguousCopy(t) : Tensor::Empty(t.Dims(), t.dtype(), t.device());
+  *copy_to = fill ? t.Clone() : Tensor::Empty(t.Dims(), t.dtype(), t.device());
   return *MergeAxes(*copy_to, 0);
 }
 
