@@ -310,6 +310,20 @@ struct Names {
   static std::string Op(const char* method) { return std::string(kClass) + "::" + method; }
 };
 
+// The messages of the minor-index checks, the same for the CPU and the device: entry p (in
+// slice r) holds `value` outside [0, num_minor), or `value` below the `prev` at p - 1.
+[[noreturn]] void ThrowMinorOutside(const char* op, const char* major_name, const char* minor_name,
+                                    int64_t value, int64_t p, int64_t r, int64_t num_minor) {
+  Throw(ErrorCode::kOutOfRange, op, ": ", minor_name, " index ", value, " at position ", p, " (",
+        major_name, " ", r, ") is outside [0, ", num_minor, ")");
+}
+[[noreturn]] void ThrowMinorUnsorted(const char* op, const char* major_name, const char* minor_name,
+                                     int64_t prev, int64_t value, int64_t p, int64_t r) {
+  Throw(ErrorCode::kInvalidArgument, op, ": ", minor_name, " indices of ", major_name, " ", r,
+        " are not sorted: ", prev, " at position ", p - 1, " is followed by ", value,
+        "; sort them or build the matrix with FromSparse");
+}
+
 // The minor-index checks of ValidateCompressed on a CUDA device (pointers already valid): the
 // first entry out of bounds and the first out of order, found on the device over the expanded
 // rows; only those rows are fetched, and the earlier one is named as on the CPU.
@@ -321,14 +335,14 @@ void ValidateMinorOnDevice(const Tensor& ptr_t, const Tensor& minor_t, int64_t n
   std::vector<int64_t> out_row, pair;
   const int64_t p_out = sparse_cuda::FirstOutOfBoundsOn(rows, mi, num_minor, &out_row);
   const int64_t p_uns = sparse_cuda::FirstUnordered(rows, {major_axis, mi}, false, &pair);
-  TK_CHECK(p_out < 0 || (p_uns >= 0 && p_uns < p_out), kOutOfRange, op, ": ", minor_name, " index ",
-           out_row.empty() ? 0 : out_row[mi], " at position ", p_out, " (", major_name, " ",
-           out_row.empty() ? 0 : out_row[major_axis], ") is outside [0, ", num_minor, ")");
-  TK_CHECK(p_uns < 0, kInvalidArgument, op, ": ", minor_name, " indices of ", major_name, " ",
-           pair.empty() ? 0 : pair[2 + major_axis],
-           " are not sorted: ", pair.empty() ? 0 : pair[mi], " at position ", p_uns - 1,
-           " is followed by ", pair.empty() ? 0 : pair[2 + mi],
-           "; sort them or build the matrix with FromSparse");
+  if (p_out >= 0 && (p_uns < 0 || p_out <= p_uns)) {
+    ThrowMinorOutside(op, major_name, minor_name, out_row[mi], p_out, out_row[major_axis],
+                      num_minor);
+  }
+  if (p_uns >= 0) {
+    ThrowMinorUnsorted(op, major_name, minor_name, pair[mi], pair[2 + mi], p_uns,
+                       pair[2 + major_axis]);
+  }
 }
 
 // Checks the arrays of a compressed matrix; `major`/`minor` name the axes in messages.
@@ -366,13 +380,12 @@ void ValidateCompressed(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_
                                    si::kChunk / (nnz / std::max<int64_t>(num_major, 1) + 1));
   if (r < 0) return;
   for (int64_t p = ptr[r]; p < ptr[r + 1]; ++p) {  // name the first violation of slice r
-    TK_CHECK(minor[p] >= 0 && minor[p] < num_minor, kOutOfRange, op, ": ", minor_name, " index ",
-             minor[p], " at position ", p, " (", major_name, " ", r, ") is outside [0, ", num_minor,
-             ")");
-    TK_CHECK(p == ptr[r] || minor[p] >= minor[p - 1], kInvalidArgument, op, ": ", minor_name,
-             " indices of ", major_name, " ", r, " are not sorted: ", minor[p - 1], " at position ",
-             p - 1, " is followed by ", minor[p],
-             "; sort them or build the matrix with FromSparse");
+    if (minor[p] < 0 || minor[p] >= num_minor) {
+      ThrowMinorOutside(op, major_name, minor_name, minor[p], p, r, num_minor);
+    }
+    if (p > ptr[r] && minor[p] < minor[p - 1]) {
+      ThrowMinorUnsorted(op, major_name, minor_name, minor[p - 1], minor[p], p, r);
+    }
   }
 }
 
