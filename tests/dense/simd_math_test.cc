@@ -230,6 +230,18 @@ TEST(SimdMathTest, TanhFloat32) {
   const std::vector<float> xs = Concat(
       Concat(FloatSweep(0.0f, 30.0f, 6151), FloatSweep(-0.0f, -30.0f, 6151)), SpecialFloats());
   CheckFloatOp("Tanh", &Tanh, &RefTanh, xs, 1);
+  // Every float within 2^15 of where the function switches from its polynomial to its
+  // exponential form (0.55), and of the 2^-12 below which it returns x, on both sides of zero.
+  std::vector<float> edges;
+  for (float e : {0.55f, 0.000244140625f}) {
+    const int32_t b = std::bit_cast<int32_t>(e);
+    for (int32_t d = -(1 << 15); d <= (1 << 15); ++d) {
+      const float x = std::bit_cast<float>(b + d);
+      edges.push_back(x);
+      edges.push_back(-x);
+    }
+  }
+  CheckFloatOp("Tanh", &Tanh, &RefTanh, edges, 1);
   // tanh keeps the sign of zero.
   const std::vector<float> z = RunFloatOp(&Tanh, {-0.0f});
   EXPECT_TRUE(std::signbit(z[0]));
