@@ -77,6 +77,30 @@ void BM_Tanh(benchmark::State& state) {
   SetBytes(state, 2 * kN * kN * 4);
 }
 
+// The memory-bound unary ops: one input and one output stream each, like a copy.
+template <typename Op>
+void UnaryOverMatrix(benchmark::State& state, float fill, Op op) {
+  Tensor a = Filled({kN, kN}, fill), c = Filled({kN, kN}, 0);
+  for (auto _ : state) op(a, &c);
+  SetBytes(state, 2 * kN * kN * 4);
+}
+
+void BM_Sqrt(benchmark::State& state) {
+  UnaryOverMatrix(state, 2.0f, [](const Tensor& a, Tensor* c) { Sqrt(a, c); });
+}
+
+void BM_Abs(benchmark::State& state) {
+  UnaryOverMatrix(state, -2.0f, [](const Tensor& a, Tensor* c) { Abs(a, c); });
+}
+
+void BM_Relu(benchmark::State& state) {
+  UnaryOverMatrix(state, -2.0f, [](const Tensor& a, Tensor* c) { Relu(a, c); });
+}
+
+void BM_Neg(benchmark::State& state) {
+  UnaryOverMatrix(state, 2.0f, [](const Tensor& a, Tensor* c) { Neg(a, c); });
+}
+
 void BM_Transpose2D(benchmark::State& state) {
   Tensor a = Filled({kN, kN}, 1), c = Filled({kN, kN}, 0);
   Tensor at = Transpose(a, 0, 1);
@@ -134,6 +158,10 @@ BENCHMARK(BM_Exp)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Log)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Sigmoid)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Tanh)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Sqrt)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Abs)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Relu)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Neg)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Transpose2D)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Permute4D)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SumAxis0)->UseRealTime()->Unit(benchmark::kMillisecond);
