@@ -130,34 +130,48 @@ void StridedTile(U* out, int64_t so0, int64_t sot, const U* in, int64_t si0, int
 // dense-on-0 output and a dense-on-t input. With unit strides on both dense axes each tile is
 // an in-register block transpose (transpose_internal.h) of the active SIMD path. Consecutive
 // tiles walk axis 0, so the output's rows of one tile column are written as sequential streams.
+// Outputs too large to stay in the caches, with rows of whole cache lines, take the streaming
+// tiles instead, which walk axis t: the input is then read as a few sequential row streams and
+// every output line written once, whole, past the caches.
 template <typename U>
 void RunBlockCopy(const LoopNest& nest, const Bases& bases, int t) {
   constexpr int kSize = static_cast<int>(sizeof(U));
-  const transpose_internal::TileShape shape = transpose_internal::TileShapeFor(kSize);
+  const int64_t so0 = nest.strides[0][0], sot = nest.strides[0][t];
+  const int64_t si0 = nest.strides[1][0], sit = nest.strides[1][t];
+  const bool dense = so0 == 1 && sit == 1;
+  const ops_internal::SimdPath path = ops_internal::ActiveSimdPath();
+  const transpose_internal::TileFn fn =
+      dense ? transpose_internal::TileKernel(kSize, path) : nullptr;
+  const bool stream = dense && (sot * kSize) % 64 == 0 &&
+                      nest.NumTuples() * kSize >= transpose_internal::StreamingBytes();
+  const transpose_internal::TileFn stream_fn =
+      stream ? transpose_internal::StreamingTileKernel(kSize, path) : nullptr;
+  const transpose_internal::TileShape shape = stream
+                                                  ? transpose_internal::StreamingTileShapeFor(kSize)
+                                                  : transpose_internal::TileShapeFor(kSize);
   const int64_t n0 = nest.dims[0], nt = nest.dims[t];
   const int64_t tiles0 = (n0 + shape.rows - 1) / shape.rows;
-  const int64_t tiles = tiles0 * ((nt + shape.cols - 1) / shape.cols);
+  const int64_t tilest = (nt + shape.cols - 1) / shape.cols;
+  const int64_t tiles = tiles0 * tilest;
   Odometer others;
   others.num_operands = 2;
   for (int a = 1; a < nest.num_axes; ++a) {
     if (a != t) others.Add(nest, a);
   }
-  const int64_t so0 = nest.strides[0][0], sot = nest.strides[0][t];
-  const int64_t si0 = nest.strides[1][0], sit = nest.strides[1][t];
-  const transpose_internal::TileFn fn =
-      so0 == 1 && sit == 1 ? transpose_internal::TileKernel(kSize, ops_internal::ActiveSimdPath())
-                           : nullptr;
   const int64_t tile_bytes = 2 * shape.rows * shape.cols * kSize;
   ParallelFor(0, others.Count() * tiles, GrainFor(tile_bytes), [&](int64_t b, int64_t e) {
     Odometer od = others;
     od.Set(b / tiles);
     int64_t tile = b % tiles;
     for (int64_t it = b; it < e; ++it) {
-      const int64_t i0 = (tile % tiles0) * shape.rows, j0 = (tile / tiles0) * shape.cols;
+      const int64_t i0 = (stream ? tile / tilest : tile % tiles0) * shape.rows;
+      const int64_t j0 = (stream ? tile % tilest : tile / tiles0) * shape.cols;
       const int64_t ni = std::min(shape.rows, n0 - i0), nj = std::min(shape.cols, nt - j0);
       U* out = reinterpret_cast<U*>(bases.base[0]) + od.off[0] + i0 * so0 + j0 * sot;
       const U* in = reinterpret_cast<const U*>(bases.base[1]) + od.off[1] + i0 * si0 + j0 * sit;
-      if (fn != nullptr) {
+      if (stream_fn != nullptr && reinterpret_cast<uintptr_t>(out) % 64 == 0) {
+        stream_fn(in, si0, out, sot, ni, nj);
+      } else if (fn != nullptr) {
         fn(in, si0, out, sot, ni, nj);
       } else {
         StridedTile<U>(out, so0, sot, in, si0, sit, ni, nj);

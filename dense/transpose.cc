@@ -1,4 +1,9 @@
 // The tile copies of transpose_internal.h, one per element size and instruction-set path.
+#include <immintrin.h>
+
+#include <atomic>
+
+#include "tensorkit/common/cuda/by_size.h"
 #include "tensorkit/common/error.h"
 #include "tensorkit/dense/transpose_internal.h"
 
@@ -42,7 +47,93 @@ TileFn ForPath(ops_internal::SimdPath path) {
   return &TileBase<U, kSse>;
 }
 
+// 64 bytes from an aligned buffer to an aligned output line, past the caches, per path.
+struct StreamSse2 {
+  [[gnu::always_inline]] static inline void Line(void* dst, const void* src) {
+    for (int k = 0; k < 4; ++k) {
+      _mm_stream_si128(static_cast<__m128i*>(dst) + k,
+                       _mm_load_si128(static_cast<const __m128i*>(src) + k));
+    }
+  }
+  [[gnu::always_inline]] static inline void Fence() { _mm_sfence(); }
+};
+
+struct StreamAvx2 {
+  [[gnu::target("avx2")]] static inline void Line(void* dst, const void* src) {
+    for (int k = 0; k < 2; ++k) {
+      _mm256_stream_si256(static_cast<__m256i*>(dst) + k,
+                          _mm256_load_si256(static_cast<const __m256i*>(src) + k));
+    }
+  }
+  [[gnu::always_inline]] static inline void Fence() { _mm_sfence(); }
+};
+
+struct StreamAvx512 {
+  [[gnu::target("avx512f,avx512dq,avx512vl,avx512bw")]] static inline void Line(void* dst,
+                                                                                const void* src) {
+    _mm512_stream_si512(static_cast<__m512i*>(dst), _mm512_load_si512(src));
+  }
+  [[gnu::always_inline]] static inline void Fence() { _mm_sfence(); }
+};
+
+template <typename U, int K>
+void StreamBase(const void* in, int64_t si, void* out, int64_t so, int64_t ni, int64_t nj) {
+  TransposeTileStreaming<U, K, StreamSse2>(static_cast<const U*>(in), si, static_cast<U*>(out), so,
+                                           ni, nj);
+}
+
+// flatten: the intrinsics' target must be that of the function they are inlined into.
+template <typename U, int K>
+[[gnu::target("avx2"), gnu::flatten]] void StreamAvx2Tile(const void* in, int64_t si, void* out,
+                                                          int64_t so, int64_t ni, int64_t nj) {
+  TransposeTileStreaming<U, K, StreamAvx2>(static_cast<const U*>(in), si, static_cast<U*>(out), so,
+                                           ni, nj);
+}
+
+template <typename U, int K>
+[[gnu::target("avx512f,avx512dq,avx512vl,avx512bw"), gnu::flatten]] void StreamAvx512Tile(
+    const void* in, int64_t si, void* out, int64_t so, int64_t ni, int64_t nj) {
+  TransposeTileStreaming<U, K, StreamAvx512>(static_cast<const U*>(in), si, static_cast<U*>(out),
+                                             so, ni, nj);
+}
+
+// The same K per path as ForPath.
+template <typename U>
+TileFn StreamingForPath(ops_internal::SimdPath path) {
+  constexpr int kAvx512 = sizeof(U) >= 4 ? 64 / sizeof(U) : 32 / sizeof(U);
+  constexpr int kAvx2 = sizeof(U) == 1 ? 16 : 32 / sizeof(U);
+  switch (path) {
+    case ops_internal::SimdPath::kAvx512:
+      return &StreamAvx512Tile<U, kAvx512>;
+    case ops_internal::SimdPath::kAvx2:
+      return &StreamAvx2Tile<U, kAvx2>;
+    case ops_internal::SimdPath::kDefault:
+      break;
+  }
+  return &StreamBase<U, 16 / sizeof(U)>;
+}
+
+constexpr int64_t kDefaultStreamingBytes = int64_t{8} << 20;
+std::atomic<int64_t> streaming_bytes{kDefaultStreamingBytes};
+
 }  // namespace
+
+int64_t StreamingBytes() { return streaming_bytes.load(std::memory_order_relaxed); }
+
+void SetStreamingBytesForTesting(int64_t bytes) {
+  streaming_bytes.store(bytes < 0 ? kDefaultStreamingBytes : bytes, std::memory_order_relaxed);
+}
+
+TileFn StreamingTileKernel(int elem_size, ops_internal::SimdPath path) {
+  TileFn fn = nullptr;
+  cuda_backend::BySize(elem_size, [&]<typename U>() { fn = StreamingForPath<U>(path); });
+  return fn;
+}
+
+TileShape StreamingTileShapeFor(int elem_size) {
+  TK_INTERNAL_CHECK(elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8);
+  return {64 / elem_size, 256};
+}
 
 TileShape TileShapeFor(int elem_size) {
   switch (elem_size) {
@@ -60,18 +151,9 @@ TileShape TileShapeFor(int elem_size) {
 }
 
 TileFn TileKernel(int elem_size, ops_internal::SimdPath path) {
-  switch (elem_size) {
-    case 1:
-      return ForPath<uint8_t>(path);
-    case 2:
-      return ForPath<uint16_t>(path);
-    case 4:
-      return ForPath<uint32_t>(path);
-    case 8:
-      return ForPath<uint64_t>(path);
-  }
-  TK_INTERNAL_CHECK(false);
-  return nullptr;
+  TileFn fn = nullptr;
+  cuda_backend::BySize(elem_size, [&]<typename U>() { fn = ForPath<U>(path); });
+  return fn;
 }
 
 }  // namespace tensorkit::transpose_internal

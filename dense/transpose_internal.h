@@ -53,6 +53,27 @@ template <typename U, int K>
 void TransposeTile(const U* in, int64_t in_stride, U* out, int64_t out_stride, int64_t ni,
                    int64_t nj);
 
+// Outputs of at least this many bytes are written by the streaming tile copies: they do not
+// stay in the caches anyway, and stores that bypass them neither read each output line first
+// nor evict the input. 8 MiB by default; SetStreamingBytesForTesting(-1) restores it.
+int64_t StreamingBytes();
+void SetStreamingBytesForTesting(int64_t bytes);
+
+// The streaming tile copy of `path`, the same copy as TileKernel's: each 64-byte line of the
+// output is assembled whole in an L1 buffer and written with one non-temporal store per
+// vector. `out` and out_stride * elem_size must be multiples of 64 bytes.
+TileFn StreamingTileKernel(int elem_size, ops_internal::SimdPath path);
+
+// Its tiles: one output line (64 / elem_size elements) of axis 0 by 256 of axis t, walked along
+// axis t, so that the input is read as 64 / elem_size sequential row streams.
+TileShape StreamingTileShapeFor(int elem_size);
+
+// TransposeTile with Stream::Line(dst, src) writing 64 bytes and Stream::Fence() ordering the
+// writes before the tile returns.
+template <typename U, int K, typename Stream>
+void TransposeTileStreaming(const U* in, int64_t in_stride, U* out, int64_t out_stride, int64_t ni,
+                            int64_t nj);
+
 // ---------------------------------------------------------------------------------------------
 // Definitions
 // ---------------------------------------------------------------------------------------------
@@ -119,6 +140,35 @@ template <typename U, int K>
   for (int64_t j = 0; j < nj; ++j) {
     for (int64_t i = bi; i < ni; ++i) out[j * out_stride + i] = in[i * in_stride + j];
   }
+}
+
+template <typename U, int K, typename Stream>
+[[gnu::always_inline]] inline void TransposeTileStreaming(const U* in, int64_t in_stride, U* out,
+                                                          int64_t out_stride, int64_t ni,
+                                                          int64_t nj) {
+  constexpr int64_t kE = 64 / sizeof(U);  // elements per cache line
+  static_assert(kE % K == 0);
+  const int64_t ei = ni - ni % kE, ej = nj - nj % kE;
+  alignas(64) U buf[kE * kE];  // row r: the line of output row j + r
+  for (int64_t i = 0; i < ei; i += kE) {
+    for (int64_t j = 0; j < ej; j += kE) {
+      for (int64_t bi = 0; bi < kE; bi += K) {
+        for (int64_t bj = 0; bj < kE; bj += K) {
+          detail::MicroBlock<U, K>(in + (i + bi) * in_stride + j + bj, in_stride,
+                                   buf + bj * kE + bi, kE, std::make_integer_sequence<int, K>{});
+        }
+      }
+      for (int64_t r = 0; r < kE; ++r) Stream::Line(out + (j + r) * out_stride + i, buf + r * kE);
+    }
+  }
+  // Partial lines with ordinary stores: the columns right of the whole blocks, then the rows
+  // below them.
+  if (ej < nj) {
+    TransposeTile<U, K>(in + ej, in_stride, out + ej * out_stride, out_stride, ei, nj - ej);
+  }
+  if (ei < ni)
+    TransposeTile<U, K>(in + ei * in_stride, in_stride, out + ei, out_stride, ni - ei, nj);
+  Stream::Fence();
 }
 
 }  // namespace tensorkit::transpose_internal

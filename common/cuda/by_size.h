@@ -1,5 +1,6 @@
-// Internal, for .cu files: values moved as raw bytes of their width, so that kernels which only
-// move elements are compiled once per width rather than once per dtype.
+// Internal, for the .cu files and the CPU's tile copies (dense/transpose.cc), plain C++: values
+// moved as raw bytes of their width, so that kernels which only move elements are compiled once
+// per width rather than once per dtype.
 #ifndef TENSORKIT_COMMON_CUDA_BY_SIZE_H_
 #define TENSORKIT_COMMON_CUDA_BY_SIZE_H_
 

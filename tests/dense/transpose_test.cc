@@ -86,20 +86,64 @@ void CheckRandomPermutes(uint64_t seed, int rounds) {
   }
 }
 
-// Every element size on one path; skipped with a message where the CPU lacks the path.
+// Permutes whose every dim is a whole number of cache lines of T, some plus a few elements:
+// with the streaming threshold at 0, outputs with whole-line rows take the streaming tiles
+// (the others fall back to the plain ones, tile by tile where the alignment varies).
+template <typename T>
+void CheckLinePermutes(uint64_t seed, int rounds) {
+  constexpr int64_t kLine = 64 / sizeof(T);
+  std::mt19937_64 rng(seed);
+  for (int round = 0; round < rounds; ++round) {
+    const int rank = 2 + static_cast<int>(rng() % 3);
+    std::vector<int64_t> dims(rank);
+    do {  // at most 2^18 elements
+      for (int64_t& d : dims) {
+        d = rng() % 2 ? kLine * static_cast<int64_t>(1 + rng() % (rank == 2 ? 12 : 3))
+                      : static_cast<int64_t>(1 + rng() % 6);
+        if (rng() % 3 == 0) d += static_cast<int64_t>(rng() % 5);
+      }
+    } while (ref::NumElements(dims) > (int64_t{1} << 18));
+    Tensor base = RandomBits<T>(rng, dims);
+    std::vector<int> perm(rank);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    Tensor src = Permute(base, perm);
+    Tensor out = Tensor::Empty(src.Dims(), base.dtype());
+    Copy(src, &out);
+    EXPECT_TRUE(SameBits(out.ToVector<T>(), ref::Elements<T>(src)))
+        << src.pattern() << " round " << round;
+  }
+}
+
+// Restores the default streaming threshold.
+struct StreamingGuard {
+  ~StreamingGuard() { transpose_internal::SetStreamingBytesForTesting(-1); }
+};
+
+// Every element size on one path, with the plain tiles and then with the streaming ones;
+// skipped with a message where the CPU lacks the path.
 void CheckPath(SimdPath p) {
   if (!ops_internal::SimdPathSupported(p)) {
     GTEST_SKIP() << "this CPU cannot run the " << PathName(p) << " path";
   }
   PathGuard guard;
+  StreamingGuard streaming_guard;
   ops_internal::SetSimdPathForTesting(p);
-  CheckRandomPermutes<uint8_t>(1, 25);
-  CheckRandomPermutes<int16_t>(2, 25);
-  CheckRandomPermutes<Half>(3, 10);
-  CheckRandomPermutes<float>(4, 25);
-  CheckRandomPermutes<int32_t>(5, 10);
-  CheckRandomPermutes<double>(6, 25);
-  CheckRandomPermutes<int64_t>(7, 10);
+  for (int64_t threshold : {int64_t{-1}, int64_t{0}}) {
+    SCOPED_TRACE(threshold == 0 ? "streaming tiles" : "plain tiles");
+    transpose_internal::SetStreamingBytesForTesting(threshold);
+    CheckRandomPermutes<uint8_t>(1, 25);
+    CheckRandomPermutes<int16_t>(2, 25);
+    CheckRandomPermutes<Half>(3, 10);
+    CheckRandomPermutes<float>(4, 25);
+    CheckRandomPermutes<int32_t>(5, 10);
+    CheckRandomPermutes<double>(6, 25);
+    CheckRandomPermutes<int64_t>(7, 10);
+    CheckLinePermutes<uint8_t>(21, 10);
+    CheckLinePermutes<int16_t>(22, 10);
+    CheckLinePermutes<float>(24, 15);
+    CheckLinePermutes<double>(26, 15);
+  }
 }
 
 TEST(TransposeTest, DefaultPathMatchesReference) { CheckPath(SimdPath::kDefault); }
@@ -139,24 +183,60 @@ TEST(TransposeTest, SameBitsAtOneTwoAndThreeThreads) {
 
 // The micro-block network of every K the paths use (16 x 16 floats and 8 x 8 doubles are the
 // AVX-512 ones), compiled here for the default target: the same template, so this checks the
-// shuffles of paths this CPU may lack. Tiles of odd size exercise the tails.
+// shuffles of paths this CPU may lack. Tiles of odd size exercise the tails. The streaming
+// tile runs with a stand-in for the non-temporal stores (a plain copy of each line).
+struct CopyLine {
+  static void Line(void* dst, const void* src) { std::memcpy(dst, src, 64); }
+  static void Fence() {}
+};
+
 template <typename U, int K>
 void CheckTile(uint64_t seed) {
+  constexpr int64_t kLine = 64 / sizeof(U);
   std::mt19937_64 rng(seed);
   for (int round = 0; round < 20; ++round) {
-    const int64_t ni = 1 + static_cast<int64_t>(rng() % (3 * K)),
-                  nj = 1 + static_cast<int64_t>(rng() % (3 * K));
+    const int64_t ni = 1 + static_cast<int64_t>(rng() % (3 * kLine)),
+                  nj = 1 + static_cast<int64_t>(rng() % (3 * kLine));
+    // Output rows of whole lines, as the streaming tile requires.
     const int64_t si = nj + static_cast<int64_t>(rng() % 5),
-                  so = ni + static_cast<int64_t>(rng() % 5);
-    std::vector<U> in(static_cast<size_t>(ni * si)), out(static_cast<size_t>(nj * so), U{0});
+                  so = kLine * ((ni + kLine - 1) / kLine + static_cast<int64_t>(rng() % 2));
+    std::vector<U> in(static_cast<size_t>(ni * si));
     for (U& x : in) x = static_cast<U>(rng());
-    transpose_internal::TransposeTile<U, K>(in.data(), si, out.data(), so, ni, nj);
-    for (int64_t i = 0; i < ni; ++i) {
-      for (int64_t j = 0; j < nj; ++j) {
-        ASSERT_EQ(out[j * so + i], in[i * si + j]) << "K " << K << " at " << i << "," << j;
+    for (bool streaming : {false, true}) {
+      std::vector<U> out(static_cast<size_t>(nj * so), U{0});
+      if (streaming) {
+        transpose_internal::TransposeTileStreaming<U, K, CopyLine>(in.data(), si, out.data(), so,
+                                                                   ni, nj);
+      } else {
+        transpose_internal::TransposeTile<U, K>(in.data(), si, out.data(), so, ni, nj);
+      }
+      for (int64_t i = 0; i < ni; ++i) {
+        for (int64_t j = 0; j < nj; ++j) {
+          ASSERT_EQ(out[j * so + i], in[i * si + j])
+              << "K " << K << (streaming ? " streaming" : "") << " at " << i << "," << j;
+        }
       }
     }
   }
+}
+
+// The benchmark's 2-D transpose at a size above the default threshold (so no override): into
+// a fresh output whose rows are whole lines (1040 floats; streamed, with an odd number of them
+// for partial tiles) and into one whose rows are not (the plain tiles).
+TEST(TransposeTest, LargeTransposesStreamAndMatch) {
+  std::mt19937_64 rng(40);
+  const int64_t bytes = transpose_internal::StreamingBytes();
+  const int64_t rows = 1040, cols = bytes / (4 * rows) + 9;
+  Tensor a = RandomBits<float>(rng, {rows, cols});
+  Tensor at = Transpose(a, 0, 1);
+  const std::vector<float> want = ref::Elements<float>(at);
+  Tensor out = Tensor::Empty(at.Dims(), DType::kFloat32);
+  Copy(at, &out);
+  EXPECT_TRUE(SameBits(out.ToVector<float>(), want));
+  Tensor wide = Tensor::Empty({cols, rows + 3}, DType::kFloat32);
+  Tensor part = Slice(wide, 1, 1, rows + 1);
+  Copy(at, &part);
+  EXPECT_TRUE(SameBits(ref::Elements<float>(part), want));
 }
 
 TEST(TransposeTest, MicroBlocksOfEveryWidth) {
