@@ -369,8 +369,8 @@ SparseTensor Elementwise(const SparseTensor& a, const SparseTensor& b, EWise kin
     const SparseTensor cb = si::MergeOnDevice(b.indices(), b.values(), shape, {}, op);
     sparse_cuda::MergeRule rule;
     if (kind == EWise::kMultiply) rule = {sparse_cuda::MergeOp::kProduct, 2, 0};
-    return si::MergeOnDevice(ConcatenateRows({ca.indices(), cb.indices()}),
-                             Concatenate({ca.values(), cb.values()}, 0), shape, rule, op);
+    return si::MergeCheckedOnDevice(ConcatenateRows({ca.indices(), cb.indices()}),
+                                    Concatenate({ca.values(), cb.values()}, 0), shape, rule);
   }
   CsrMatrix ca = FlattenToCsr(a, op), cb = FlattenToCsr(b, op);
   return UnflattenFromCsr(RunGraphBLAS(ca, cb, false, kind, op), a.shape());

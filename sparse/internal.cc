@@ -108,6 +108,13 @@ SparseTensor MergeOnDevice(const Tensor& idx, const Tensor& values,
                            const char* op) {
   const Tensor rows = Contiguous(idx);
   CheckDeviceBounds(op, rows, shape);
+  return MergeCheckedOnDevice(rows, values, shape, rule);
+}
+
+SparseTensor MergeCheckedOnDevice(const Tensor& idx, const Tensor& values,
+                                  const std::vector<int64_t>& shape,
+                                  const sparse_cuda::MergeRule& rule) {
+  const Tensor rows = Contiguous(idx);
   const std::vector<int> order = Iota(static_cast<int>(shape.size()));
   Tensor sorted_idx, sorted_values, merged_idx, merged_values;
   sparse_cuda::SortEntries(rows, Contiguous(values), shape, order, &sorted_idx, &sorted_values);

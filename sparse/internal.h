@@ -115,6 +115,10 @@ void CheckDeviceBounds(const char* op, const Tensor& idx, const std::vector<int6
 SparseTensor MergeOnDevice(const Tensor& idx, const Tensor& values,
                            const std::vector<int64_t>& shape, const sparse_cuda::MergeRule& rule,
                            const char* op);
+// MergeOnDevice of entries already inside `shape` (derived from checked ones): no bounds pass.
+SparseTensor MergeCheckedOnDevice(const Tensor& idx, const Tensor& values,
+                                  const std::vector<int64_t>& shape,
+                                  const sparse_cuda::MergeRule& rule);
 // CheckOnCpu, then CheckBounds on st's indices (any strides).
 void CheckIndexBounds(const SparseTensor& st, const char* op);
 

@@ -130,7 +130,7 @@ SparseTensor DeviceReduce(const SparseTensor& st, const ReducePlan& plan,
     Copy(Slice(full.indices(), 1, a, a + 1), &column);
     ++j;
   }
-  return si::MergeOnDevice(idx, full.values(), plan.out_shape, rule, op);
+  return si::MergeCheckedOnDevice(idx, full.values(), plan.out_shape, rule);
 }
 
 // The rule of a device max (kMax) or min: NaN propagates, and an output whose slice has fewer
@@ -365,8 +365,8 @@ Tensor RowNnz(const SparseTensor& st, int axis) {
     si::CheckDeviceBounds(op, si::Contiguous(st.indices()), st.shape());
     Tensor one = Tensor::Empty({st.nnz()}, DType::kInt64, st.device());
     Set(1, &one);
-    const SparseTensor counts =
-        si::MergeOnDevice(Slice(st.indices(), 1, axis, axis + 1), one, {st.shape()[axis]}, {}, op);
+    const SparseTensor counts = si::MergeCheckedOnDevice(Slice(st.indices(), 1, axis, axis + 1),
+                                                         one, {st.shape()[axis]}, {});
     Tensor out = Tensor::Empty({st.shape()[axis]}, DType::kInt64, st.device());
     counts.ToDense(&out);
     return out;
