@@ -418,6 +418,14 @@ void Copy(const Tensor& src, Tensor* dest) {
   CopyOnDevice(o);
 }
 
+Tensor Converted(const Tensor& t, DType dtype) {
+  t.CheckDefined("Converted");
+  if (t.dtype() == dtype) return t;
+  Tensor out = Tensor::Empty(t.Dims(), dtype, t.device());
+  Copy(t, &out);
+  return out;
+}
+
 void CopyScaled(Scalar alpha, const Tensor& src, Tensor* dest) {
   TK_CHECK(dest != nullptr, kInvalidArgument, "CopyScaled: dest is a null pointer");
   dest->CheckDefined("CopyScaled");

@@ -69,6 +69,9 @@ void Scale(Scalar alpha, Tensor* t);
 
 // dest = src with broadcasting and summation; may change dtype and device.
 void Copy(const Tensor& src, Tensor* dest);
+// t converted to `dtype` by Copy's rules, as a new C-order tensor on t's device; t itself (no
+// copy) when it already has that dtype.
+Tensor Converted(const Tensor& t, DType dtype);
 // dest = alpha * src; same dtype and device.
 void CopyScaled(Scalar alpha, const Tensor& src, Tensor* dest);
 // dest += src; same dtype and device (only Copy converts).

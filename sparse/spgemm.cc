@@ -236,18 +236,13 @@ CsrMatrix DeviceProduct(const CsrMatrix& a, const CsrMatrix& b, const char* op) 
   }
   // cuSPARSE's SpGEMM takes 32-bit indices: the engine's Copy narrows them and widens the
   // result's (every value checked above to fit).
-  const auto convert = [&](const Tensor& t, DType to) {
-    Tensor out = Tensor::Empty(t.Dims(), to, device);
-    Copy(t, &out);
-    return out;
-  };
-  const auto narrow = [&](const CsrMatrix& m) {
-    return sparse_cuda::CsrArrays{convert(m.row_ptr(), DType::kInt32),
-                                  convert(m.col_indices(), DType::kInt32), m.values()};
+  const auto narrow = [](const CsrMatrix& m) {
+    return sparse_cuda::CsrArrays{Converted(m.row_ptr(), DType::kInt32),
+                                  Converted(m.col_indices(), DType::kInt32), m.values()};
   };
   sparse_cuda::CsrArrays c = sparse_cuda::Spgemm(op, narrow(a), a.cols(), narrow(b), b.cols());
-  c.ptr = convert(c.ptr, DType::kInt64);
-  c.minor = convert(c.minor, DType::kInt64);
+  c.ptr = Converted(c.ptr, DType::kInt64);
+  c.minor = Converted(c.minor, DType::kInt64);
   // Columns ascending within rows, as everywhere else: sorted here if cuSPARSE left any row
   // out of order (one pass when it did not).
   const Tensor rows = sparse_cuda::ExpandPointers(c.ptr, c.minor, 0);

@@ -57,13 +57,6 @@ DType CommonDType(const std::vector<io::TensorData>& inputs,
                           : DType::kInt64;
 }
 
-Tensor Converted(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype) return t;
-  Tensor out = Tensor::Empty(t.Dims(), dtype);
-  Copy(t, &out);
-  return out;
-}
-
 int Run(const Args& a) {
   const io::Format out_format = io::FormatFromPath(a.out);
   std::vector<io::TensorData> inputs;

@@ -124,6 +124,20 @@ TEST(CopiesTest, CopyConvertsThenSums) {
   EXPECT_EQ(s.ToVector<int32_t>(), (std::vector<int32_t>{0, 6}));
 }
 
+// Converted: Copy's conversion into a new C-order tensor, or t itself when nothing changes.
+TEST(CopiesTest, ConvertedCopiesOnlyWhenTheDTypeChanges) {
+  Tensor f = Tensor::FromVector(std::vector<float>{1.5f, -2.5f, 3.0f, 300.0f, 0.5f, -0.5f}, {2, 3});
+  Tensor i = Converted(Transpose(f, 0, 1), DType::kInt8);
+  EXPECT_EQ(i.dtype(), DType::kInt8);
+  EXPECT_EQ(i.Dims(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(i.Strides(), (std::vector<int64_t>{2, 1}));
+  EXPECT_FALSE(SharesStorage(i, f));
+  EXPECT_EQ(i.ToVector<int8_t>(), (std::vector<int8_t>{1, 127, -2, 0, 3, 0}));  // 300 saturates
+  Tensor same = Converted(f, DType::kFloat32);
+  EXPECT_TRUE(SharesStorage(same, f));
+  EXPECT_THROW(Converted(Tensor(), DType::kInt32), Error);
+}
+
 TEST(CopiesTest, StringCopyAndConcatenate) {
   Tensor a = Tensor::FromVector(std::vector<std::string>{"a", "bb", "ccc", "d"}, {2, 2});
   Tensor t = Tensor::FromVector(std::vector<std::string>{"", "", "", ""}, {2, 2});
