@@ -31,9 +31,27 @@ namespace tensorkit::sparse_cuda {
 // floats, as on the CPU); false for dtypes cuSPARSE's generic products do not take.
 bool CudaTypes(DType dtype, cudaDataType* value, cudaDataType* compute);
 
-// Each class owns one cuSPARSE object, created by its constructor (an Error naming `op` on
-// failure) and destroyed by its destructor (whose status is dropped: it runs in destructors).
-class SpMat {
+// One cuSPARSE object of handle type H, destroyed through the library table's member kDestroy
+// (its status dropped: it runs in destructors). The classes below differ only in their
+// constructors, which create the object (an Error naming `op` on failure).
+template <typename H, auto kDestroy>
+class CusparseObject {
+ public:
+  ~CusparseObject() {
+    if (d_ != nullptr) (api_->*kDestroy)(d_);
+  }
+  CusparseObject(const CusparseObject&) = delete;
+  CusparseObject& operator=(const CusparseObject&) = delete;
+  H get() const { return d_; }
+
+ protected:
+  explicit CusparseObject(const cuda_backend::CusparseLease& lease) : api_(lease.api) {}
+  const cuda_backend::CusparseApi* api_;
+  H d_ = nullptr;
+};
+
+class SpMat : public CusparseObject<cusparseSpMatDescr_t,
+                                    &cuda_backend::CusparseApi::cusparseDestroySpMat> {
  public:
   SpMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols, int64_t nnz,
         const int64_t* ptr, const int64_t* minor, const void* values, cudaDataType type,
@@ -44,55 +62,26 @@ class SpMat {
   SpMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols, int64_t nnz,
         const void* ptr, const void* minor, const void* values, cusparseIndexType_t index,
         cudaDataType type, const char* op);
-  ~SpMat();
-  SpMat(const SpMat&) = delete;
-  SpMat& operator=(const SpMat&) = delete;
-  cusparseSpMatDescr_t get() const { return d_; }
-
- private:
-  const cuda_backend::CusparseApi* api_;
-  cusparseSpMatDescr_t d_ = nullptr;
 };
 
-class SpGemmDescr {
+class SpGemmDescr : public CusparseObject<cusparseSpGEMMDescr_t,
+                                          &cuda_backend::CusparseApi::cusparseSpGEMM_destroyDescr> {
  public:
   SpGemmDescr(const cuda_backend::CusparseLease& lease, const char* op);
-  ~SpGemmDescr();
-  SpGemmDescr(const SpGemmDescr&) = delete;
-  SpGemmDescr& operator=(const SpGemmDescr&) = delete;
-  cusparseSpGEMMDescr_t get() const { return d_; }
-
- private:
-  const cuda_backend::CusparseApi* api_;
-  cusparseSpGEMMDescr_t d_ = nullptr;
 };
 
-class DnMat {
+class DnMat : public CusparseObject<cusparseDnMatDescr_t,
+                                    &cuda_backend::CusparseApi::cusparseDestroyDnMat> {
  public:
   DnMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols, int64_t ld,
         bool row_major, const void* values, cudaDataType type, const char* op);
-  ~DnMat();
-  DnMat(const DnMat&) = delete;
-  DnMat& operator=(const DnMat&) = delete;
-  cusparseDnMatDescr_t get() const { return d_; }
-
- private:
-  const cuda_backend::CusparseApi* api_;
-  cusparseDnMatDescr_t d_ = nullptr;
 };
 
-class DnVec {
+class DnVec : public CusparseObject<cusparseDnVecDescr_t,
+                                    &cuda_backend::CusparseApi::cusparseDestroyDnVec> {
  public:
   DnVec(const cuda_backend::CusparseLease& lease, int64_t size, const void* values,
         cudaDataType type, const char* op);
-  ~DnVec();
-  DnVec(const DnVec&) = delete;
-  DnVec& operator=(const DnVec&) = delete;
-  cusparseDnVecDescr_t get() const { return d_; }
-
- private:
-  const cuda_backend::CusparseApi* api_;
-  cusparseDnVecDescr_t d_ = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -124,42 +113,30 @@ inline bool CudaTypes(DType dtype, cudaDataType* value, cudaDataType* compute) {
 inline SpMat::SpMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols,
                     int64_t nnz, const void* ptr, const void* minor, const void* values,
                     cusparseIndexType_t index, cudaDataType type, const char* op)
-    : api_(lease.api) {
+    : CusparseObject(lease) {
   TK_CUSPARSE_CHECK(op, api_->cusparseCreateCsr(&d_, rows, cols, nnz, const_cast<void*>(ptr),
                                                 const_cast<void*>(minor), const_cast<void*>(values),
                                                 index, index, CUSPARSE_INDEX_BASE_ZERO, type));
 }
-inline SpMat::~SpMat() {
-  if (d_ != nullptr) api_->cusparseDestroySpMat(d_);
-}
 
 inline SpGemmDescr::SpGemmDescr(const cuda_backend::CusparseLease& lease, const char* op)
-    : api_(lease.api) {
+    : CusparseObject(lease) {
   TK_CUSPARSE_CHECK(op, api_->cusparseSpGEMM_createDescr(&d_));
-}
-inline SpGemmDescr::~SpGemmDescr() {
-  if (d_ != nullptr) api_->cusparseSpGEMM_destroyDescr(d_);
 }
 
 inline DnMat::DnMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols,
                     int64_t ld, bool row_major, const void* values, cudaDataType type,
                     const char* op)
-    : api_(lease.api) {
+    : CusparseObject(lease) {
   TK_CUSPARSE_CHECK(op,
                     api_->cusparseCreateDnMat(&d_, rows, cols, ld, const_cast<void*>(values), type,
                                               row_major ? CUSPARSE_ORDER_ROW : CUSPARSE_ORDER_COL));
 }
-inline DnMat::~DnMat() {
-  if (d_ != nullptr) api_->cusparseDestroyDnMat(d_);
-}
 
 inline DnVec::DnVec(const cuda_backend::CusparseLease& lease, int64_t size, const void* values,
                     cudaDataType type, const char* op)
-    : api_(lease.api) {
+    : CusparseObject(lease) {
   TK_CUSPARSE_CHECK(op, api_->cusparseCreateDnVec(&d_, size, const_cast<void*>(values), type));
-}
-inline DnVec::~DnVec() {
-  if (d_ != nullptr) api_->cusparseDestroyDnVec(d_);
 }
 
 }  // namespace tensorkit::sparse_cuda
