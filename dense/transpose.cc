@@ -1,7 +1,9 @@
 // The tile copies of transpose_internal.h, one per element size and instruction-set path.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 
 #include "tensorkit/common/cuda/by_size.h"
 #include "tensorkit/common/error.h"
@@ -47,12 +49,12 @@ TileFn ForPath(ops_internal::SimdPath path) {
   return &TileBase<U, kSse>;
 }
 
-// 64 bytes from an aligned buffer to an aligned output line, past the caches, per path.
+// 64 bytes from anywhere to an aligned output line, past the caches, per path.
 struct StreamSse2 {
   [[gnu::always_inline]] static inline void Line(void* dst, const void* src) {
     for (int k = 0; k < 4; ++k) {
       _mm_stream_si128(static_cast<__m128i*>(dst) + k,
-                       _mm_load_si128(static_cast<const __m128i*>(src) + k));
+                       _mm_loadu_si128(static_cast<const __m128i*>(src) + k));
     }
   }
   [[gnu::always_inline]] static inline void Fence() { _mm_sfence(); }
@@ -62,7 +64,7 @@ struct StreamAvx2 {
   [[gnu::target("avx2")]] static inline void Line(void* dst, const void* src) {
     for (int k = 0; k < 2; ++k) {
       _mm256_stream_si256(static_cast<__m256i*>(dst) + k,
-                          _mm256_load_si256(static_cast<const __m256i*>(src) + k));
+                          _mm256_loadu_si256(static_cast<const __m256i*>(src) + k));
     }
   }
   [[gnu::always_inline]] static inline void Fence() { _mm_sfence(); }
@@ -71,7 +73,7 @@ struct StreamAvx2 {
 struct StreamAvx512 {
   [[gnu::target("avx512f,avx512dq,avx512vl,avx512bw")]] static inline void Line(void* dst,
                                                                                 const void* src) {
-    _mm512_stream_si512(static_cast<__m512i*>(dst), _mm512_load_si512(src));
+    _mm512_stream_si512(static_cast<__m512i*>(dst), _mm512_loadu_si512(src));
   }
   [[gnu::always_inline]] static inline void Fence() { _mm_sfence(); }
 };
@@ -113,6 +115,33 @@ TileFn StreamingForPath(ops_internal::SimdPath path) {
   return &StreamBase<U, 16 / sizeof(U)>;
 }
 
+// StreamingCopy on one path: the partial lines at either end with memcpy, the whole ones
+// streamed.
+template <typename Stream>
+[[gnu::always_inline]] inline void StreamBytes(char* dst, const char* src, int64_t bytes) {
+  const int64_t head = std::min<int64_t>(
+      bytes, static_cast<int64_t>((64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64));
+  std::memcpy(dst, src, static_cast<size_t>(head));
+  int64_t i = head;
+  for (; i + 64 <= bytes; i += 64) Stream::Line(dst + i, src + i);
+  std::memcpy(dst + i, src + i, static_cast<size_t>(bytes - i));
+  Stream::Fence();
+}
+
+void StreamBytesBase(char* dst, const char* src, int64_t bytes) {
+  StreamBytes<StreamSse2>(dst, src, bytes);
+}
+
+[[gnu::target("avx2"), gnu::flatten]] void StreamBytesAvx2(char* dst, const char* src,
+                                                           int64_t bytes) {
+  StreamBytes<StreamAvx2>(dst, src, bytes);
+}
+
+[[gnu::target("avx512f,avx512dq,avx512vl,avx512bw"), gnu::flatten]] void StreamBytesAvx512(
+    char* dst, const char* src, int64_t bytes) {
+  StreamBytes<StreamAvx512>(dst, src, bytes);
+}
+
 constexpr int64_t kDefaultStreamingBytes = int64_t{8} << 20;
 std::atomic<int64_t> streaming_bytes{kDefaultStreamingBytes};
 
@@ -122,6 +151,21 @@ int64_t StreamingBytes() { return streaming_bytes.load(std::memory_order_relaxed
 
 void SetStreamingBytesForTesting(int64_t bytes) {
   streaming_bytes.store(bytes < 0 ? kDefaultStreamingBytes : bytes, std::memory_order_relaxed);
+}
+
+void StreamingCopy(void* dst, const void* src, int64_t bytes) {
+  if (bytes <= 0) return;
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  switch (ops_internal::ActiveSimdPath()) {
+    case ops_internal::SimdPath::kAvx512:
+      return StreamBytesAvx512(d, s, bytes);
+    case ops_internal::SimdPath::kAvx2:
+      return StreamBytesAvx2(d, s, bytes);
+    case ops_internal::SimdPath::kDefault:
+      break;
+  }
+  StreamBytesBase(d, s, bytes);
 }
 
 TileFn StreamingTileKernel(int elem_size, ops_internal::SimdPath path) {

@@ -59,6 +59,11 @@ void TransposeTile(const U* in, int64_t in_stride, U* out, int64_t out_stride, i
 int64_t StreamingBytes();
 void SetStreamingBytesForTesting(int64_t bytes);
 
+// memcpy (dst and src not overlapping) whose whole 64-byte lines of `dst` are written with
+// non-temporal stores on the active SIMD path, then fenced: for outputs of StreamingBytes() or
+// more, e.g. SparseTensor::Concat's.
+void StreamingCopy(void* dst, const void* src, int64_t bytes);
+
 // The streaming tile copy of `path`, the same copy as TileKernel's: each 64-byte line of the
 // output is assembled whole in an L1 buffer and written with one non-temporal store per
 // vector. `out` and out_stride * elem_size must be multiples of 64 bytes.

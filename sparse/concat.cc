@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tensorkit/dense/ops.h"
+#include "tensorkit/dense/transpose_internal.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/sparse/cuda/structure.h"
 #include "tensorkit/sparse/internal.h"
@@ -31,6 +32,31 @@ void CheckCompatible(const std::vector<SparseTensor>& inputs, int axis, const ch
                ShapeString(first.shape()), "; they may differ only on the concatenation axis ",
                axis);
     }
+  }
+}
+
+// Adds `shift` to column `axis` of n rows of `rank` int64 (unsigned: unvalidated indices may
+// not overflow).
+void AddShift(int64_t* rows, int64_t n, int rank, int axis, int64_t shift) {
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t& v = rows[i * rank + axis];
+    v = static_cast<int64_t>(static_cast<uint64_t>(v) + static_cast<uint64_t>(shift));
+  }
+}
+
+// n rows from src to dst with AddShift, dst written by StreamingCopy through an L1 buffer.
+constexpr int64_t kBufferWords = 2048;  // 16 KiB: StreamRowsShifted takes rank <= this
+
+void StreamRowsShifted(const int64_t* src, int64_t n, int rank, int axis, int64_t shift,
+                       int64_t* dst) {
+  if (rank == 0) return;
+  alignas(64) int64_t buf[kBufferWords];
+  const int64_t step = kBufferWords / rank;
+  for (int64_t r = 0; r < n; r += step) {
+    const int64_t m = std::min(step, n - r);
+    std::memcpy(buf, src + r * rank, static_cast<size_t>(m * rank) * sizeof(int64_t));
+    AddShift(buf, m, rank, axis, shift);
+    transpose_internal::StreamingCopy(dst + r * rank, buf, m * rank * 8);
   }
 }
 
@@ -67,6 +93,10 @@ SparseTensor ConcatRows(const std::vector<SparseTensor>& inputs, int axis,
   }
   Tensor indices = Tensor::Empty({total, rank}, DType::kInt64);
   Tensor values = Tensor::Empty({total}, dtype);
+  // An output too large to stay in the caches is written past them (transpose_internal.h): no
+  // line of it is read first. Rows then go through a small buffer, where the shift is added.
+  const bool stream = rank <= kBufferWords &&
+                      total * (8 * rank + DTypeSize(dtype)) >= transpose_internal::StreamingBytes();
   int64_t row0 = 0, shift = 0;
   for (const SparseTensor& in : inputs) {
     const int64_t n = in.nnz();
@@ -79,13 +109,18 @@ SparseTensor ConcatRows(const std::vector<SparseTensor>& inputs, int axis,
         const T* src = vals.data<T>();
         T* dst = values.data<T>() + row0;
         ParallelFor(0, n, GrainFor(8 * rank + sizeof(T)), [&](int64_t b, int64_t e) {
+          if constexpr (std::is_trivially_copyable_v<T>) {
+            if (stream) {
+              StreamRowsShifted(src_rows + b * rank, e - b, rank, axis, shift, dst_rows + b * rank);
+              transpose_internal::StreamingCopy(dst + b, src + b,
+                                                static_cast<int64_t>((e - b) * sizeof(T)));
+              return;
+            }
+          }
           if (rank > 0) {
             std::memcpy(dst_rows + b * rank, src_rows + b * rank,
                         static_cast<size_t>((e - b) * rank) * sizeof(int64_t));
-            for (int64_t i = b; i < e; ++i) {  // unsigned: unvalidated indices may not overflow
-              int64_t& v = dst_rows[i * rank + axis];
-              v = static_cast<int64_t>(static_cast<uint64_t>(v) + static_cast<uint64_t>(shift));
-            }
+            AddShift(dst_rows + b * rank, e - b, rank, axis, shift);
           }
           if constexpr (std::is_trivially_copyable_v<T>) {
             std::memcpy(static_cast<void*>(dst + b), src + b,

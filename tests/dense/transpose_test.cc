@@ -220,6 +220,28 @@ void CheckTile(uint64_t seed) {
   }
 }
 
+// StreamingCopy against memcpy on every path: every start within a line on both sides, and
+// lengths from nothing to several lines.
+TEST(TransposeTest, StreamingCopyMatchesMemcpy) {
+  PathGuard guard;
+  std::mt19937_64 rng(41);
+  std::vector<uint8_t> src(1024), dst(1024), want(1024);
+  for (uint8_t& x : src) x = static_cast<uint8_t>(rng());
+  for (SimdPath path : SupportedPaths()) {
+    ops_internal::SetSimdPathForTesting(path);
+    for (int round = 0; round < 300; ++round) {
+      const size_t from = rng() % 64, to = rng() % 64, bytes = rng() % 700;
+      std::fill(dst.begin(), dst.end(), uint8_t{0xA5});
+      want = dst;
+      std::memcpy(want.data() + to, src.data() + from, bytes);
+      transpose_internal::StreamingCopy(dst.data() + to, src.data() + from,
+                                        static_cast<int64_t>(bytes));
+      ASSERT_EQ(dst, want) << PathName(path) << " from " << from << " to " << to << ", " << bytes
+                           << " bytes";
+    }
+  }
+}
+
 // The benchmark's 2-D transpose at a size above the default threshold (so no override): into
 // a fresh output whose rows are whole lines (1040 floats; streamed, with an odd number of them
 // for partial tiles) and into one whose rows are not (the plain tiles).
