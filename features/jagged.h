@@ -1,0 +1,133 @@
+// tensorkit/features/jagged.h: batches of variable-length features.
+//
+// Glossary
+//   jagged tensor  B rows of different lengths stored back to back: `values` holds every row's
+//                  items in row order along axis 0 ([N] or [N, D...]), `offsets` (int64 [B + 1],
+//                  offsets[0] == 0, non-decreasing, offsets[B] == N) says where each row starts.
+//                  Row i is values[offsets[i] : offsets[i + 1]].
+//   lengths        offsets[i + 1] - offsets[i], int64 [B].
+//   weights        optional per-item weights beside the values (a float Tensor [N]), e.g. the
+//                  per-sample weights of a weighted embedding bag.
+//   padded         the dense form [B, max_length, D...]: row i's items first, then `pad`.
+//   keyed jagged   F named features of one batch in one values tensor (TorchRec's
+//                  KeyedJaggedTensor): feature f's rows are rows f * B .. f * B + B - 1 of one
+//                  jagged layout, so lengths are [F, B] and the values are grouped by feature.
+//   view           a Tensor sharing storage with the values (dense/views.h); no copy.
+#ifndef TENSORKIT_FEATURES_JAGGED_H_
+#define TENSORKIT_FEATURES_JAGGED_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tensorkit/common/scalar.h"
+#include "tensorkit/dense/tensor.h"
+#include "tensorkit/sparse/sparse_tensor.h"
+
+namespace tensorkit {
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+// ---------------------------------------------------------------------------------------------
+
+class JaggedTensor {
+ public:
+  JaggedTensor() = default;
+
+  // values [N, ...] of any dtype on any device; offsets int64 [B + 1] on the same device, with
+  // offsets[0] == 0, non-decreasing and offsets[B] == N (an Error names the first bad offset);
+  // weights empty or a float Tensor [N] on the same device. No element is copied (a strided
+  // offsets tensor is made contiguous).
+  static JaggedTensor FromOffsets(Tensor values, Tensor offsets, Tensor weights = {});
+  // The same from lengths (int32 or int64 [B], each >= 0, adding up to N); the offsets are
+  // their running sum.
+  static JaggedTensor FromLengths(Tensor values, Tensor lengths, Tensor weights = {});
+  // A 2-D SparseTensor in TensorFlow's VarLenFeature layout ([B, max_len], column = position
+  // in the row): row i holds the values of the entries with index (i, *) in column order.
+  // Entries need not be sorted; a repeated (row, column) or an index outside the shape is an
+  // Error.
+  static JaggedTensor FromSparse(const SparseTensor& st);
+  // dense [B, L, ...] and lengths [B] (int32 or int64, 0 <= lengths[i] <= L): row i is
+  // dense[i, :lengths[i]].
+  static JaggedTensor FromPadded(const Tensor& dense, const Tensor& lengths);
+
+  bool defined() const { return offsets_.defined(); }
+  const Tensor& values() const { return values_; }
+  const Tensor& offsets() const { return offsets_; }
+  // Empty (undefined) when the tensor has no weights.
+  const Tensor& weights() const { return weights_; }
+  bool has_weights() const { return weights_.defined(); }
+  // int64 [B], a new tensor.
+  Tensor lengths() const;
+  int64_t batch_size() const { return offsets_.defined() ? offsets_.Dim(0) - 1 : 0; }
+  int64_t num_values() const { return values_.defined() ? values_.Dim(0) : 0; }
+  DType dtype() const { return values_.dtype(); }
+  Device device() const { return values_.device(); }
+  // The host offsets (a CPU jagged tensor), offsets_data()[i] for 0 <= i <= batch_size().
+  const int64_t* offsets_data() const;
+
+  // Row i's values (a view); an i outside [0, B) is an Error.
+  Tensor Row(int64_t i) const;
+  // Row i's weights (a view); Error without weights.
+  Tensor RowWeights(int64_t i) const;
+  // The same values and offsets with other weights (float [N]).
+  JaggedTensor WithWeights(Tensor weights) const;
+
+  // The inverse of FromSparse for 1-D values: [B, max(lengths)] (at least 0), entry (i, j) for
+  // the j-th item of row i, sorted in order {0, 1}.
+  SparseTensor ToSparse() const;
+  // [B, max_length, D...]: row i's first min(length, max_length) items, then `pad`. Rows longer
+  // than max_length are TRUNCATED (TorchRec's jagged_to_padded_dense does the same); max_length
+  // -1 means the longest row's length.
+  Tensor ToPadded(int64_t max_length, Scalar pad) const;
+
+ private:
+  Tensor values_, offsets_, weights_;
+  Tensor host_offsets_;  // offsets_ on the CPU (the same tensor for a CPU jagged tensor)
+};
+
+class KeyedJaggedTensor {
+ public:
+  KeyedJaggedTensor() = default;
+  // keys unique and non-empty strings; values [N, ...]; lengths int32 or int64 [F, B] with
+  // F == keys.size(), each >= 0, adding up to N; weights empty or float [N]. All on one device.
+  KeyedJaggedTensor(std::vector<std::string> keys, Tensor values, Tensor lengths,
+                    Tensor weights = {});
+
+  const std::vector<std::string>& keys() const { return keys_; }
+  const Tensor& values() const { return values_; }
+  const Tensor& weights() const { return weights_; }
+  bool has_weights() const { return weights_.defined(); }
+  // int64 [F, B].
+  const Tensor& lengths() const { return lengths_; }
+  // int64 [F * B + 1]: the offsets of the F * B rows, feature-major.
+  const Tensor& offsets() const { return offsets_; }
+  int num_keys() const { return static_cast<int>(keys_.size()); }
+  int64_t batch_size() const { return batch_size_; }
+  Device device() const { return values_.device(); }
+  // The index of `key` in keys(); an unknown key is an Error listing the keys.
+  int KeyIndex(const std::string& key) const;
+  // The values offset at which each feature starts, int64 [F + 1] (host).
+  std::vector<int64_t> KeyOffsets() const;
+
+  // Feature `key` as a JaggedTensor whose values (and weights) are views of this tensor's.
+  JaggedTensor Get(const std::string& key) const;
+  // The features `keys` in that sequence (repeats allowed), gathered in one parallel pass.
+  KeyedJaggedTensor Permute(const std::vector<std::string>& keys) const;
+  // Joins batches with the same keys (in the same sequence) along the batch: batch sizes add.
+  static KeyedJaggedTensor Concat(const std::vector<KeyedJaggedTensor>& parts);
+  // Splits along the batch into pieces of batch_sizes (adding up to batch_size()).
+  std::vector<KeyedJaggedTensor> Split(const std::vector<int64_t>& batch_sizes) const;
+  // Feature `key` as a [B, max_len] SparseTensor (JaggedTensor::ToSparse).
+  SparseTensor ToSparse(const std::string& key) const;
+
+ private:
+  std::vector<std::string> keys_;
+  Tensor values_, lengths_, offsets_, weights_;
+  Tensor host_offsets_;  // offsets_ on the CPU
+  int64_t batch_size_ = 0;
+};
+
+}  // namespace tensorkit
+
+#endif  // TENSORKIT_FEATURES_JAGGED_H_
