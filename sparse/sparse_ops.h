@@ -41,6 +41,22 @@ SparseTensor Transpose(const SparseTensor& st, const std::vector<int>& perm);
 // Swaps two axes (negative axes count from the end).
 SparseTensor Transpose(const SparseTensor& st, int axis1, int axis2);
 
+// The same entries in another dense shape with as many elements (TensorFlow's SparseReshape):
+// each entry keeps its row-major position; one dim of new_shape may be -1 (inferred). Indices
+// outside st's shape are an Error naming the entry. Values are shared; a row-major order
+// {0..rank-1} carries over, any other order becomes unknown. Runs on st's device.
+SparseTensor Reshape(const SparseTensor& st, const std::vector<int64_t>& new_shape);
+// new_shape with its -1 (if any) resolved against `shape`: the dims Reshape gives. An Error,
+// naming `op`, both shapes and the element counts, when they cannot hold the same elements
+// (counts that differ, more than one -1, a dim below -1, a product past int64).
+std::vector<int64_t> ReshapedDims(const std::vector<int64_t>& shape,
+                                  const std::vector<int64_t>& new_shape,
+                                  const char* op = "Reshape");
+// Reshape's index rows written into `out`: a contiguous int64 [nnz, new_dims.size()] tensor on
+// st's device (e.g. a host framework's output buffer); new_dims as ReshapedDims gives them.
+void ReshapeIndicesInto(const SparseTensor& st, const std::vector<int64_t>& new_dims, Tensor* out,
+                        const char* op = "Reshape");
+
 }  // namespace tensorkit
 
 #endif  // TENSORKIT_SPARSE_SPARSE_OPS_H_

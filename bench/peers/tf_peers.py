@@ -118,5 +118,27 @@ rows.append(pair("SparseConcat 2 x 2.5M [1000 1000 1000] axis 1",
                                                      shapes=[s3, s3], concat_dim=1),
                  lambda: tf.raw_ops.SparseConcat(indices=parts_i, values=parts_v,
                                                  shapes=[s3, s3], concat_dim=1), same))
+# SparseReshape: the 5M 3-D entries to [1000, 1000000] and to [-1, 1000, 100, 10].
+for new_shape in [[1000, 1000000], [-1, 1000, 100, 10]]:
+    ns = tf.constant(new_shape, tf.int64)
+    rows.append(pair(f"SparseReshape 5M [1000 1000 1000] -> {new_shape}",
+                     lambda ns=ns: ops.tensorkit_sparse_reshape(input_indices=idx, input_shape=s3,
+                                                                new_shape=ns),
+                     lambda ns=ns: tf.raw_ops.SparseReshape(input_indices=idx, input_shape=s3,
+                                                            new_shape=ns), same))
+
+# SparseSlice and SparseSplit of the 5M entries: a quarter box, and 4 pieces along axis 1.
+start, size = tf.constant([0, 250, 0], tf.int64), tf.constant([1000, 500, 1000], tf.int64)
+rows.append(pair("SparseSlice 5M [1000 1000 1000] -> [1000 500 1000]",
+                 lambda: ops.tensorkit_sparse_slice(indices=idx, values=vals, shape=s3,
+                                                    start=start, size=size),
+                 lambda: tf.raw_ops.SparseSlice(indices=idx, values=vals, shape=s3, start=start,
+                                                size=size), same))
+axis1 = tf.constant(1, tf.int64)
+rows.append(pair("SparseSplit 5M [1000 1000 1000] axis 1 into 4",
+                 lambda: ops.tensorkit_sparse_split(split_dim=axis1, indices=idx, values=vals,
+                                                    shape=s3, num_split=4),
+                 lambda: tf.raw_ops.SparseSplit(split_dim=axis1, indices=idx, values=vals,
+                                                shape=s3, num_split=4), same))
 
 peerlib.print_table(f"TensorFlow {tf.__version__} ops vs tensorkit's, {THREADS} threads", rows)

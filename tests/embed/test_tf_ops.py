@@ -14,29 +14,8 @@ import textwrap
 import numpy as np
 import pytest
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-tf = pytest.importorskip("tensorflow")
-from tensorflow.python.framework import kernels  # noqa: E402
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "embed", "tensorflow"))
-import tensorkit_tf  # noqa: E402
-
-LIB = tensorkit_tf.library_path()
-if not os.path.exists(LIB):
-    pytest.skip(f"{LIB} is not built (make tf-ops)", allow_module_level=True)
-ops = tensorkit_tf.load(LIB)
-
-
-
-def cpu_kernels(op):
-    """The dtype constraints of every CPU kernel registered for `op`: a set of tuples of
-    (attr, dtype name) pairs, e.g. {(("T", "float32"), ("Tindices", "int64")), ...}."""
-    found = set()
-    for k in kernels.get_registered_kernels_for_op(op).kernel:
-        if k.device_type == "CPU":
-            found.add(tuple(sorted((c.name, tf.as_dtype(t).name) for c in k.constraint
-                                   for t in c.allowed_values.list.type)))
-    return found
+sys.path.insert(0, os.path.dirname(__file__))
+from tf_env import LIB, cpu_kernels, ops, tensorkit_tf, tf  # noqa: E402,F401
 
 
 def tf_dtypes(op):
