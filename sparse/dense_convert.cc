@@ -197,12 +197,14 @@ void Scatter(const SparseTensor& st, Tensor* dense, bool zero, const Tensor* fil
         fill->defined() ? std::string(DTypeName(fill->dtype())) + " " + ShapeString(fill->Dims())
                         : std::string("an undefined tensor"));
   }
+  // Like the dense engine, no operation mixes devices (DESIGN.md section 4).
+  TK_CHECK(dense->device() == st.device(), kDeviceMismatch, "ToDense: the sparse tensor is on ",
+           st.device(), " but the dense target is on ", dense->device(),
+           "; every operand of a compute op must be on one device: move the sparse tensor with "
+           "SparseTensor::To(",
+           dense->device(), ") or allocate the target on ", st.device());
   const bool fills = zero || fill != nullptr;
   if (si::OnCuda(st.indices())) {  // Note [scatter without races] on the device: sort, last wins
-    TK_CHECK(dense->device() == st.device(), kDeviceMismatch, "ToDense: the sparse tensor is on ",
-             st.device(), " but the dense target is on ", dense->device(),
-             "; allocate the target on the same device (Tensor::Empty(", ShapeString(shape), ", ",
-             DTypeName(st.dtype()), ", ", st.device(), "))");
     const Tensor idx = si::Contiguous(st.indices());
     si::CheckDeviceBounds("ToDense", idx, shape);
     if (zero) {
@@ -211,16 +213,6 @@ void Scatter(const SparseTensor& st, Tensor* dense, bool zero, const Tensor* fil
       Copy(fill->To(dense->device()), dense);  // the scalar broadcast over the target
     }
     sparse_cuda::Scatter(idx, si::Contiguous(st.values()), dense);
-    return;
-  }
-  if (!dense->device().is_cpu()) {
-    // Scatter on the host, then copy the whole tensor back.
-    TK_CHECK(dense->IsContiguous(), kUnsupported, "ToDense: a strided dense target on ",
-             dense->device(), " is not supported; scatter into a contiguous tensor");
-    Tensor host = fills ? Tensor::Empty(shape, st.dtype()) : dense->To(Device::Cpu());
-    Scatter(st, &host, zero, fill);
-    CopyBytes(dense->raw_data(), dense->device(), host.raw_data(), Device::Cpu(),
-              host.NumElements() * DTypeSize(st.dtype()));
     return;
   }
   const Tensor idx = si::HostContiguous(st.indices());
