@@ -11,7 +11,7 @@
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
-#include "tensorkit/sparse/cuda/structure.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
@@ -218,27 +218,11 @@ Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major
   return out;
 }
 
-// CompressSparse on the device: a stable sort by (major, minor) gives the CPU's arrays (a
-// stable counting sort by major key, then stable sorts within slices: the same unique result);
-// the pointers are lower bounds in the sorted major keys.
-Compressed CompressOnDevice(const SparseTensor& st, int major_axis, const char* op) {
-  const Tensor idx = Contiguous(st.indices());
-  CheckDeviceBounds(op, idx, st.shape());
-  Compressed out;
-  Tensor sorted;
-  sparse_cuda::SortEntries(idx, Contiguous(st.values()), st.shape(), {major_axis, 1 - major_axis},
-                           &sorted, &out.values);
-  out.ptr = sparse_cuda::RunPointers(sorted, major_axis, st.shape()[major_axis]);
-  out.minor = Select(sorted, 1, 1 - major_axis).Clone();
-  return out;
-}
-
 Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op) {
   CheckCreated(st, op);
   TK_CHECK(st.rank() == 2, kShapeMismatch, op, ": needs a 2-D sparse tensor, got shape ",
            ShapeString(st.shape()));
-  if (OnCuda(st.indices())) return CompressOnDevice(st, major_axis, op);
-  CheckOnCpu(st, op);
+  if (OnCuda(st)) return sparse_cuda::CompressSparse(st, major_axis, op);
   CheckIndexBounds(st, op);
   const Tensor& idx = st.indices();
   const int64_t nnz = st.nnz();
@@ -259,19 +243,12 @@ Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op
 
 namespace {
 
-// CheckOnCpu of either compressed class.
+// CheckCreated of either compressed class.
 template <typename M>
 void CheckMatrixCreated(const M& m, const char* op, const char* name) {
   TK_CHECK(m.values().defined(), kInvalidArgument, op, ": the ", name,
            " is empty (default-constructed); make one with ", name, "::Create or ", name,
            "::FromSparse");
-}
-
-template <typename M>
-void CheckMatrixOnCpu(const M& m, const char* op, const char* name) {
-  CheckMatrixCreated(m, op, name);
-  TK_CHECK(m.device().is_cpu(), kUnsupported, op, ": the ", name, " is on ", m.device(),
-           "; sparse compute runs on the CPU, move it with ", name, "::To(Device::Cpu()) first");
 }
 
 }  // namespace
@@ -280,9 +257,37 @@ void CheckCreated(const CsrMatrix& m, const char* op) { CheckMatrixCreated(m, op
 
 void CheckCreated(const CscMatrix& m, const char* op) { CheckMatrixCreated(m, op, "CscMatrix"); }
 
-void CheckOnCpu(const CsrMatrix& m, const char* op) { CheckMatrixOnCpu(m, op, "CsrMatrix"); }
+void CheckOnCpu(const CsrMatrix& m, const char* op) {
+  CheckCreated(m, op);
+  TK_CHECK(!OnCuda(m), kUnsupported, op, ": the CsrMatrix is on ", m.device(),
+           "; sparse compute runs on the CPU, move it with CsrMatrix::To(Device::Cpu()) first");
+}
 
-void CheckOnCpu(const CscMatrix& m, const char* op) { CheckMatrixOnCpu(m, op, "CscMatrix"); }
+void ThrowMinorOutside(const char* op, const char* major_name, const char* minor_name,
+                       int64_t value, int64_t p, int64_t r, int64_t num_minor) {
+  Throw(ErrorCode::kOutOfRange, op, ": ", minor_name, " index ", value, " at position ", p, " (",
+        major_name, " ", r, ") is outside [0, ", num_minor, ")");
+}
+
+void ThrowMinorUnsorted(const char* op, const char* major_name, const char* minor_name,
+                        int64_t prev, int64_t value, int64_t p, int64_t r) {
+  Throw(ErrorCode::kInvalidArgument, op, ": ", minor_name, " indices of ", major_name, " ", r,
+        " are not sorted: ", prev, " at position ", p - 1, " is followed by ", value,
+        "; sort them or build the matrix with FromSparse");
+}
+
+void CheckCompressedPointers(const int64_t* ptr, int64_t num_major, int64_t nnz, const char* op,
+                             const char* major_name, const char* minor_name) {
+  TK_CHECK(ptr[0] == 0, kInvalidArgument, op, ": ", major_name, "_ptr[0] is ", ptr[0],
+           " but must be 0");
+  TK_CHECK(ptr[num_major] == nnz, kInvalidArgument, op, ": ", major_name, "_ptr[", num_major,
+           "] is ", ptr[num_major], " but must equal nnz ", nnz, " (the length of ", minor_name,
+           "_indices)");
+  const int64_t r_dec = FirstWhere(num_major, [&](int64_t r) { return ptr[r] > ptr[r + 1]; });
+  TK_CHECK(r_dec < 0, kInvalidArgument, op, ": ", major_name, "_ptr decreases at ", major_name, " ",
+           r_dec, ": ", ptr[r_dec < 0 ? 0 : r_dec], " > ", ptr[r_dec < 0 ? 0 : r_dec + 1],
+           "; it must be non-decreasing");
+}
 
 CsrMatrix WrapCsr(Tensor ptr, Tensor col, Tensor values, int64_t rows, int64_t cols) {
   return compressed_detail::CompressedMatrix<0>::Wrap(std::move(ptr), std::move(col),
@@ -310,62 +315,18 @@ struct Names {
   static std::string Op(const char* method) { return std::string(kClass) + "::" + method; }
 };
 
-// The messages of the minor-index checks, the same for the CPU and the device: entry p (in
-// slice r) holds `value` outside [0, num_minor), or `value` below the `prev` at p - 1.
-[[noreturn]] void ThrowMinorOutside(const char* op, const char* major_name, const char* minor_name,
-                                    int64_t value, int64_t p, int64_t r, int64_t num_minor) {
-  Throw(ErrorCode::kOutOfRange, op, ": ", minor_name, " index ", value, " at position ", p, " (",
-        major_name, " ", r, ") is outside [0, ", num_minor, ")");
-}
-[[noreturn]] void ThrowMinorUnsorted(const char* op, const char* major_name, const char* minor_name,
-                                     int64_t prev, int64_t value, int64_t p, int64_t r) {
-  Throw(ErrorCode::kInvalidArgument, op, ": ", minor_name, " indices of ", major_name, " ", r,
-        " are not sorted: ", prev, " at position ", p - 1, " is followed by ", value,
-        "; sort them or build the matrix with FromSparse");
-}
-
-// The minor-index checks of ValidateCompressed on a CUDA device (pointers already valid): the
-// first entry out of bounds and the first out of order, found on the device over the expanded
-// rows; only those rows are fetched, and the earlier one is named as on the CPU.
-void ValidateMinorOnDevice(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_minor,
-                           int major_axis, const char* op, const char* major_name,
-                           const char* minor_name) {
-  const Tensor rows = sparse_cuda::ExpandPointers(ptr_t, minor_t, major_axis);
-  const int mi = 1 - major_axis;
-  std::vector<int64_t> out_row, pair;
-  const int64_t p_out = sparse_cuda::FirstOutOfBoundsOn(rows, mi, num_minor, &out_row);
-  const int64_t p_uns = sparse_cuda::FirstUnordered(rows, {major_axis, mi}, false, &pair);
-  if (p_out >= 0 && (p_uns < 0 || p_out <= p_uns)) {
-    ThrowMinorOutside(op, major_name, minor_name, out_row[mi], p_out, out_row[major_axis],
-                      num_minor);
-  }
-  if (p_uns >= 0) {
-    ThrowMinorUnsorted(op, major_name, minor_name, pair[mi], pair[2 + mi], p_uns,
-                       pair[2 + major_axis]);
-  }
-}
-
 // Checks the arrays of a compressed matrix; `major`/`minor` name the axes in messages.
 void ValidateCompressed(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_major,
                         int64_t num_minor, int major_axis, const char* op, const char* major_name,
                         const char* minor_name) {
-  const bool on_device = si::OnCuda(minor_t);
-  const Tensor host_ptr = on_device ? ptr_t.To(Device::Cpu()) : ptr_t;  // num_major + 1 numbers
-  const int64_t* ptr = host_ptr.data<int64_t>();
-  const int64_t nnz = minor_t.Dim(0);
-  TK_CHECK(ptr[0] == 0, kInvalidArgument, op, ": ", major_name, "_ptr[0] is ", ptr[0],
-           " but must be 0");
-  TK_CHECK(ptr[num_major] == nnz, kInvalidArgument, op, ": ", major_name, "_ptr[", num_major,
-           "] is ", ptr[num_major], " but must equal nnz ", nnz, " (the length of ", minor_name,
-           "_indices)");
-  const int64_t r_dec = si::FirstWhere(num_major, [&](int64_t r) { return ptr[r] > ptr[r + 1]; });
-  TK_CHECK(r_dec < 0, kInvalidArgument, op, ": ", major_name, "_ptr decreases at ", major_name, " ",
-           r_dec, ": ", ptr[r_dec < 0 ? 0 : r_dec], " > ", ptr[r_dec < 0 ? 0 : r_dec + 1],
-           "; it must be non-decreasing");
-  if (on_device) {
-    ValidateMinorOnDevice(ptr_t, minor_t, num_minor, major_axis, op, major_name, minor_name);
+  if (si::OnCuda(minor_t)) {
+    sparse_cuda::ValidateCompressed(ptr_t, minor_t, num_major, num_minor, major_axis, op,
+                                    major_name, minor_name);
     return;
   }
+  const int64_t* ptr = ptr_t.data<int64_t>();
+  const int64_t nnz = minor_t.Dim(0);
+  si::CheckCompressedPointers(ptr, num_major, nnz, op, major_name, minor_name);
   const int64_t* minor = minor_t.data<int64_t>();
   // Pointers are valid now, so slices can be read; one branch-free test per entry.
   auto slice_bad = [&](int64_t r) {
@@ -381,10 +342,10 @@ void ValidateCompressed(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_
   if (r < 0) return;
   for (int64_t p = ptr[r]; p < ptr[r + 1]; ++p) {  // name the first violation of slice r
     if (minor[p] < 0 || minor[p] >= num_minor) {
-      ThrowMinorOutside(op, major_name, minor_name, minor[p], p, r, num_minor);
+      si::ThrowMinorOutside(op, major_name, minor_name, minor[p], p, r, num_minor);
     }
     if (p > ptr[r] && minor[p] < minor[p - 1]) {
-      ThrowMinorUnsorted(op, major_name, minor_name, minor[p - 1], minor[p], p, r);
+      si::ThrowMinorUnsorted(op, major_name, minor_name, minor[p - 1], minor[p], p, r);
     }
   }
 }

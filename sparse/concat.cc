@@ -2,11 +2,12 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/transpose_internal.h"
 #include "tensorkit/dense/views.h"
-#include "tensorkit/sparse/cuda/structure.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -74,23 +75,7 @@ SparseTensor ConcatRows(const std::vector<SparseTensor>& inputs, int axis,
     TK_CHECK(!__builtin_add_overflow(shape[axis], in.shape()[axis], &shape[axis]), kOutOfRange,
              "Concat: the joined dim on axis ", axis, " overflows int64");
   }
-  const Device device = inputs[0].device();
-  if (si::OnCuda(inputs[0].indices())) {  // the same copies, enqueued on the device
-    Tensor indices = Tensor::Empty({total, rank}, DType::kInt64, device);
-    Tensor values = Tensor::Empty({total}, dtype, device);
-    int64_t row0 = 0, shift = 0;
-    for (const SparseTensor& in : inputs) {
-      const int64_t n = in.nnz();
-      if (n > 0) {
-        sparse_cuda::CopyRowsShifted(si::Contiguous(in.indices()), axis, shift, row0, &indices);
-        Tensor piece = Slice(values, 0, row0, row0 + n);
-        Copy(in.values(), &piece);
-      }
-      row0 += n;
-      shift += in.shape()[axis];
-    }
-    return SparseTensor::Create(std::move(indices), std::move(values), shape, order);
-  }
+  if (si::OnCuda(inputs[0])) return sparse_cuda::Concat(inputs, axis, shape, total, order);
   Tensor indices = Tensor::Empty({total, rank}, DType::kInt64);
   Tensor values = Tensor::Empty({total}, dtype);
   // An output too large to stay in the caches is written past them (transpose_internal.h): no
@@ -134,8 +119,7 @@ SparseTensor ConcatRows(const std::vector<SparseTensor>& inputs, int axis,
     row0 += n;
     shift += in.shape()[axis];
   }
-  return SparseTensor::Create(si::OnDevice(indices, device), si::OnDevice(values, device), shape,
-                              order);
+  return SparseTensor::Create(std::move(indices), std::move(values), shape, order);
 }
 
 void CheckInputs(const std::vector<SparseTensor>& inputs, const char* op) {

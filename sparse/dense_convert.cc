@@ -19,9 +19,10 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <utility>
 
 #include "tensorkit/dense/ops.h"
-#include "tensorkit/sparse/cuda/structure.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -197,32 +198,14 @@ void Scatter(const SparseTensor& st, Tensor* dense, bool zero, const Tensor* fil
         fill->defined() ? std::string(DTypeName(fill->dtype())) + " " + ShapeString(fill->Dims())
                         : std::string("an undefined tensor"));
   }
+  // Like the dense engine, no operation mixes devices (DESIGN.md section 4).
+  TK_CHECK(dense->device() == st.device(), kDeviceMismatch, "ToDense: the sparse tensor is on ",
+           st.device(), " but the dense target is on ", dense->device(),
+           "; every operand of a compute op must be on one device: move the sparse tensor with "
+           "SparseTensor::To(",
+           dense->device(), ") or allocate the target on ", st.device());
+  if (si::OnCuda(st)) return sparse_cuda::ToDense(st, dense, zero, fill);
   const bool fills = zero || fill != nullptr;
-  if (si::OnCuda(st.indices())) {  // Note [scatter without races] on the device: sort, last wins
-    TK_CHECK(dense->device() == st.device(), kDeviceMismatch, "ToDense: the sparse tensor is on ",
-             st.device(), " but the dense target is on ", dense->device(),
-             "; allocate the target on the same device (Tensor::Empty(", ShapeString(shape), ", ",
-             DTypeName(st.dtype()), ", ", st.device(), "))");
-    const Tensor idx = si::Contiguous(st.indices());
-    si::CheckDeviceBounds("ToDense", idx, shape);
-    if (zero) {
-      SetZero(dense);
-    } else if (fill != nullptr) {
-      Copy(fill->To(dense->device()), dense);  // the scalar broadcast over the target
-    }
-    sparse_cuda::Scatter(idx, si::Contiguous(st.values()), dense);
-    return;
-  }
-  if (!dense->device().is_cpu()) {
-    // Scatter on the host, then copy the whole tensor back.
-    TK_CHECK(dense->IsContiguous(), kUnsupported, "ToDense: a strided dense target on ",
-             dense->device(), " is not supported; scatter into a contiguous tensor");
-    Tensor host = fills ? Tensor::Empty(shape, st.dtype()) : dense->To(Device::Cpu());
-    Scatter(st, &host, zero, fill);
-    CopyBytes(dense->raw_data(), dense->device(), host.raw_data(), Device::Cpu(),
-              host.NumElements() * DTypeSize(st.dtype()));
-    return;
-  }
   const Tensor idx = si::HostContiguous(st.indices());
   const Tensor vals = si::HostContiguous(st.values());
   const Tensor fill_host = fill != nullptr ? si::HostContiguous(*fill) : Tensor();
@@ -278,18 +261,13 @@ Tensor SparseTensor::ToDense() const {
 
 SparseTensor SparseTensor::FromDense(const Tensor& dense) {
   dense.CheckDefined("FromDense");
-  if (si::OnCuda(dense)) {  // count, then compact, on the device
-    Tensor indices, values;
-    sparse_cuda::Nonzeros(si::Contiguous(dense), &indices, &values);
-    return Create(std::move(indices), std::move(values), dense.Dims(), si::Iota(dense.NumAxes()));
-  }
-  const Tensor host = dense.device().is_cpu() ? dense : dense.To(Device::Cpu());
-  const std::vector<int64_t> dims = host.Dims(), strides = host.Strides();
-  const int rank = host.NumAxes();
-  const int64_t total = host.NumElements();
-  const int64_t offset = host.pattern().offset;
-  return Dispatch(host.dtype(), "FromDense", [&]<typename T>() {
-    const T* base = static_cast<const T*>(host.storage()->data());
+  if (si::OnCuda(dense)) return sparse_cuda::FromDense(dense);
+  const std::vector<int64_t> dims = dense.Dims(), strides = dense.Strides();
+  const int rank = dense.NumAxes();
+  const int64_t total = dense.NumElements();
+  const int64_t offset = dense.pattern().offset;
+  return Dispatch(dense.dtype(), "FromDense", [&]<typename T>() {
+    const T* base = static_cast<const T*>(dense.storage()->data());
     const int64_t num_chunks = NumChunks(total, si::kChunk);
     std::vector<int64_t> starts(static_cast<size_t>(num_chunks) + 1, 0);
     ParallelChunks(total, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
@@ -302,7 +280,7 @@ SparseTensor SparseTensor::FromDense(const Tensor& dense) {
     for (int64_t c = 0; c < num_chunks; ++c) starts[c + 1] += starts[c];
     const int64_t nnz = starts[num_chunks];
     Tensor indices = Tensor::Empty({nnz, rank}, DType::kInt64);
-    Tensor values = Tensor::Empty({nnz}, host.dtype());
+    Tensor values = Tensor::Empty({nnz}, dense.dtype());
     int64_t* out_rows = nnz * rank > 0 ? indices.data<int64_t>() : nullptr;
     T* out_values = nnz > 0 ? values.data<T>() : nullptr;
     ParallelChunks(total, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
@@ -316,8 +294,7 @@ SparseTensor SparseTensor::FromDense(const Tensor& dense) {
     });
     std::vector<int> order(static_cast<size_t>(rank));
     for (int a = 0; a < rank; ++a) order[a] = a;
-    return Create(si::OnDevice(indices, dense.device()), si::OnDevice(values, dense.device()), dims,
-                  order);
+    return Create(std::move(indices), std::move(values), dims, order);
   });
 }
 

@@ -20,6 +20,7 @@ extern "C" {  // GraphBLAS.h declares C functions without a C++ guard
 
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/ops.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/products.h"
 
@@ -358,19 +359,10 @@ SparseTensor Elementwise(const SparseTensor& a, const SparseTensor& b, EWise kin
   TK_CHECK(a.dtype() == b.dtype(), kDTypeMismatch, op, ": dtypes differ: ", DTypeName(a.dtype()),
            " and ", DTypeName(b.dtype()), "; convert the values of one operand");
   TypeOf(a.dtype(), op);
-  if (a.device().is_cuda() || b.device().is_cuda()) {
-    si::CheckSameDevice(a.device(), b.device(), op);
-    // On the device, the CPU's results from the shared sort and merge: each operand coalesced
-    // (its duplicates summed in entry order), then the runs of the two lists (a's entry first at
-    // each position): summed for the union, kept only when of two entries (a's value times b's)
-    // for the intersection.
-    const std::vector<int64_t>& shape = a.shape();
-    const SparseTensor ca = si::MergeOnDevice(a.indices(), a.values(), shape, {}, op);
-    const SparseTensor cb = si::MergeOnDevice(b.indices(), b.values(), shape, {}, op);
-    sparse_cuda::MergeRule rule;
-    if (kind == EWise::kMultiply) rule = {sparse_cuda::MergeOp::kProduct, 2, 0};
-    return si::MergeCheckedOnDevice(ConcatenateRows({ca.indices(), cb.indices()}),
-                                    Concatenate({ca.values(), cb.values()}, 0), shape, rule);
+  si::CheckSameDevice(a.device(), b.device(), op);
+  if (si::OnCuda(a)) {
+    return kind == EWise::kMultiply ? sparse_cuda::SparseMultiply(a, b, op)
+                                    : sparse_cuda::SparseAdd(a, b, op);
   }
   CsrMatrix ca = FlattenToCsr(a, op), cb = FlattenToCsr(b, op);
   return UnflattenFromCsr(RunGraphBLAS(ca, cb, false, kind, op), a.shape());

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "tensorkit/sparse/cuda/structure.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -90,12 +90,10 @@ SparseTensor::GroupIterable SparseTensor::group(const std::vector<int>& dims) co
   si::CheckCreated(*this, "group");
   CheckGroupDims(dims, order_, rank(), OrderKnown());
   auto state = std::make_shared<Group::State>();
-  if (si::OnCuda(indices_)) {  // views into device memory; boundaries found on the device
+  if (si::OnCuda(*this)) {  // views into device memory; boundaries found on the device
     state->on_device = true;
-    state->indices = si::Contiguous(indices_);
-    state->values = si::Contiguous(values_);
-    state->starts = sparse_cuda::RunHeads(state->indices, dims, &state->coords);
-    state->starts.push_back(nnz());
+    sparse_cuda::Group(*this, dims, &state->indices, &state->values, &state->starts,
+                       &state->coords);
   } else {
     state->indices = si::HostContiguous(indices_);
     state->values = si::HostContiguous(values_);

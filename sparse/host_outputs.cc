@@ -25,7 +25,7 @@ void ReorderInto(const SparseTensor& st, const std::vector<int>& order, Tensor* 
   TK_CHECK(si::IsPermutation(order, rank), kInvalidArgument, op, ": order ", ShapeString(order),
            " must be a permutation of all ", rank, " axes 0..", rank - 1, " of shape ",
            ShapeString(st.shape()));
-  TK_CHECK(indices->dtype() == DType::kInt64 && indices->device().is_cpu() &&
+  TK_CHECK(indices->dtype() == DType::kInt64 && !si::OnCuda(*indices) &&
                indices->Dims() == std::vector<int64_t>({nnz, rank}) && indices->IsContiguous(),
            kInvalidArgument, op, ": the indices output must be a contiguous CPU int64 [", nnz, " ",
            rank, "] tensor, got ", DTypeName(indices->dtype()), " ", ShapeString(indices->Dims()),

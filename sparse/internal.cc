@@ -8,17 +8,11 @@
 #include <numeric>
 #include <sstream>
 
-#include "tensorkit/sparse/cuda/structure.h"
-
 namespace tensorkit::sparse_internal {
 
 Tensor HostContiguous(const Tensor& t) {
-  if (t.device().is_cpu() && t.IsContiguous()) return t;
+  if (!OnCuda(t) && t.IsContiguous()) return t;
   return t.To(Device::Cpu());
-}
-
-Tensor OnDevice(const Tensor& host, Device device) {
-  return device.is_cpu() ? host : host.To(device);
 }
 
 Tensor Contiguous(const Tensor& t) { return t.IsContiguous() ? t : t.Clone(); }
@@ -32,12 +26,6 @@ void CheckCreated(const SparseTensor& st, const char* op) {
 void CheckSameDevice(Device a, Device b, const char* op) {
   TK_CHECK(a == b, kDeviceMismatch, op, ": a is on ", a, " but b is on ", b, "; move one with To(",
            a, ")");
-}
-
-void CheckOnCpu(const SparseTensor& st, const char* op) {
-  CheckCreated(st, op);
-  TK_CHECK(st.device().is_cpu(), kUnsupported, op, ": the sparse tensor is on ", st.device(),
-           "; sparse compute runs on the CPU, move it with SparseTensor::To(Device::Cpu()) first");
 }
 
 std::string RowString(const int64_t* row, int rank) {
@@ -97,38 +85,28 @@ void CheckBounds(const char* op, const int64_t* idx, int64_t nnz,
   if (bad >= 0) ThrowOutOfBounds(op, idx, bad, shape);
 }
 
-void CheckDeviceBounds(const char* op, const Tensor& idx, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> row;
-  const int64_t bad = sparse_cuda::FirstOutOfBounds(idx, shape, &row);
-  if (bad >= 0) ThrowOutOfBoundsRow(op, row.data(), bad, shape);
-}
-
-SparseTensor MergeOnDevice(const Tensor& idx, const Tensor& values,
-                           const std::vector<int64_t>& shape, const sparse_cuda::MergeRule& rule,
-                           const char* op) {
-  const Tensor rows = Contiguous(idx);
-  CheckDeviceBounds(op, rows, shape);
-  return MergeCheckedOnDevice(rows, values, shape, rule);
-}
-
-SparseTensor MergeCheckedOnDevice(const Tensor& idx, const Tensor& values,
-                                  const std::vector<int64_t>& shape,
-                                  const sparse_cuda::MergeRule& rule) {
-  const Tensor rows = Contiguous(idx);
-  const std::vector<int> order = Iota(static_cast<int>(shape.size()));
-  Tensor sorted_idx, sorted_values, merged_idx, merged_values;
-  sparse_cuda::SortEntries(rows, Contiguous(values), shape, order, &sorted_idx, &sorted_values);
-  const bool merged =
-      sparse_cuda::MergeRuns(sorted_idx, sorted_values, &merged_idx, &merged_values, rule);
-  return SparseTensor::Create(merged ? merged_idx : sorted_idx,
-                              merged ? merged_values : sorted_values, shape, order);
-}
-
 void CheckIndexBounds(const SparseTensor& st, const char* op) {
-  CheckOnCpu(st, op);
+  CheckCreated(st, op);
   if (st.nnz() == 0 || st.rank() == 0) return;
   const Tensor idx = HostContiguous(st.indices());
   CheckBounds(op, static_cast<const int64_t*>(idx.raw_data()), st.nnz(), st.shape());
+}
+
+void ThrowRepeat(const char* op, int64_t entry, const int64_t* row, int rank, int64_t earlier) {
+  Throw(ErrorCode::kInvalidArgument, op, ": entry ", entry, " at ", RowString(row, rank),
+        " repeats entry ", earlier,
+        "; indices must be unique (Coalesce() merges repeated indices)");
+}
+
+void ThrowUnordered(const char* op, int64_t i, const int64_t* here, const int64_t* prev,
+                    const std::vector<int>& order) {
+  const int r = static_cast<int>(order.size());
+  if (SameRow(here, prev, r)) ThrowRepeat(op, i, here, r, i - 1);
+  Throw(ErrorCode::kInvalidArgument, op, ": entry ", i, " at ", RowString(here, r),
+        " is not after entry ", i - 1, " at ", RowString(prev, r), " in order ", ShapeString(order),
+        "; sort with Reorder(", ShapeString(order),
+        ") or create the tensor with the order "
+        "its entries have");
 }
 
 namespace {

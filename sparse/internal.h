@@ -32,7 +32,6 @@
 #include "tensorkit/common/wrap.h"
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/sparse/compressed.h"
-#include "tensorkit/sparse/cuda/structure.h"
 #include "tensorkit/sparse/keys.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -58,26 +57,28 @@ int64_t FirstFailure(int64_t n, const ChunkOk& chunk_ok, const Bad& bad);
 
 // --- Tensors and devices ---------------------------------------------------------------------
 
+// The one device predicate of sparse/ (Note [device choice] in device_ops.h): true when the
+// operand lives on a CUDA device, so that an operation runs its sparse_cuda body. A SparseTensor
+// or matrix is on its values' device; a default-constructed one counts as on the CPU, whose body
+// then throws the "empty" error.
+inline bool OnCuda(Device d) { return d.is_cuda(); }
+inline bool OnCuda(const Tensor& t) { return OnCuda(t.device()); }
+inline bool OnCuda(const SparseTensor& st) { return OnCuda(st.device()); }
+inline bool OnCuda(const CsrMatrix& m) { return OnCuda(m.device()); }
 // A CPU tensor with default strides holding t's elements: t itself when it already is one.
 Tensor HostContiguous(const Tensor& t);
-// `host` moved to `device` (returned as is for the CPU).
-Tensor OnDevice(const Tensor& host, Device device);
-// True when t lives on a CUDA device: structural operations then run there (cuda/structure.h).
-inline bool OnCuda(const Tensor& t) { return !t.device().is_cpu(); }
 // t with default strides on its own device: t itself when it already has them.
 Tensor Contiguous(const Tensor& t);
 // Throws Error naming `op` for a default-constructed SparseTensor.
 void CheckCreated(const SparseTensor& st, const char* op);
 void CheckCreated(const CsrMatrix& m, const char* op);
 void CheckCreated(const CscMatrix& m, const char* op);
-// Throws Error naming `op` unless the sparse tensor (matrix) was created and is on the CPU
-// (where sparse compute runs).
-void CheckOnCpu(const SparseTensor& st, const char* op);
 // Throws Error (kDeviceMismatch) naming `op`, both devices and the fix unless operands a and b
 // are on one device.
 void CheckSameDevice(Device a, Device b, const char* op);
+// Throws Error naming `op` unless the matrix was created and is on the CPU (col_indices32, a
+// host array).
 void CheckOnCpu(const CsrMatrix& m, const char* op);
-void CheckOnCpu(const CscMatrix& m, const char* op);
 
 // --- Index rows -------------------------------------------------------------------------------
 
@@ -107,20 +108,14 @@ int64_t FirstOutOfBounds(const int64_t* idx, int64_t nnz, const std::vector<int6
 // Throws the message above for the first entry outside `shape`, if any.
 void CheckBounds(const char* op, const int64_t* idx, int64_t nnz,
                  const std::vector<int64_t>& shape);
-// CheckBounds for CUDA device rows (found on the device, only the bad entry fetched).
-void CheckDeviceBounds(const char* op, const Tensor& idx, const std::vector<int64_t>& shape);
-// On a CUDA device: entries (idx, values) bounds-checked against `shape` (naming `op`), stably
-// sorted in C order and merged by `rule` (cuda/structure.h): Coalesce, SparseMultiply and the
-// device reductions. The result has order {0..rank-1}.
-SparseTensor MergeOnDevice(const Tensor& idx, const Tensor& values,
-                           const std::vector<int64_t>& shape, const sparse_cuda::MergeRule& rule,
-                           const char* op);
-// MergeOnDevice of entries already inside `shape` (derived from checked ones): no bounds pass.
-SparseTensor MergeCheckedOnDevice(const Tensor& idx, const Tensor& values,
-                                  const std::vector<int64_t>& shape,
-                                  const sparse_cuda::MergeRule& rule);
-// CheckOnCpu, then CheckBounds on st's indices (any strides).
+// CheckCreated, then CheckBounds on st's (CPU) indices (any strides).
 void CheckIndexBounds(const SparseTensor& st, const char* op);
+// The messages of ValidateIndices, the same for the CPU and the device: entry `entry` (at `row`)
+// repeats entry `earlier`; entry i (at `here`) is not after entry i - 1 (at `prev`) in `order`.
+[[noreturn]] void ThrowRepeat(const char* op, int64_t entry, const int64_t* row, int rank,
+                              int64_t earlier);
+[[noreturn]] void ThrowUnordered(const char* op, int64_t i, const int64_t* here,
+                                 const int64_t* prev, const std::vector<int>& order);
 
 // Sortedness: the first entry i > 0 of host rows that is not after entry i - 1 in `order`
 // (strictly after when `strict`, so that a repeat also counts), or -1.
@@ -195,14 +190,60 @@ struct KeyView {
 // values are shared.
 Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major,
                     const Tensor& values);
-// Compresses a 2-D SparseTensor by `major_axis` (0: CSR, 1: CSC), as FromSparse does; errors
-// name `op`.
+// Compresses a 2-D SparseTensor by `major_axis` (0: CSR, 1: CSC), as FromSparse does, on the
+// tensor's device; errors name `op`.
 Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op);
+// The messages of a compressed matrix's minor-index checks, the same for the CPU and the
+// device: entry p (in slice r) holds `value` outside [0, num_minor), or `value` below the `prev`
+// at p - 1.
+[[noreturn]] void ThrowMinorOutside(const char* op, const char* major_name, const char* minor_name,
+                                    int64_t value, int64_t p, int64_t r, int64_t num_minor);
+[[noreturn]] void ThrowMinorUnsorted(const char* op, const char* major_name, const char* minor_name,
+                                     int64_t prev, int64_t value, int64_t p, int64_t r);
+// The pointer checks of Validate on host pointers ptr [num_major + 1] for nnz minor indices:
+// ptr[0] == 0, ptr[num_major] == nnz, non-decreasing.
+void CheckCompressedPointers(const int64_t* ptr, int64_t num_major, int64_t nnz, const char* op,
+                             const char* major_name, const char* minor_name);
 // CsrMatrix::FromSparse with errors naming `op` (for operations that take SparseTensors).
 CsrMatrix CsrFromSparse(const SparseTensor& st, const char* op);
 // The CSR matrix of arrays the caller built valid (no Validate pass): int64 row_ptr and col on
 // the values' device.
 CsrMatrix WrapCsr(Tensor ptr, Tensor col, Tensor values, int64_t rows, int64_t cols);
+
+// --- Checks shared by the CPU and CUDA bodies of the compute operations ----------------------
+
+// Value dtypes the sparse-dense products accept: every numeric dtype but bool.
+inline constexpr DTypeSet kProductDTypes = kNumericDTypes & ~Bit(DType::kBool);
+// The operands of a sparse-dense product (products.cc): b [K] / [K, N] (`batched`: [B, K, N] /
+// [K, N]) and c against a sparse [batches *] m x k operand of `dtype` on `device`, whose
+// executor multiplies the value dtypes `dtypes` (kProductDTypes on the CPU); returns n, the
+// columns of b and c (1 for vectors).
+int64_t CheckSparseDense(const char* op, DType dtype, DTypeSet dtypes, Device device, bool batched,
+                         int64_t batches, int64_t m, int64_t k, const Tensor& b, const Tensor* c);
+// The same for dense a @ sparse b ([k, n], `b_dtype`, on `device`) into c; true when a is a
+// vector [K] (c then [N]).
+bool CheckDenseSparse(const char* op, const Tensor& a, DType b_dtype, DTypeSet dtypes,
+                      Device device, int64_t k, int64_t n, const Tensor* c);
+
+// Value dtypes of the reductions: every numeric dtype but bool.
+inline constexpr DTypeSet kReduceDTypes = kNumericDTypes & ~Bit(DType::kBool);
+// Which axes a reduction (reduce.cc) reduces, and the sizes of the kept and reduced index spaces.
+struct ReducePlan {
+  std::vector<bool> reduced;       // by axis
+  std::vector<int64_t> out_shape;  // kept dims, in order
+  int64_t out_size = 1;            // product of kept dims (valid when !out_overflow)
+  int64_t slice_size = 1;          // product of reduced dims (valid when !slice_overflow)
+  bool out_overflow = false, slice_overflow = false;
+};
+// The plan of reducing st over `axes` (normalised; a repeated axis is an Error naming `op`).
+ReducePlan MakePlan(const SparseTensor& st, std::vector<int> axes, const char* op);
+// Throws Error naming `op` unless every slice of a dense max (`max`) or min is non-empty and
+// countable.
+void CheckExtremeSlices(const SparseTensor& st, const ReducePlan& plan, bool max, const char* op);
+// Throws Error naming `op` unless the kept axes (and, with `by_position`, the reduced axes) of a
+// reduction to a SparseTensor can be numbered in int64.
+void CheckSparseReduction(const SparseTensor& st, const ReducePlan& plan, bool by_position,
+                          const char* op);
 
 // --- Arithmetic of the compute files ---------------------------------------------------------
 

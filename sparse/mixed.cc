@@ -7,6 +7,7 @@
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/ops_internal.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/products.h"
 #include "tensorkit/sparse/reduce.h"
@@ -18,14 +19,17 @@ namespace {
 // The dtypes the dense engine computes in.
 constexpr DTypeSet kMixedDTypes = ops_internal::kComputeDTypes;
 
-// Checks dtype, device and broadcasting of b against a; returns b's stride for each axis of a
-// (0 where b has no such axis or a dim of 1).
-std::vector<int64_t> BroadcastStrides(const SparseTensor& a, const Tensor& b, const char* op) {
+// Checks that b is defined, a created and both on one device.
+void CheckDevices(const SparseTensor& a, const Tensor& b, const char* op) {
   b.CheckDefined(op);
   si::CheckCreated(a, op);
   TK_CHECK(b.device() == a.device(), kDeviceMismatch, op, ": the sparse operand is on ", a.device(),
            " but the dense one is on ", b.device(), "; move it with Tensor::To(", a.device(), ")");
-  if (a.device().is_cpu()) si::CheckIndexBounds(a, op);  // on a device, the device paths do
+}
+
+// Checks dtype and broadcasting of b against a; returns b's stride for each axis of a (0 where b
+// has no such axis or a dim of 1).
+std::vector<int64_t> BroadcastStrides(const SparseTensor& a, const Tensor& b, const char* op) {
   TK_CHECK(a.dtype() == b.dtype(), kDTypeMismatch, op, ": dtypes differ: sparse ",
            DTypeName(a.dtype()), ", dense ", DTypeName(b.dtype()),
            "; convert one operand with Copy");
@@ -49,6 +53,9 @@ std::vector<int64_t> BroadcastStrides(const SparseTensor& a, const Tensor& b, co
 
 Tensor Add(const SparseTensor& a, const Tensor& b) {
   const char* op = "Add";
+  CheckDevices(a, b, op);
+  // A CPU tensor's bounds are checked first; on a device ReduceSum's body checks them.
+  if (!si::OnCuda(a)) si::CheckIndexBounds(a, op);
   BroadcastStrides(a, b, op);
   TK_CHECK(a.rank() <= kMaxAxes, kUnsupported, op, ": the dense result of shape ",
            ShapeString(a.shape()), " would have more than ", kMaxAxes, " axes");
@@ -59,15 +66,11 @@ Tensor Add(const SparseTensor& a, const Tensor& b) {
 
 SparseTensor Mul(const SparseTensor& a, const Tensor& b) {
   const char* op = "Mul";
+  CheckDevices(a, b, op);
+  if (si::OnCuda(a)) return sparse_cuda::Mul(a, b, BroadcastStrides(a, b, op), op);
+  si::CheckIndexBounds(a, op);
   const std::vector<int64_t> bs = BroadcastStrides(a, b, op);
   const int64_t nnz = a.nnz();
-  if (a.device().is_cuda()) {  // the gather on the device, the product in the engine
-    const Tensor idx = si::Contiguous(a.indices());
-    si::CheckDeviceBounds(op, idx, a.shape());
-    Tensor values = Tensor::Empty({nnz}, a.dtype(), a.device());
-    Mul(a.values(), sparse_cuda::GatherAt(idx, b, bs), &values);
-    return SparseTensor::Create(a.indices(), values, a.shape(), a.order());
-  }
   const int rank = a.rank();
   // The element of b that each entry meets, as a memory index of b's storage.
   std::vector<int64_t> where(static_cast<size_t>(nnz));

@@ -1,9 +1,9 @@
 // Sparse-dense products (SpMV, SpMM, batched SpMM, dense @ sparse) on CSR arrays. Products
-// with sparse results live in spgemm.cc (SpGEMM) and graphblas.cc (elementwise).
+// with sparse results live in spgemm.cc (SpGEMM) and graphblas.cc (elementwise); the CUDA
+// bodies (cuSPARSE) in device_compute.cc.
 #include "tensorkit/sparse/products.h"
 
 #include <memory>
-#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -11,16 +11,14 @@
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/ops_internal.h"
 #include "tensorkit/dense/views.h"
-#include "tensorkit/sparse/cuda/compute.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
 namespace {
 
-// Value dtypes the products accept: every numeric dtype but bool.
-constexpr DTypeSet kProductDTypes = kNumericDTypes & ~Bit(DType::kBool);
-
 namespace si = sparse_internal;
+using si::kProductDTypes;
 
 // Arithmetic is AddW/MulW (common/wrap.h) in the compute type: integers wrap, the 16-bit floats
 // compute in float.
@@ -232,9 +230,9 @@ void DenseSparseKernel(const DenseView& a, int64_t m_rows, int64_t k_dim, const 
 }
 
 // Checks dtypes and devices shared by every sparse-dense product: every operand on `device`,
-// the sparse operand's.
-void CheckOperands(const char* op, DType sparse_dtype, Device device, const Tensor& dense,
-                   const Tensor* c) {
+// the sparse operand's, and a value dtype in `dtypes`, those the device's executor multiplies.
+void CheckOperands(const char* op, DType sparse_dtype, DTypeSet dtypes, Device device,
+                   const Tensor& dense, const Tensor* c) {
   dense.CheckDefined(op);
   TK_CHECK(c != nullptr, kInvalidArgument, op, ": the output pointer c is null");
   c->CheckDefined(op);
@@ -248,8 +246,9 @@ void CheckOperands(const char* op, DType sparse_dtype, Device device, const Tens
   TK_CHECK(!SharesStorage(dense, *c) || !Overlap(dense.pattern(), c->pattern()), kInvalidArgument,
            op, ": the output overlaps the dense input; write into a separate tensor");
   Dispatch<kProductDTypes>(sparse_dtype, op, []<typename T>() {});
-  TK_CHECK(device.is_cpu() || (Bit(sparse_dtype) & sparse_cuda::kCusparseDTypes) != 0, kUnsupported,
-           op, ": ", DTypeName(sparse_dtype), " values on ", device,
+  // Only cuSPARSE's set can fail here: the CPU's is kProductDTypes, checked just above.
+  TK_CHECK((Bit(sparse_dtype) & dtypes) != 0, kUnsupported, op, ": ", DTypeName(sparse_dtype),
+           " values on ", device,
            " are not supported (cuSPARSE multiplies float32, float64, float16 and bfloat16); ",
            "convert the operands with Copy, or move them to the CPU with To(Device::Cpu())");
 }
@@ -257,44 +256,54 @@ void CheckOperands(const char* op, DType sparse_dtype, Device device, const Tens
 // Strides of axis `axis` of t, or 0 when t has fewer axes (a broadcast batch).
 int64_t StrideOr0(const Tensor& t, int axis) { return axis < t.NumAxes() ? t.Stride(axis) : 0; }
 
-// Checks b and c against a sparse [batches *] m x k operand of `dtype` and describes them as
-// DenseViews; returns n, the columns of b and c (1 for vectors).
-int64_t DenseOperands(const char* op, DType dtype, Device device, bool batched, int64_t batches,
-                      int64_t m, int64_t k, const Tensor& b, Tensor* c, DenseView* b_view,
-                      DenseView* c_view) {
-  CheckOperands(op, dtype, device, b, c);
+}  // namespace
+
+int64_t sparse_internal::CheckSparseDense(const char* op, DType dtype, DTypeSet dtypes,
+                                          Device device, bool batched, int64_t batches, int64_t m,
+                                          int64_t k, const Tensor& b, const Tensor* c) {
+  CheckOperands(op, dtype, dtypes, device, b, c);
   const std::vector<int64_t> bd = b.Dims(), cd = c->Dims();
-  DenseView bv{}, cv{};
-  int64_t n = 1;
   if (!batched) {
     // 2-D sparse operand: b [K] -> c [M], or b [K, N] -> c [M, N].
     TK_CHECK(bd.size() == 1 || bd.size() == 2, kShapeMismatch, op, ": b must be [K] or [K, N],",
              " got dims ", ShapeString(bd));
-    n = bd.size() == 2 ? bd[1] : 1;
+    const int64_t n = bd.size() == 2 ? bd[1] : 1;
     const std::vector<int64_t> want =
         bd.size() == 2 ? std::vector<int64_t>{m, n} : std::vector<int64_t>{m};
     TK_CHECK(bd[0] == k, kShapeMismatch, op, ": a is [", m, " ", k, "] but b has dims ",
              ShapeString(bd), "; b's first dim must be ", k);
     TK_CHECK(cd == want, kShapeMismatch, op, ": c has dims ", ShapeString(cd), " but a [", m, " ",
              k, "] @ b ", ShapeString(bd), " gives ", ShapeString(want));
-    bv = {b.raw_data(), 0, b.Stride(0), bd.size() == 2 ? b.Stride(1) : 0};
-    cv = {c->raw_data(), 0, c->Stride(0), cd.size() == 2 ? c->Stride(1) : 0};
-  } else {
-    TK_CHECK(bd.size() == 2 || (bd.size() == 3 && bd[0] == batches), kShapeMismatch, op, ": a is [",
-             batches, " ", m, " ", k, "] so b must be [", batches, " ", k, " N] or [", k,
-             " N], got dims ", ShapeString(bd));
-    const int off = bd.size() == 3 ? 1 : 0;
-    n = bd[off + 1];
-    TK_CHECK(bd[off] == k, kShapeMismatch, op, ": a is [", batches, " ", m, " ", k,
-             "] but b has dims ", ShapeString(bd), "; b's rows must number ", k);
-    const std::vector<int64_t> want{batches, m, n};
-    TK_CHECK(cd == want, kShapeMismatch, op, ": c has dims ", ShapeString(cd), " but the product",
-             " is ", ShapeString(want));
-    bv = {b.raw_data(), off ? StrideOr0(b, 0) : 0, b.Stride(off), b.Stride(off + 1)};
-    cv = {c->raw_data(), c->Stride(0), c->Stride(1), c->Stride(2)};
+    return n;
   }
-  *b_view = bv;
-  *c_view = cv;
+  TK_CHECK(bd.size() == 2 || (bd.size() == 3 && bd[0] == batches), kShapeMismatch, op, ": a is [",
+           batches, " ", m, " ", k, "] so b must be [", batches, " ", k, " N] or [", k,
+           " N], got dims ", ShapeString(bd));
+  const int off = bd.size() == 3 ? 1 : 0;
+  const int64_t n = bd[off + 1];
+  TK_CHECK(bd[off] == k, kShapeMismatch, op, ": a is [", batches, " ", m, " ", k,
+           "] but b has dims ", ShapeString(bd), "; b's rows must number ", k);
+  const std::vector<int64_t> want{batches, m, n};
+  TK_CHECK(cd == want, kShapeMismatch, op, ": c has dims ", ShapeString(cd), " but the product",
+           " is ", ShapeString(want));
+  return n;
+}
+
+namespace {
+
+// CheckSparseDense on the CPU, and b and c described as DenseViews; returns n.
+int64_t DenseOperands(const char* op, DType dtype, bool batched, int64_t batches, int64_t m,
+                      int64_t k, const Tensor& b, Tensor* c, DenseView* b_view, DenseView* c_view) {
+  const int64_t n =
+      si::CheckSparseDense(op, dtype, kProductDTypes, Device::Cpu(), batched, batches, m, k, b, c);
+  if (!batched) {
+    *b_view = {b.raw_data(), 0, b.Stride(0), b.NumAxes() == 2 ? b.Stride(1) : 0};
+    *c_view = {c->raw_data(), 0, c->Stride(0), c->NumAxes() == 2 ? c->Stride(1) : 0};
+  } else {
+    const int off = b.NumAxes() == 3 ? 1 : 0;
+    *b_view = {b.raw_data(), off ? StrideOr0(b, 0) : 0, b.Stride(off), b.Stride(off + 1)};
+    *c_view = {c->raw_data(), c->Stride(0), c->Stride(1), c->Stride(2)};
+  }
   return n;
 }
 
@@ -305,8 +314,7 @@ void RunSparseDense(const char* op, Scalar alpha, Scalar beta, const int64_t* pt
                     int64_t m, int64_t k, const Tensor& b, Tensor* c,
                     const CsrMatrix* narrow = nullptr) {
   DenseView bv{}, cv{};
-  const int64_t n =
-      DenseOperands(op, values.dtype(), Device::Cpu(), batched, batches, m, k, b, c, &bv, &cv);
+  const int64_t n = DenseOperands(op, values.dtype(), batched, batches, m, k, b, c, &bv, &cv);
   const int64_t rows = batches * m;
   if (rows == 0 || n == 0) return;
   const int64_t rpb = std::max<int64_t>(m, 1);
@@ -399,11 +407,12 @@ void DirectCooProduct(const SparseTensor& a, const DenseView& bv, const DenseVie
   });
 }
 
-// Checks the operands of dense a @ sparse b ([k, n], `b_dtype`, on `device`) into c; true when a
-// is a vector [K] (c then [N]).
-bool CheckDenseSparse(const char* op, const Tensor& a, DType b_dtype, Device device, int64_t k,
-                      int64_t n, const Tensor* c) {
-  CheckOperands(op, b_dtype, device, a, c);
+}  // namespace
+
+bool sparse_internal::CheckDenseSparse(const char* op, const Tensor& a, DType b_dtype,
+                                       DTypeSet dtypes, Device device, int64_t k, int64_t n,
+                                       const Tensor* c) {
+  CheckOperands(op, b_dtype, dtypes, device, a, c);
   const std::vector<int64_t> ad = a.Dims(), cd = c->Dims();
   TK_CHECK(ad.size() == 1 || ad.size() == 2, kShapeMismatch, op,
            ": a must be [M, K] or [K], got dims ", ShapeString(ad));
@@ -416,121 +425,10 @@ bool CheckDenseSparse(const char* op, const Tensor& a, DType b_dtype, Device dev
   return vec;
 }
 
-// --- On a CUDA device: cuSPARSE (sparse/README.md, "On a CUDA device: compute") ---------------
-
-// The layout cuSPARSE can read t ([rows, cols], or a vector [rows] as [rows, 1]) in.
-sparse_cuda::DenseLayout LayoutOf(const Tensor& t) {
-  const bool matrix = t.NumAxes() == 2;
-  return sparse_cuda::PlanDense(t.Dim(0), matrix ? t.Dim(1) : 1, t.Stride(0),
-                                matrix ? t.Stride(1) : 0);
-}
-
-// True for a 1-D tensor cusparseSpMV can take: contiguous.
-bool PlainVector(const Tensor& t) {
-  return t.NumAxes() == 1 && (t.Dim(0) <= 1 || t.Stride(0) == 1);
-}
-
-// c = alpha * (a @ b) + beta * c with a the device CSR arrays of a [rows, cols] matrix, b [cols]
-// or [cols, N] and c [rows] or [rows, N], all checked and on one device. Operands whose strides
-// cuSPARSE cannot take are copied (c back afterwards); nothing waits for the device.
-void DeviceProduct(const char* op, Scalar alpha, Scalar beta, const Tensor& ptr,
-                   const Tensor& minor, const Tensor& values, int64_t rows, int64_t cols,
-                   const Tensor& b, Tensor* c) {
-  const int64_t n = b.NumAxes() == 2 ? b.Dim(1) : 1;
-  if (rows == 0 || n == 0) return;
-  const bool read_c = !(beta == Scalar(0));
-  const int64_t nnz = minor.Dim(0);
-  if (nnz == 0 || cols == 0) {  // alpha * 0 + beta * c
-    if (read_c) {
-      Scale(beta, c);
-    } else {
-      SetZero(c);
-    }
-    return;
-  }
-  const Tensor bw = LayoutOf(b).fits ? b : b.Clone();
-  const bool staged = !LayoutOf(*c).fits;
-  Tensor cw = *c;
-  if (staged) {
-    cw = read_c ? c->Clone() : Tensor::Empty(c->Dims(), c->dtype(), c->device());
-  }
-  // cuSPARSE does not document that beta == 0 leaves C unread (cuBLAS does), so c is zeroed:
-  // NaN in an uninitialised c cannot leak.
-  if (!read_c) SetZero(&cw);
-  const sparse_cuda::CsrOperand ao{
-      ptr.data<int64_t>(), minor.data<int64_t>(), values.raw_data(), rows, cols, nnz};
-  const sparse_cuda::DenseOperand bo{bw.raw_data(), cols, n, LayoutOf(bw)};
-  const sparse_cuda::DenseOperand co{cw.raw_data(), rows, n, LayoutOf(cw)};
-  const bool vector = PlainVector(bw) && PlainVector(cw);
-  sparse_cuda::Spmm(op, values.dtype(), ao, bo, co, vector, alpha, beta, c->device().index);
-  if (staged) Copy(cw, c);
-}
-
-// t [B, R, N] as [B * R, N]: a view when one exists, else (copy_to set) a contiguous copy's
-// view, the copy in *copy_to (filled from t only when `fill`).
-Tensor MergeBatches(const Tensor& t, bool fill, Tensor* copy_to) {
-  if (std::optional<Tensor> v = MergeAxes(t, 0)) return *v;
-  *copy_to = fill ? t.Clone() : Tensor::Empty(t.Dims(), t.dtype(), t.device());
-  return *MergeAxes(*copy_to, 0);
-}
-
-// SparseDenseProduct of a SparseTensor on a CUDA device: CSR arrays by the structural ops (on
-// the device), a batched [B, M, K] operand as one 2-D matrix (spmm_plan.h, batch keys).
-void DeviceSparseTensorDense(const char* op, Scalar alpha, Scalar beta, const SparseTensor& a,
-                             const Tensor& b, Tensor* c) {
-  DenseView bv{}, cv{};
-  if (a.rank() == 2) {
-    DenseOperands(op, a.dtype(), a.device(), false, 1, a.shape()[0], a.shape()[1], b, c, &bv, &cv);
-    const si::Compressed csr = si::CompressSparse(a, 0, op);
-    DeviceProduct(op, alpha, beta, csr.ptr, csr.minor, csr.values, a.shape()[0], a.shape()[1], b,
-                  c);
-    return;
-  }
-  const int64_t batches = a.shape()[0], m = a.shape()[1], k = a.shape()[2];
-  DenseOperands(op, a.dtype(), a.device(), true, batches, m, k, b, c, &bv, &cv);
-  const bool block_diagonal = b.NumAxes() == 3;
-  TK_CHECK(batches == 0 || (m <= INT64_MAX / batches && k <= INT64_MAX / batches), kOutOfRange, op,
-           ": ", batches, " batches of [", m, " ", k, "] overflow int64");
-  SparseTensor sorted = a;
-  sorted.Reorder({0, 1, 2});  // checks the bounds, naming the first entry outside the shape
-  const Tensor keys = sparse_cuda::BatchKeyRows(sorted.indices(), m, k, block_diagonal, op);
-  const SparseTensor flat = SparseTensor::Create(
-      keys, sorted.values(), {batches * m, block_diagonal ? batches * k : k}, {0, 1});
-  const si::Compressed csr = si::CompressSparse(flat, 0, op);
-  if (batches * m == 0) return;
-  Tensor b_copy, c_copy;
-  const Tensor b2 = block_diagonal ? MergeBatches(b, true, &b_copy) : b;
-  Tensor c2 = MergeBatches(*c, !(beta == Scalar(0)), &c_copy);
-  DeviceProduct(op, alpha, beta, csr.ptr, csr.minor, csr.values, batches * m, flat.shape()[1], b2,
-                &c2);
-  if (c_copy.defined()) Copy(c_copy, c);
-}
-
-// DenseSparseProduct on a CUDA device, as c^T = b^T a^T (spmm_plan.h, op flags): `bt_*` are the
-// CSR arrays of b^T ([n, k]); a and c are read transposed (views, no copies).
-void DeviceDenseSparse(const char* op, Scalar alpha, Scalar beta, const Tensor& a, bool vec,
-                       const Tensor& bt_ptr, const Tensor& bt_minor, const Tensor& bt_values,
-                       int64_t k, int64_t n, Tensor* c) {
-  if (vec) {
-    DeviceProduct(op, alpha, beta, bt_ptr, bt_minor, bt_values, n, k, a, c);
-    return;
-  }
-  Tensor ct = Transpose(*c, 0, 1);
-  DeviceProduct(op, alpha, beta, bt_ptr, bt_minor, bt_values, n, k, Transpose(a, 0, 1), &ct);
-}
-
-}  // namespace
-
 void SparseDenseProduct(Scalar alpha, Scalar beta, const CsrMatrix& a, const Tensor& b, Tensor* c) {
   const char* op = "SparseDenseProduct";
-  if (a.values().defined() && a.device().is_cuda()) {
-    DenseView bv{}, cv{};
-    DenseOperands(op, a.dtype(), a.device(), false, 1, a.rows(), a.cols(), b, c, &bv, &cv);
-    DeviceProduct(op, alpha, beta, a.row_ptr(), a.col_indices(), a.values(), a.rows(), a.cols(), b,
-                  c);
-    return;
-  }
-  si::CheckOnCpu(a, op);
+  if (si::OnCuda(a)) return sparse_cuda::SparseDenseProduct(op, alpha, beta, a, b, c);
+  si::CheckCreated(a, op);
   RunSparseDense(op, alpha, beta, a.row_ptr().data<int64_t>(), a.col_indices().data<int64_t>(),
                  a.values(), /*batched=*/false, 1, a.rows(), a.cols(), b, c, &a);
 }
@@ -540,15 +438,12 @@ void SparseDenseProduct(Scalar alpha, Scalar beta, const SparseTensor& a, const 
   const char* op = "SparseDenseProduct";
   TK_CHECK(a.rank() == 2 || a.rank() == 3, kShapeMismatch, op,
            ": a must be [M, K] or [B, M, K], got shape ", ShapeString(a.shape()));
-  if (a.device().is_cuda()) {
-    DeviceSparseTensorDense(op, alpha, beta, a, b, c);
-    return;
-  }
+  if (si::OnCuda(a)) return sparse_cuda::SparseDenseProduct(op, alpha, beta, a, b, c);
   if (a.rank() == 2) {
-    si::CheckOnCpu(a, op);
+    si::CheckCreated(a, op);
     DenseView bv{}, cv{};
-    const int64_t n = DenseOperands(op, a.dtype(), Device::Cpu(), false, 1, a.shape()[0],
-                                    a.shape()[1], b, c, &bv, &cv);
+    const int64_t n =
+        DenseOperands(op, a.dtype(), false, 1, a.shape()[0], a.shape()[1], b, c, &bv, &cv);
     const int64_t chunks = DirectCooChunks(a.nnz(), a.shape()[0], n);
     if (chunks > 0) {
       Dispatch<kProductDTypes>(a.dtype(), op, [&]<typename T>() {
@@ -589,16 +484,10 @@ void SparseDenseProduct(Scalar alpha, Scalar beta, const SparseTensor& a, const 
 
 void DenseSparseProduct(Scalar alpha, Scalar beta, const Tensor& a, const CsrMatrix& b, Tensor* c) {
   const char* op = "DenseSparseProduct";
-  if (b.values().defined() && b.device().is_cuda()) {
-    const bool vec = CheckDenseSparse(op, a, b.dtype(), b.device(), b.rows(), b.cols(), c);
-    const CscMatrix bt = b.ToCsc();  // b^T's CSR arrays
-    DeviceDenseSparse(op, alpha, beta, a, vec, bt.col_ptr(), bt.row_indices(), bt.values(),
-                      b.rows(), b.cols(), c);
-    return;
-  }
-  si::CheckOnCpu(b, op);
+  if (si::OnCuda(b)) return sparse_cuda::DenseSparseProduct(op, alpha, beta, a, b, c);
+  si::CheckCreated(b, op);
   const int64_t k = b.rows(), n = b.cols();
-  const bool vec = CheckDenseSparse(op, a, b.dtype(), Device::Cpu(), k, n, c);
+  const bool vec = si::CheckDenseSparse(op, a, b.dtype(), kProductDTypes, Device::Cpu(), k, n, c);
   const int64_t m = vec ? 1 : a.Dim(0);
   if (m == 0 || n == 0) return;
   DenseView av{a.raw_data(), 0, vec ? 0 : a.Stride(0), a.Stride(-1)};
@@ -618,13 +507,7 @@ void DenseSparseProduct(Scalar alpha, Scalar beta, const Tensor& a, const Sparse
   const char* op = "DenseSparseProduct";
   TK_CHECK(b.rank() == 2, kShapeMismatch, op, ": b must be a 2-D sparse tensor, got shape ",
            ShapeString(b.shape()));
-  if (b.device().is_cuda()) {
-    const bool vec = CheckDenseSparse(op, a, b.dtype(), b.device(), b.shape()[0], b.shape()[1], c);
-    const si::Compressed bt = si::CompressSparse(b, 1, op);  // b^T's CSR arrays
-    DeviceDenseSparse(op, alpha, beta, a, vec, bt.ptr, bt.minor, bt.values, b.shape()[0],
-                      b.shape()[1], c);
-    return;
-  }
+  if (si::OnCuda(b)) return sparse_cuda::DenseSparseProduct(op, alpha, beta, a, b, c);
   DenseSparseProduct(alpha, beta, a, si::CsrFromSparse(b, op), c);
 }
 

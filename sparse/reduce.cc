@@ -13,22 +13,12 @@
 #include "tensorkit/dense/functors.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
 namespace si = sparse_internal;
 namespace {
-
-constexpr DTypeSet kReduceDTypes = kNumericDTypes & ~Bit(DType::kBool);
-
-// Which axes are reduced, and the sizes of the kept and reduced index spaces.
-struct ReducePlan {
-  std::vector<bool> reduced;       // by axis
-  std::vector<int64_t> out_shape;  // kept dims, in order
-  int64_t out_size = 1;            // product of kept dims (valid when !out_overflow)
-  int64_t slice_size = 1;          // product of reduced dims (valid when !slice_overflow)
-  bool out_overflow = false, slice_overflow = false;
-};
 
 // Multiplies into *acc, flagging overflow past int64.
 void MulChecked(int64_t* acc, int64_t d, bool* overflow) {
@@ -38,6 +28,10 @@ void MulChecked(int64_t* acc, int64_t d, bool* overflow) {
     *acc *= d;
   }
 }
+
+}  // namespace
+
+namespace sparse_internal {
 
 ReducePlan MakePlan(const SparseTensor& st, std::vector<int> axes, const char* op) {
   const int rank = st.rank();
@@ -60,6 +54,29 @@ ReducePlan MakePlan(const SparseTensor& st, std::vector<int> axes, const char* o
   }
   return plan;
 }
+
+void CheckExtremeSlices(const SparseTensor& st, const ReducePlan& plan, bool max, const char* op) {
+  TK_CHECK(plan.slice_size > 0 || plan.slice_overflow, kInvalidArgument, op,
+           ": the reduced axes of shape ", ShapeString(st.shape()),
+           " have a zero dim, so each slice is empty and has no ", max ? "max" : "min");
+  TK_CHECK(!plan.slice_overflow, kUnsupported, op, ": the reduced axes of shape ",
+           ShapeString(st.shape()), " span more than 2^63 positions");
+}
+
+void CheckSparseReduction(const SparseTensor& st, const ReducePlan& plan, bool by_position,
+                          const char* op) {
+  TK_CHECK(!plan.out_overflow && plan.out_size <= (int64_t{1} << 62), kUnsupported, op,
+           ": the kept axes of shape ", ShapeString(st.shape()), " span more than 2^62 positions");
+  TK_CHECK(!by_position || !plan.slice_overflow, kUnsupported, op, ": the reduced axes of shape ",
+           ShapeString(st.shape()), " span more than 2^63 positions");
+}
+
+}  // namespace sparse_internal
+
+namespace {
+
+using si::kReduceDTypes;
+using si::ReducePlan;
 
 // Per entry: its linear position among the kept axes (out[i * stride]) and among the reduced
 // axes (in[i * stride]).
@@ -113,32 +130,6 @@ void CheckInput(const SparseTensor& st, const char* op) {
   Dispatch<kReduceDTypes>(st.dtype(), op, []<typename T>() {});
 }
 
-// --- On a CUDA device: the structural ops, no reduction kernel of its own -------------------
-
-// A reduction on st's CUDA device: st coalesced (bounds, duplicates summed), its indices on the
-// kept axes copied by the dense engine, and the shared sort and merge again, which combines each
-// output's entries in a fixed order (stable sort, entry order within a position) by `rule`.
-SparseTensor DeviceReduce(const SparseTensor& st, const ReducePlan& plan,
-                          const sparse_cuda::MergeRule& rule, const char* op) {
-  Dispatch<kReduceDTypes>(st.dtype(), op, []<typename T>() {});
-  const SparseTensor full = si::MergeOnDevice(st.indices(), st.values(), st.shape(), {}, op);
-  const int kept = static_cast<int>(plan.out_shape.size());
-  Tensor idx = Tensor::Empty({full.nnz(), kept}, DType::kInt64, st.device());
-  for (int a = 0, j = 0; a < st.rank(); ++a) {
-    if (plan.reduced[a]) continue;
-    Tensor column = Slice(idx, 1, j, j + 1);
-    Copy(Slice(full.indices(), 1, a, a + 1), &column);
-    ++j;
-  }
-  return si::MergeCheckedOnDevice(idx, full.values(), plan.out_shape, rule);
-}
-
-// The rule of a device max (kMax) or min: NaN propagates, and an output whose slice has fewer
-// stored positions than slice_size also meets a zero.
-sparse_cuda::MergeRule ExtremeRule(bool max, const ReducePlan& plan) {
-  return {max ? sparse_cuda::MergeOp::kMax : sparse_cuda::MergeOp::kMin, 1, plan.slice_size};
-}
-
 // Max (kMax) or min of one output's slice: entries [p0, p1) sorted by their position `in`
 // within the slice (duplicates of a position summed first), and 0 when fewer than slice_size
 // positions are stored (an absent entry is an implicit zero). NaN propagates (the dense Max /
@@ -165,23 +156,15 @@ T SliceExtreme(const T* val, const int64_t* in, int64_t p0, int64_t p1, int64_t 
 // Dense max (kMax) or min over the plan's axes.
 template <bool kMax>
 Tensor ReduceExtreme(const SparseTensor& st, std::vector<int> axes, const char* op) {
-  if (st.device().is_cuda()) {
-    Dispatch<kReduceDTypes>(st.dtype(), op, []<typename T>() {});  // bounds: DeviceReduce
-  } else {
-    CheckInput(st, op);
+  if (si::OnCuda(st)) {
+    return sparse_cuda::ReduceDense(
+        st, std::move(axes), kMax ? sparse_cuda::MergeOp::kMax : sparse_cuda::MergeOp::kMin, op);
   }
-  const ReducePlan plan = MakePlan(st, std::move(axes), op);
-  Tensor out = Tensor::Empty(plan.out_shape, st.dtype(), st.device());
+  CheckInput(st, op);
+  const ReducePlan plan = si::MakePlan(st, std::move(axes), op);
+  Tensor out = Tensor::Empty(plan.out_shape, st.dtype());
   if (plan.out_size == 0) return out;
-  TK_CHECK(plan.slice_size > 0 || plan.slice_overflow, kInvalidArgument, op,
-           ": the reduced axes of shape ", ShapeString(st.shape()),
-           " have a zero dim, so each slice is empty and has no ", kMax ? "max" : "min");
-  TK_CHECK(!plan.slice_overflow, kUnsupported, op, ": the reduced axes of shape ",
-           ShapeString(st.shape()), " span more than 2^63 positions");
-  if (st.device().is_cuda()) {
-    DeviceReduce(st, plan, ExtremeRule(kMax, plan), op).ToDense(&out);
-    return out;
-  }
+  si::CheckExtremeSlices(st, plan, kMax, op);
   const si::Compressed g = Group(st, plan, /*by_in=*/true);
   const int64_t* ptr = g.ptr.data<int64_t>();
   const int64_t* in = g.minor.data<int64_t>();
@@ -220,16 +203,10 @@ void SumGroups(const Tensor& ptr_t, const Tensor& values, int64_t out_size, T* o
 
 Tensor ReduceSum(const SparseTensor& st, std::vector<int> axes) {
   const char* op = "ReduceSum";
-  if (st.device().is_cuda()) {
-    Dispatch<kReduceDTypes>(st.dtype(), op, []<typename T>() {});
-    const ReducePlan plan = MakePlan(st, std::move(axes), op);
-    Tensor out = Tensor::Empty(plan.out_shape, st.dtype(), st.device());  // checks rank and size
-    if (plan.out_size == 0) return out;
-    DeviceReduce(st, plan, {}, op).ToDense(&out);
-    return out;
-  }
+  if (si::OnCuda(st))
+    return sparse_cuda::ReduceDense(st, std::move(axes), sparse_cuda::MergeOp::kSum, op);
   CheckInput(st, op);
-  const ReducePlan plan = MakePlan(st, std::move(axes), op);
+  const ReducePlan plan = si::MakePlan(st, std::move(axes), op);
   Tensor out = Tensor::Empty(plan.out_shape, st.dtype());  // checks rank and size
   if (plan.out_size == 0) return out;
   const si::Compressed g = Group(st, plan, /*by_in=*/false);
@@ -251,24 +228,23 @@ namespace {
 
 enum class Reduction { kSum, kMax, kMin };
 
+// The merge that combines an output's entries on a CUDA device.
+sparse_cuda::MergeOp RuleOf(Reduction kind) {
+  return kind == Reduction::kSum   ? sparse_cuda::MergeOp::kSum
+         : kind == Reduction::kMax ? sparse_cuda::MergeOp::kMax
+                                   : sparse_cuda::MergeOp::kMin;
+}
+
 // The sparse result of a reduction: one entry per output position that has stored entries,
 // coalesced, order {0..rank-1}.
 SparseTensor ReduceToSparse(const SparseTensor& st, std::vector<int> axes, Reduction kind,
                             const char* op) {
-  const bool on_device = st.device().is_cuda();
-  if (!on_device) CheckInput(st, op);  // on a device: DeviceReduce
-  const ReducePlan plan = MakePlan(st, std::move(axes), op);
+  if (si::OnCuda(st)) return sparse_cuda::ReduceSparse(st, std::move(axes), RuleOf(kind), op);
+  CheckInput(st, op);
+  const ReducePlan plan = si::MakePlan(st, std::move(axes), op);
   const int out_rank = static_cast<int>(plan.out_shape.size());
-  TK_CHECK(!plan.out_overflow && plan.out_size <= (int64_t{1} << 62), kUnsupported, op,
-           ": the kept axes of shape ", ShapeString(st.shape()), " span more than 2^62 positions");
   const bool by_in = kind != Reduction::kSum;  // extremes count the distinct reduced positions
-  TK_CHECK(!by_in || !plan.slice_overflow, kUnsupported, op, ": the reduced axes of shape ",
-           ShapeString(st.shape()), " span more than 2^63 positions");
-  if (on_device) {
-    const sparse_cuda::MergeRule rule =
-        by_in ? ExtremeRule(kind == Reduction::kMax, plan) : sparse_cuda::MergeRule{};
-    return DeviceReduce(st, plan, rule, op);
-  }
+  si::CheckSparseReduction(st, plan, by_in, op);
   const int64_t nnz = st.nnz();
   // Group by output position: counting sort when the position space is small, else the one
   // stable sort of (output position, position in the slice) rows.
@@ -359,18 +335,7 @@ SparseTensor ReduceMinSparse(const SparseTensor& st, std::vector<int> axes) {
 
 Tensor RowNnz(const SparseTensor& st, int axis) {
   const char* op = "RowNnz";
-  if (st.device().is_cuda()) {
-    // Counts as the sums of ones over every other axis, after every bound is checked.
-    axis = NormalizeAxis(axis, st.rank(), op);
-    si::CheckDeviceBounds(op, si::Contiguous(st.indices()), st.shape());
-    Tensor one = Tensor::Empty({st.nnz()}, DType::kInt64, st.device());
-    Set(1, &one);
-    const SparseTensor counts = si::MergeCheckedOnDevice(Slice(st.indices(), 1, axis, axis + 1),
-                                                         one, {st.shape()[axis]}, {});
-    Tensor out = Tensor::Empty({st.shape()[axis]}, DType::kInt64, st.device());
-    counts.ToDense(&out);
-    return out;
-  }
+  if (si::OnCuda(st)) return sparse_cuda::RowNnz(st, axis);
   si::CheckIndexBounds(st, op);
   axis = NormalizeAxis(axis, st.rank(), op);
   const int64_t dim = st.shape()[axis];

@@ -17,7 +17,7 @@
 #include <string>
 #include <type_traits>
 
-#include "tensorkit/sparse/cuda/structure.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -521,16 +521,8 @@ void SparseTensor::Reorder(const std::vector<int>& order) {
   TK_CHECK(si::IsPermutation(order, rank()), kInvalidArgument, "Reorder: order ",
            ShapeString(order), " must be a permutation of all ", rank(), " axes 0..", rank() - 1,
            " of shape ", ShapeString(shape_));
-  const Device device = this->device();
-  if (si::OnCuda(indices_)) {
-    const Tensor idx = si::Contiguous(indices_);
-    si::CheckDeviceBounds("Reorder", idx, shape_);
-    Tensor sorted_idx, sorted_values;  // the tensor changes only once everything succeeded
-    sparse_cuda::SortEntries(idx, si::Contiguous(values_), shape_, order, &sorted_idx,
-                             &sorted_values);
-    indices_ = std::move(sorted_idx);
-    values_ = std::move(sorted_values);
-    order_ = order;
+  if (si::OnCuda(*this)) {
+    *this = sparse_cuda::Reorder(*this, order);  // the tensor changes only once all succeeded
     return;
   }
   Tensor idx = si::HostContiguous(indices_);
@@ -540,22 +532,18 @@ void SparseTensor::Reorder(const std::vector<int>& order) {
   Tensor new_values =
       si::SortEntries("Reorder", rows, nnz(), shape_, order, vals, MayMove(vals, values_),
                       static_cast<int64_t*>(new_indices.raw_data()));
-  indices_ = si::OnDevice(new_indices, device);
-  values_ = si::OnDevice(new_values, device);
+  indices_ = std::move(new_indices);
+  values_ = std::move(new_values);
   order_ = order;
 }
 
 void SparseTensor::Coalesce() {
   si::CheckCreated(*this, "Coalesce");
-  const Device device = this->device();
-  const int r = rank();
-  if (si::OnCuda(indices_)) {  // the same steps on the device: sort, then merge the runs
-    SparseTensor merged = si::MergeOnDevice(indices_, values_, shape_, {}, "Coalesce");
-    indices_ = std::move(merged.indices_);
-    values_ = std::move(merged.values_);
-    order_ = std::move(merged.order_);
+  if (si::OnCuda(*this)) {  // the same steps on the device: sort, then merge the runs
+    *this = sparse_cuda::Coalesce(*this);
     return;
   }
+  const int r = rank();
   Tensor idx = si::HostContiguous(indices_);
   Tensor vals = si::HostContiguous(values_);
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
@@ -572,8 +560,8 @@ void SparseTensor::Coalesce() {
       n, [&](int64_t i) { return i == 0 || !si::SameRow(srows + i * r, srows + (i - 1) * r, r); });
   const int64_t m = static_cast<int64_t>(heads.size());
   if (m == n) {  // no repeats
-    indices_ = si::OnDevice(sorted_indices, device);
-    values_ = si::OnDevice(sorted_values, device);
+    indices_ = std::move(sorted_indices);
+    values_ = std::move(sorted_values);
     order_ = order;
     return;
   }
@@ -588,8 +576,8 @@ void SparseTensor::Coalesce() {
       }
     });
   });
-  indices_ = si::OnDevice(new_indices, device);
-  values_ = si::OnDevice(new_values, device);
+  indices_ = std::move(new_indices);
+  values_ = std::move(new_values);
   order_ = order;
 }
 

@@ -2,8 +2,9 @@
 #include "tensorkit/sparse/sparse_ops.h"
 
 #include <algorithm>
+#include <utility>
 
-#include "tensorkit/sparse/cuda/structure.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
@@ -11,7 +12,7 @@ namespace si = sparse_internal;
 namespace {
 
 // The n entries at `positions` with `start` subtracted from their indices, as a tensor of
-// `shape` on `st`'s device with `st`'s order.
+// `shape` with `st`'s order.
 SparseTensor TakeShifted(const SparseTensor& st, const int64_t* rows, const Tensor& vals,
                          const int64_t* positions, int64_t n, const std::vector<int64_t>& start,
                          std::vector<int64_t> shape) {
@@ -26,31 +27,7 @@ SparseTensor TakeShifted(const SparseTensor& st, const int64_t* rows, const Tens
     });
   }
   Tensor values = si::GatherValues(vals, positions, n);
-  return SparseTensor::Create(si::OnDevice(indices, st.device()), si::OnDevice(values, st.device()),
-                              std::move(shape), st.order());
-}
-
-// Split on the device: the split axis is bounds-checked, then one stable sort by piece groups
-// the entries (cuda/structure.h), O(nnz + pieces) like the CPU's counting pass.
-std::vector<SparseTensor> SplitOnDevice(const SparseTensor& st, int axis,
-                                        const std::vector<int64_t>& sizes) {
-  const Tensor idx = si::Contiguous(st.indices());
-  std::vector<int64_t> row;
-  const int64_t bad = sparse_cuda::FirstOutOfBoundsOn(idx, axis, st.shape()[axis], &row);
-  if (bad >= 0) si::ThrowOutOfBoundsRow("Split", row.data(), bad, st.shape());
-  std::vector<int64_t> starts{0};
-  for (int64_t size : sizes) starts.push_back(starts.back() + size);
-  std::vector<Tensor> indices, values;
-  sparse_cuda::SplitEntries(idx, si::Contiguous(st.values()), axis, starts, &indices, &values);
-  std::vector<SparseTensor> pieces;
-  pieces.reserve(sizes.size());
-  for (size_t r = 0; r < sizes.size(); ++r) {
-    std::vector<int64_t> shape = st.shape();
-    shape[axis] = sizes[r];
-    pieces.push_back(
-        SparseTensor::Create(std::move(indices[r]), std::move(values[r]), shape, st.order()));
-  }
-  return pieces;
+  return SparseTensor::Create(std::move(indices), std::move(values), std::move(shape), st.order());
 }
 
 // Pieces of `sizes` along `axis` (already checked): piece_of(v) is the piece of coordinate v.
@@ -59,7 +36,6 @@ std::vector<SparseTensor> SplitOnDevice(const SparseTensor& st, int axis,
 template <typename PieceOf>
 std::vector<SparseTensor> SplitInto(const SparseTensor& st, int axis,
                                     const std::vector<int64_t>& sizes, const PieceOf& piece_of) {
-  if (si::OnCuda(st.indices())) return SplitOnDevice(st, axis, sizes);
   const int rank = st.rank();
   const int64_t n = st.nnz(), num = static_cast<int64_t>(sizes.size());
   const Tensor idx = si::HostContiguous(st.indices());
@@ -96,8 +72,8 @@ std::vector<SparseTensor> SplitInto(const SparseTensor& st, int axis,
   return pieces;
 }
 
-// Rows with columns permuted (out[i][a] = row i's index on perm[a]), on the CPU.
-Tensor PermuteOnHost(const SparseTensor& st, const std::vector<int>& perm) {
+// Rows with columns permuted (out[i][a] = row i's index on perm[a]).
+Tensor PermuteIndices(const SparseTensor& st, const std::vector<int>& perm) {
   const int rank = st.rank();
   const Tensor idx = si::HostContiguous(st.indices());
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
@@ -135,12 +111,7 @@ SparseTensor Slice(const SparseTensor& st, const std::vector<int64_t>& start,
              room, ", or -1 for the rest)");
     out_shape[a] = s;
   }
-  if (si::OnCuda(st.indices())) {
-    Tensor indices, values;
-    sparse_cuda::SliceBox(si::Contiguous(st.indices()), si::Contiguous(st.values()), start,
-                          out_shape, /*only_axis=*/-1, &indices, &values);
-    return SparseTensor::Create(std::move(indices), std::move(values), out_shape, st.order());
-  }
+  if (si::OnCuda(st)) return sparse_cuda::Slice(st, start, out_shape);
   const Tensor idx = si::HostContiguous(st.indices());
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
   std::vector<int64_t> positions = si::SelectPositions(st.nnz(), [&](int64_t i) {
@@ -167,6 +138,7 @@ std::vector<SparseTensor> Split(const SparseTensor& st, int axis,
   TK_CHECK(sum == st.shape()[axis], kShapeMismatch, "Split: sizes ", ShapeString(sizes),
            " must add up to dim ", st.shape()[axis], " of axis ", axis, " (shape ",
            ShapeString(st.shape()), ")");
+  if (si::OnCuda(st)) return sparse_cuda::Split(st, axis, sizes);
   std::vector<int64_t> starts(sizes.size() + 1, 0);  // starts[p]: first coordinate of piece p
   for (size_t p = 0; p < sizes.size(); ++p) starts[p + 1] = starts[p] + sizes[p];
   // The last piece starting at or before v; it is not empty, since the next one starts after v.
@@ -185,6 +157,7 @@ std::vector<SparseTensor> Split(const SparseTensor& st, int axis, int64_t num) {
   const int64_t q = dim / num, r = dim % num;  // the first r pieces have q + 1 coordinates
   std::vector<int64_t> sizes(static_cast<size_t>(num), q);
   for (int64_t p = 0; p < r; ++p) ++sizes[p];
+  if (si::OnCuda(st)) return sparse_cuda::Split(st, axis, sizes);
   const int64_t long_end = r * (q + 1);  // coordinates of the longer pieces end here
   return SplitInto(st, axis, sizes, [&](int64_t v) {
     return v < long_end ? v / (q + 1) : r + (v - long_end) / q;  // q > 0 whenever v >= long_end
@@ -196,12 +169,8 @@ SparseTensor Permute(const SparseTensor& st, const std::vector<int>& perm) {
   const int rank = st.rank();
   TK_CHECK(si::IsPermutation(perm, rank), kInvalidArgument, "Permute: axes ", ShapeString(perm),
            " must be a permutation of 0..", rank - 1, " for shape ", ShapeString(st.shape()));
-  Tensor indices;
-  if (si::OnCuda(st.indices())) {
-    indices = sparse_cuda::PermuteColumns(si::Contiguous(st.indices()), perm);
-  } else {
-    indices = PermuteOnHost(st, perm);
-  }
+  Tensor indices =
+      si::OnCuda(st) ? sparse_cuda::PermuteIndices(st, perm) : PermuteIndices(st, perm);
   std::vector<int64_t> shape(static_cast<size_t>(rank));
   std::vector<int> where(static_cast<size_t>(rank));  // where[input axis] = output axis
   for (int a = 0; a < rank; ++a) {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "tensorkit/sparse/cuda/structure.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
@@ -54,7 +54,7 @@ namespace si = sparse_internal;
 
 SparseTensor SparseTensor::To(Device device) const {
   si::CheckCreated(*this, "SparseTensor::To");
-  TK_CHECK(device.is_cpu() || dtype() != DType::kString, kUnsupported,
+  TK_CHECK(!si::OnCuda(device) || dtype() != DType::kString, kUnsupported,
            "SparseTensor::To: string values cannot live on ", device,
            "; sparse tensors with string values stay on the CPU (To(Device::Cpu()))");
   return Create(indices_.To(device), values_.To(device), shape_, order_);
@@ -67,11 +67,7 @@ bool SparseTensor::SortedIn(const std::vector<int>& order) const {
   TK_CHECK(si::IsPermutation(order, rank()), kInvalidArgument, "SortedIn: order ",
            ShapeString(order), " must be a permutation of all ", rank(), " axes of shape ",
            ShapeString(shape_));
-  if (si::OnCuda(indices_)) {  // found on the device; only the answer comes back
-    std::vector<int64_t> rows;
-    return sparse_cuda::FirstUnordered(si::Contiguous(indices_), order, /*strict=*/false, &rows) <
-           0;
-  }
+  if (si::OnCuda(*this)) return sparse_cuda::SortedIn(*this, order);
   const Tensor idx = si::HostContiguous(indices_);
   return si::FirstUnordered(static_cast<const int64_t*>(idx.raw_data()), nnz(), rank(), order,
                             /*strict=*/false) < 0;
@@ -79,33 +75,9 @@ bool SparseTensor::SortedIn(const std::vector<int>& order) const {
 
 void SparseTensor::ValidateIndices() const { CheckIndices("ValidateIndices", true); }
 
-namespace {
-
-// The messages of ValidateIndices, shared by the CPU and the device paths.
-[[noreturn]] void ThrowRepeat(const char* op, int64_t entry, const int64_t* row, int rank,
-                              int64_t earlier) {
-  Throw(ErrorCode::kInvalidArgument, op, ": entry ", entry, " at ", si::RowString(row, rank),
-        " repeats entry ", earlier,
-        "; indices must be unique (Coalesce() merges repeated indices)");
-}
-
-// Entry i (row `here`) is not after entry i - 1 (row `prev`) in `order`.
-[[noreturn]] void ThrowUnordered(const char* op, int64_t i, const int64_t* here,
-                                 const int64_t* prev, const std::vector<int>& order) {
-  const int r = static_cast<int>(order.size());
-  if (si::SameRow(here, prev, r)) ThrowRepeat(op, i, here, r, i - 1);
-  Throw(ErrorCode::kInvalidArgument, op, ": entry ", i, " at ", si::RowString(here, r),
-        " is not after entry ", i - 1, " at ", si::RowString(prev, r), " in order ",
-        ShapeString(order), "; sort with Reorder(", ShapeString(order),
-        ") or create the tensor with the order "
-        "its entries have");
-}
-
-}  // namespace
-
 bool SparseTensor::CheckIndices(const char* op, bool raise) const {
   si::CheckCreated(*this, op);
-  if (si::OnCuda(indices_)) return CheckIndicesOnDevice(op, raise);
+  if (si::OnCuda(*this)) return sparse_cuda::CheckIndices(*this, op, raise);
   const Tensor idx = si::HostContiguous(indices_);
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
   const int64_t n = nnz();
@@ -115,7 +87,7 @@ bool SparseTensor::CheckIndices(const char* op, bool raise) const {
     if (i < 0) return true;
     if (!raise) return false;
     if (si::OutOfBounds(rows + i * r, shape_.data(), r)) si::ThrowOutOfBounds(op, rows, i, shape_);
-    ThrowUnordered(op, i, rows + i * r, rows + (i - 1) * r, order_);
+    si::ThrowUnordered(op, i, rows + i * r, rows + (i - 1) * r, order_);
   }
   const int64_t out = si::FirstOutOfBounds(rows, n, shape_);
   if (out >= 0) {
@@ -135,32 +107,7 @@ bool SparseTensor::CheckIndices(const char* op, bool raise) const {
   for (int64_t j : repeats) best = perm[j] < perm[best] ? j : best;
   int64_t head = best - 1;
   while (head > 0 && si::SameRow(rows + perm[head - 1] * r, rows + perm[best] * r, r)) --head;
-  ThrowRepeat(op, perm[best], rows + perm[best] * r, r, perm[head]);
-}
-
-// The same checks on the device: each finds its first bad entry there and fetches only it.
-bool SparseTensor::CheckIndicesOnDevice(const char* op, bool raise) const {
-  const Tensor idx = si::Contiguous(indices_);
-  const int r = rank();
-  std::vector<int64_t> rows;
-  const int64_t out = sparse_cuda::FirstOutOfBounds(idx, shape_, &rows);
-  if (OrderKnown()) {  // as on the CPU, the first bad entry in sequence is the one named
-    std::vector<int64_t> pair;
-    const int64_t i = sparse_cuda::FirstUnordered(idx, order_, /*strict=*/true, &pair);
-    if (out < 0 && i < 0) return true;
-    if (!raise) return false;
-    if (out >= 0 && (i < 0 || out <= i)) si::ThrowOutOfBoundsRow(op, rows.data(), out, shape_);
-    ThrowUnordered(op, i, pair.data() + r, pair.data(), order_);
-  }
-  if (out >= 0) {
-    if (raise) si::ThrowOutOfBoundsRow(op, rows.data(), out, shape_);
-    return false;
-  }
-  int64_t head = -1;
-  const int64_t entry = sparse_cuda::FirstRepeat(idx, shape_, &head, &rows);
-  if (entry < 0) return true;
-  if (!raise) return false;
-  ThrowRepeat(op, entry, rows.data(), r, head);
+  si::ThrowRepeat(op, perm[best], rows + perm[best] * r, r, perm[head]);
 }
 
 }  // namespace tensorkit

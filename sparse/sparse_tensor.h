@@ -92,7 +92,6 @@ class SparseTensor {
   // IndicesValid's checks; on failure throws Error naming `op` and the first bad entry when
   // `raise`, else returns false.
   bool CheckIndices(const char* op, bool raise) const;
-  bool CheckIndicesOnDevice(const char* op, bool raise) const;
 
   Tensor indices_;
   Tensor values_;

@@ -16,8 +16,7 @@
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
-#include "tensorkit/sparse/cuda/compute.h"
-#include "tensorkit/sparse/cuda/structure.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/products.h"
 
@@ -214,62 +213,15 @@ void CheckOperands(const std::vector<int64_t>& a_shape, const std::vector<int64_
   Dispatch<si::kSparseResultDTypes>(a_dtype, op, []<typename T>() {});
 }
 
-// a @ b on their CUDA device through cuSPARSE (cuda/compute.h); the operands' checks done.
-CsrMatrix DeviceProduct(const CsrMatrix& a, const CsrMatrix& b, const char* op) {
-  TK_CHECK((Bit(a.dtype()) & sparse_cuda::kCusparseDTypes) != 0, kUnsupported, op, ": on ",
-           a.device(),
-           " the product runs in cuSPARSE, which takes float32 and float64 values, not ",
-           DTypeName(a.dtype()), "; convert the values or run it on the CPU (To(Device::Cpu()))");
-  for (const CsrMatrix* m : {&a, &b}) {
-    TK_CHECK(m->rows() < sparse_cuda::kSpgemmIndexLimit &&
-                 m->cols() < sparse_cuda::kSpgemmIndexLimit &&
-                 m->nnz() < sparse_cuda::kSpgemmIndexLimit,
-             kUnsupported, op, ": on ", a.device(), " an operand of ", m->rows(), "x", m->cols(),
-             " with ", m->nnz(), " entries exceeds the 2^31 - 1 rows, columns or entries that ",
-             "cuSPARSE's SpGEMM can index; multiply blocks of rows, or run it on the CPU");
-  }
-  const Device device = a.device();
-  if (a.nnz() == 0 || b.nnz() == 0) {
-    return si::WrapCsr(Tensor::Zeros({a.rows() + 1}, DType::kInt64, device),
-                       Tensor::Empty({0}, DType::kInt64, device),
-                       Tensor::Empty({0}, a.dtype(), device), a.rows(), b.cols());
-  }
-  // cuSPARSE's SpGEMM takes 32-bit indices: the engine's Copy narrows them and widens the
-  // result's (every value checked above to fit).
-  const auto narrow = [](const CsrMatrix& m) {
-    return sparse_cuda::CsrArrays{Converted(m.row_ptr(), DType::kInt32),
-                                  Converted(m.col_indices(), DType::kInt32), m.values()};
-  };
-  sparse_cuda::CsrArrays c = sparse_cuda::Spgemm(op, narrow(a), a.cols(), narrow(b), b.cols());
-  c.ptr = Converted(c.ptr, DType::kInt64);
-  c.minor = Converted(c.minor, DType::kInt64);
-  // Columns ascending within rows, as everywhere else: sorted here if cuSPARSE left any row
-  // out of order (one pass when it did not).
-  const Tensor rows = sparse_cuda::ExpandPointers(c.ptr, c.minor, 0);
-  std::vector<int64_t> pair;
-  if (sparse_cuda::FirstUnordered(rows, {0, 1}, false, &pair) >= 0) {
-    Tensor sorted, sorted_values;
-    sparse_cuda::SortEntries(rows, c.values, {a.rows(), b.cols()}, {0, 1}, &sorted, &sorted_values);
-    c.minor = Select(sorted, 1, 1).Clone();
-    c.values = sorted_values;
-  }
-  return si::WrapCsr(c.ptr, c.minor, c.values, a.rows(), b.cols());
-}
-
 }  // namespace
 
 CsrMatrix SparseSparseProduct(const CsrMatrix& a, const CsrMatrix& b) {
   const char* op = "SparseSparseProduct";
-  if (a.device().is_cuda() || b.device().is_cuda()) {
-    si::CheckCreated(a, op);
-    si::CheckCreated(b, op);
-    si::CheckSameDevice(a.device(), b.device(), op);
-    CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
-    return DeviceProduct(a, b, op);
-  }
-  si::CheckOnCpu(a, op);
-  si::CheckOnCpu(b, op);
+  si::CheckCreated(a, op);
+  si::CheckCreated(b, op);
+  si::CheckSameDevice(a.device(), b.device(), op);
   CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
+  if (si::OnCuda(a)) return sparse_cuda::SparseSparseProduct(a, b, op);
   if (b.cols() > kMaxDenseCols || a.cols() > INT32_MAX) {
     return si::GraphBLASProduct(a, b);
   }

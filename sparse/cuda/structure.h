@@ -1,7 +1,9 @@
 // Internal: the CUDA versions of the structural sparse primitives (sparse/internal.h), behind a
 // header with no CUDA include so that the sparse sources call them the same with and without
-// CUDA. Implemented in cuda/structure.cu, or in no_gpu/structure_stub.cc (throwing "built without
-// CUDA"; never reached, since no tensor can live on a CUDA device in such a build).
+// CUDA. Implemented in cuda/structure_*.cu (one file per topic, sharing
+// cuda/structure_common.cuh), or in no_gpu/structure_stub.cc (throwing "built without CUDA";
+// never reached, since no tensor can live on a CUDA device in such a build). The operations'
+// CUDA bodies that call these are in device_ops.h.
 //
 // Glossary
 //   device rows   an int64 [n, rank] Tensor with default strides on a CUDA device.
