@@ -307,7 +307,7 @@ void LaunchElementwise(const ElementwisePlan& p, const Op& op, cudaStream_t s, c
 // elementwise pass whose operands are all T, and the coefficients as Coeffs<ComputeType<T>>.
 template <typename F>
 void WithTypedPlan(const engine::OpDesc& d, const LoopNest& nest, char* const* first, F&& f) {
-  Dispatch<ops_internal::kComputeDTypes>(d.out, d.op, [&]<typename T>() {
+  Dispatch<kComputeDTypes>(d.out, d.op, [&]<typename T>() {
     const int64_t sizes[kMaxOperands] = {sizeof(T), sizeof(T), sizeof(T)};
     const ElementwisePlan p = PlanElementwise(nest, sizes, first, /*copy=*/false);
     f.template operator()<T>(p, *reinterpret_cast<const Coeffs<ComputeType<T>>*>(d.coeffs.bytes));
