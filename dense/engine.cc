@@ -7,7 +7,7 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
-#include "tensorkit/dense/ops_internal.h"
+#include "tensorkit/common/simd_path.h"
 #include "tensorkit/dense/transpose_internal.h"
 
 namespace tensorkit {
@@ -139,7 +139,7 @@ void RunBlockCopy(const LoopNest& nest, const Bases& bases, int t) {
   const int64_t so0 = nest.strides[0][0], sot = nest.strides[0][t];
   const int64_t si0 = nest.strides[1][0], sit = nest.strides[1][t];
   const bool dense = so0 == 1 && sit == 1;
-  const ops_internal::SimdPath path = ops_internal::ActiveSimdPath();
+  const SimdPath path = ActiveSimdPath();
   const transpose_internal::TileFn fn =
       dense ? transpose_internal::TileKernel(kSize, path) : nullptr;
   const bool stream = dense && (sot * kSize) % 64 == 0 &&

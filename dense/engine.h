@@ -33,7 +33,7 @@
 //     unit strides and stride-0 operands and then run simple loops over raw pointers that the
 //     compiler vectorises. The library is built without -march, so the loops whose speed depends
 //     on vector width (float32/float64 Exp, Log, Sigmoid, Tanh) are also compiled for AVX2 and
-//     AVX-512 and picked from cpuid (ops_internal.h SimdPath), with bit-identical results. Outer
+//     AVX-512 and picked from cpuid (common/simd_path.h), with bit-identical results. Outer
 //     axes are split across oneTBB tasks (common/parallel.h) so each task gets at least
 //     kParallelMinBytes of traffic; when the outer axes are too few, the inner axis is cut into
 //     fixed chunks too. Only axes where the output has a nonzero stride are ever split, so every
