@@ -1,5 +1,5 @@
 // tensorkit/dense/engine.h: the one kernel engine behind every dense copy, elementwise,
-// reduction and product operation.
+// reduction and product operation (internal: dense/ops.h is the public face of it).
 //
 // Glossary
 //   operand       one Pattern of a pattern-tuple; operand 0 is always the output, operands 1 and

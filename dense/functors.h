@@ -1,7 +1,7 @@
 // tensorkit/dense/functors.h: the per-element semantics of every dense operation, written once
 // and compiled for both executors (the CPU loops of engine.h and the CUDA kernels of
 // dense/cuda/): conversions, wrap-around integer arithmetic, how a result is written (Mode),
-// and one functor per elementwise function.
+// and one functor per elementwise function (internal; not installed).
 //
 // Glossary
 //   compute type  C = ComputeType<T>: float for the 16-bit floats, T otherwise.
