@@ -14,10 +14,9 @@
 
 int main(int argc, char** argv) {
   using namespace tensorkit::tools;
-  CLI::App app{
-      "tensorkit: convert, inspect, validate and concatenate tensor files "
-      "(.npy, .npz, .mtx, .tns).\nExit codes: 0 ok, 1 invalid input or failed, "
-      "2 usage error."};
+  CLI::App app{"tensorkit: convert, inspect, validate and concatenate tensor files (" +
+               tensorkit::io::FormatList(".", ", ", ", ") +
+               ").\nExit codes: 0 ok, 1 invalid input or failed, 2 usage error."};
   app.require_subcommand(1);
   int threads = 0;
   app.add_option("--threads", threads, "Worker threads (default: TENSORKIT_NUM_THREADS or all)")
