@@ -1,4 +1,5 @@
-// tensorkit/tensorkit.h: the umbrella header; includes every public header of the library.
+// tensorkit/tensorkit.h: the umbrella header; includes every public header of the library (none
+// of the internal ones, such as the kernel engine's dense/engine.h).
 #ifndef TENSORKIT_TENSORKIT_H_
 #define TENSORKIT_TENSORKIT_H_
 
@@ -8,7 +9,6 @@
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/common/scalar.h"
 #include "tensorkit/common/storage.h"
-#include "tensorkit/dense/engine.h"
 #include "tensorkit/dense/external.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/pattern.h"

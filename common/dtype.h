@@ -7,6 +7,9 @@
 //   DTypeSet     a bit set of DTypes that an operation accepts.
 //   Dispatch     calls `f.template operator()<CType>()` for a runtime DType, or throws Error
 //                (kUnsupported) naming the operation when the DType is outside the set.
+//   CheckDType   the same check without a call: for an operation that accepts a set of dtypes
+//                but has nothing typed to run yet.
+//   BySize       dispatch by element width alone, for code that only moves elements.
 #ifndef TENSORKIT_COMMON_DTYPE_H_
 #define TENSORKIT_COMMON_DTYPE_H_
 
@@ -53,6 +56,9 @@ inline constexpr DTypeSet kFloatDTypes =
     Bit(DType::kFloat16) | Bit(DType::kBFloat16) | Bit(DType::kFloat32) | Bit(DType::kFloat64);
 inline constexpr DTypeSet kIntDTypes = Bit(DType::kInt8) | Bit(DType::kUInt8) | Bit(DType::kInt16) |
                                        Bit(DType::kInt32) | Bit(DType::kInt64);
+// The dtypes the dense engine computes in (dense/ops.h): every numeric dtype, the 16-bit floats
+// in float32.
+inline constexpr DTypeSet kComputeDTypes = kNumericDTypes;
 
 // Bytes per element (sizeof(std::string) for kString).
 int64_t DTypeSize(DType dtype);
@@ -84,6 +90,14 @@ using ComputeType =
 // The one dispatch: runs f.template operator()<T>() for the CType T of `dtype`.
 template <DTypeSet kSet = kAllDTypes, typename F>
 decltype(auto) Dispatch(DType dtype, const char* op, F&& f);
+// Throws what Dispatch<kSet>(dtype, op, ...) throws for a dtype outside kSet; nothing otherwise.
+template <DTypeSet kSet>
+void CheckDType(DType dtype, const char* op);
+
+// Calls f.template operator()<U>() with U the unsigned integer of `bytes` bytes (1, 2, 4 or 8),
+// so that code which only moves elements is compiled once per width rather than once per dtype.
+template <typename F>
+void BySize(int64_t bytes, F&& f);
 
 // ---------------------------------------------------------------------------------------------
 // Definitions
@@ -117,6 +131,29 @@ decltype(auto) Dispatch(DType dtype, const char* op, F&& f) {
 #undef TK_CASE
   }
   ThrowUnsupportedDType(op, dtype, kSet);
+}
+
+template <DTypeSet kSet>
+void CheckDType(DType dtype, const char* op) {
+  // Bit() of a value outside the enum would shift past 32 bits.
+  if (static_cast<int>(dtype) >= kNumDTypes || (kSet & Bit(dtype)) == 0) {
+    ThrowUnsupportedDType(op, dtype, kSet);
+  }
+}
+
+template <typename F>
+void BySize(int64_t bytes, F&& f) {
+  switch (bytes) {
+    case 1:
+      return f.template operator()<uint8_t>();
+    case 2:
+      return f.template operator()<uint16_t>();
+    case 4:
+      return f.template operator()<uint32_t>();
+    case 8:
+      return f.template operator()<uint64_t>();
+  }
+  TK_INTERNAL_CHECK(false);
 }
 
 }  // namespace tensorkit

@@ -7,7 +7,7 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
-#include "tensorkit/dense/ops_internal.h"
+#include "tensorkit/common/simd_path.h"
 #include "tensorkit/dense/transpose_internal.h"
 
 namespace tensorkit {
@@ -139,7 +139,7 @@ void RunBlockCopy(const LoopNest& nest, const Bases& bases, int t) {
   const int64_t so0 = nest.strides[0][0], sot = nest.strides[0][t];
   const int64_t si0 = nest.strides[1][0], sit = nest.strides[1][t];
   const bool dense = so0 == 1 && sit == 1;
-  const ops_internal::SimdPath path = ops_internal::ActiveSimdPath();
+  const SimdPath path = ActiveSimdPath();
   const transpose_internal::TileFn fn =
       dense ? transpose_internal::TileKernel(kSize, path) : nullptr;
   const bool stream = dense && (sot * kSize) % 64 == 0 &&
@@ -222,6 +222,63 @@ void RunTiled(const LoopNest& nest, const Bases& bases, const Kernel& kernel, in
       if (++tile == tiles) {
         tile = 0;
         od.Next();
+      }
+    }
+  });
+}
+
+// The plan's kLoop: the positions of the split axes, times the chunks of axis 0, spread across
+// tasks; each item walks every summed position in order, so each output element is written by
+// one task in a fixed order.
+void RunLoop(const CpuPlan& plan, const Bases& bases, const Kernel& kernel) {
+  const LoopNest& nest = plan.nest;
+  const int no = nest.num_operands;
+  std::array<int64_t, kMaxOperands> s0{};
+  for (int o = 0; o < no; ++o) s0[o] = nest.strides[o][0];
+  Odometer split, summed;
+  split.num_operands = summed.num_operands = no;
+  for (int i = 0; i < plan.num_split; ++i) split.Add(nest, plan.split_axes[i]);
+  // With sum_rows the innermost summed outer axis goes to the loop whole (its rows are grouped
+  // from row 0, whatever the split, so the result does not depend on the threads).
+  std::array<int64_t, kMaxOperands> row_strides{};
+  int64_t rows = 0;
+  if (plan.sum_rows) {
+    const int a = plan.summed_axes[0];
+    rows = nest.dims[a];
+    for (int o = 0; o < no; ++o) row_strides[o] = nest.strides[o][a];
+  }
+  for (int i = plan.sum_rows ? 1 : 0; i < plan.num_summed; ++i) {
+    summed.Add(nest, plan.summed_axes[i]);
+  }
+  const int64_t n0 = nest.dims[0], chunk = plan.chunk, nchunks = plan.num_chunks;
+  const bool no_summed_axes = plan.summed_count == 1;
+  ParallelFor(0, plan.split_count * nchunks, GrainFor(plan.grain_bytes), [&](int64_t b, int64_t e) {
+    Odometer po = split, so = summed;
+    po.Set(b / nchunks);
+    int64_t c = b % nchunks;
+    char* ptrs[kMaxOperands];
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t start = c * chunk, len = std::min(chunk, n0 - start);
+      if (no_summed_axes) {
+        bases.At(po.off, s0, start, ptrs);
+        kernel.loop(ptrs, s0.data(), len, kernel.ctx);
+      } else {
+        so.Set(0);
+        for (int64_t j = 0, m = so.Count(); j < m; ++j) {
+          std::array<int64_t, kMaxOperands> off = po.off;
+          for (int o = 0; o < no; ++o) off[o] += so.off[o];
+          bases.At(off, s0, start, ptrs);
+          if (rows > 0) {
+            kernel.sum_rows(ptrs, s0.data(), len, row_strides.data(), rows, kernel.ctx);
+          } else {
+            kernel.loop(ptrs, s0.data(), len, kernel.ctx);
+          }
+          so.Next();
+        }
+      }
+      if (++c == nchunks) {
+        c = 0;
+        po.Next();
       }
     }
   });
@@ -316,61 +373,45 @@ LoopNest MakeLoopNest(const Pattern* const* patterns, int n) {
   return nest;
 }
 
-void RunCpu(const LoopNest& in_nest, char* const* base_ptrs, const Kernel& kernel) {
-  if (in_nest.empty) return;
-  LoopNest nest = in_nest;
+CpuPlan PlanCpu(const LoopNest& in_nest, const Kernel& kernel, int threads) {
+  CpuPlan plan;
+  if (in_nest.empty) return plan;
+  plan.nest = in_nest;
+  LoopNest& nest = plan.nest;
   const int no = nest.num_operands;
   if (nest.num_axes == 0) {  // one element tuple: an axis of dim 1
     nest.num_axes = 1;
     nest.dims[0] = 1;
     for (int o = 0; o < no; ++o) nest.strides[o][0] = 1;
   }
-  Bases bases;
-  bases.num_operands = no;
-  std::array<int64_t, kMaxOperands> s0{};
-  int64_t bpe = 0;
-  for (int o = 0; o < no; ++o) {
-    bases.base[o] = base_ptrs[o] + nest.offsets[o] * kernel.elem_sizes[o];
-    bases.esize[o] = kernel.elem_sizes[o];
-    s0[o] = nest.strides[o][0];
-    bpe += kernel.elem_sizes[o];
-  }
-  const bool sums = nest.Sums();
-  if (!sums && kernel.allow_tiles) {
-    auto [k, t] = FindTileAxes(nest);
-    if (k == 1 && no == 2 && kernel.copy_elem_size > 0) {
-      switch (kernel.copy_elem_size) {
-        case 1:
-          return RunBlockCopy<uint8_t>(nest, bases, t);
-        case 2:
-          return RunBlockCopy<uint16_t>(nest, bases, t);
-        case 4:
-          return RunBlockCopy<uint32_t>(nest, bases, t);
-        case 8:
-          return RunBlockCopy<uint64_t>(nest, bases, t);
-      }
-    }
+  if (!nest.Sums() && kernel.allow_tiles) {
+    const auto [k, t] = FindTileAxes(nest);
     if (k >= 0) {
-      RunTiled(nest, bases, kernel, k, t);
-      return;
+      const bool block = k == 1 && no == 2 && kernel.copy_elem_size > 0;
+      plan.path = block ? CpuPlan::Path::kBlockCopy : CpuPlan::Path::kTiled;
+      plan.tile_operand = k;
+      plan.tile_axis = t;
+      return plan;
     }
   }
+  plan.path = CpuPlan::Path::kLoop;
   // Outer axes: those the output steps along may be split across tasks, summed ones may not.
-  Odometer par, ser;
-  par.num_operands = ser.num_operands = no;
   for (int a = 1; a < nest.num_axes; ++a) {
     if (nest.strides[0][a] != 0) {
-      par.Add(nest, a);
+      plan.split_axes[plan.num_split++] = a;
+      plan.split_count *= nest.dims[a];
     } else {
-      ser.Add(nest, a);
+      plan.summed_axes[plan.num_summed++] = a;
+      plan.summed_count *= nest.dims[a];
     }
   }
+  int64_t bpe = 0;
+  for (int o = 0; o < no; ++o) bpe += kernel.elem_sizes[o];
   const int64_t n0 = nest.dims[0];
-  const int64_t par_count = par.Count(), ser_count = ser.Count();
+  const int64_t par_count = plan.split_count, ser_count = plan.summed_count;
   const bool inner_summed = nest.strides[0][0] == 0 && n0 > 1;
   // Too few outer positions for the threads: cut the inner axis into fixed chunks as well.
   int64_t chunk = n0;
-  const int threads = GetNumThreads();
   const int64_t want = 8 * static_cast<int64_t>(threads);
   if (!inner_summed && threads > 1 && par_count < want &&
       par_count * ser_count * n0 * bpe > 2 * kParallelMinBytes) {
@@ -383,52 +424,37 @@ void RunCpu(const LoopNest& in_nest, char* const* base_ptrs, const Kernel& kerne
     chunk = std::max<int64_t>((n0 + per - 1) / per, least);
     chunk = (chunk + 63) / 64 * 64;
   }
-  const int64_t nchunks = (n0 + chunk - 1) / chunk;
-  // With a SumRowsLoop the innermost summed outer axis goes to the loop whole (its rows are
-  // grouped from row 0, whatever the split, so the result does not depend on the threads).
-  Odometer ser_rest;
-  ser_rest.num_operands = no;
-  std::array<int64_t, kMaxOperands> row_strides{};
-  int64_t rows = 0;
-  if (kernel.sum_rows != nullptr && ser.num_axes > 0 && ser.dims[0] >= kSumRowGroup) {
-    rows = ser.dims[0];
-    for (int o = 0; o < no; ++o) row_strides[o] = ser.strides[o][0];
-    for (int a = 1; a < ser.num_axes; ++a) {
-      ser_rest.dims[ser_rest.num_axes] = ser.dims[a];
-      for (int o = 0; o < no; ++o) ser_rest.strides[o][ser_rest.num_axes] = ser.strides[o][a];
-      ++ser_rest.num_axes;
-    }
+  plan.chunk = chunk;
+  plan.num_chunks = (n0 + chunk - 1) / chunk;
+  plan.sum_rows = kernel.sum_rows != nullptr && plan.num_summed > 0 &&
+                  nest.dims[plan.summed_axes[0]] >= kSumRowGroup;
+  plan.grain_bytes = ser_count * chunk * bpe;
+  return plan;
+}
+
+void RunCpu(const LoopNest& nest, char* const* base_ptrs, const Kernel& kernel) {
+  const CpuPlan plan = PlanCpu(nest, kernel, GetNumThreads());
+  if (plan.path == CpuPlan::Path::kNothing) return;
+  Bases bases;
+  bases.num_operands = plan.nest.num_operands;
+  for (int o = 0; o < bases.num_operands; ++o) {
+    bases.base[o] = base_ptrs[o] + plan.nest.offsets[o] * kernel.elem_sizes[o];
+    bases.esize[o] = kernel.elem_sizes[o];
   }
-  ParallelFor(0, par_count * nchunks, GrainFor(ser_count * chunk * bpe), [&](int64_t b, int64_t e) {
-    Odometer po = par, so = rows > 0 ? ser_rest : ser;
-    po.Set(b / nchunks);
-    int64_t c = b % nchunks;
-    char* ptrs[kMaxOperands];
-    for (int64_t item = b; item < e; ++item) {
-      const int64_t start = c * chunk, len = std::min(chunk, n0 - start);
-      if (ser_count == 1) {
-        bases.At(po.off, s0, start, ptrs);
-        kernel.loop(ptrs, s0.data(), len, kernel.ctx);
-      } else {
-        so.Set(0);
-        for (int64_t j = 0, m = so.Count(); j < m; ++j) {
-          std::array<int64_t, kMaxOperands> off = po.off;
-          for (int o = 0; o < no; ++o) off[o] += so.off[o];
-          bases.At(off, s0, start, ptrs);
-          if (rows > 0) {
-            kernel.sum_rows(ptrs, s0.data(), len, row_strides.data(), rows, kernel.ctx);
-          } else {
-            kernel.loop(ptrs, s0.data(), len, kernel.ctx);
-          }
-          so.Next();
-        }
-      }
-      if (++c == nchunks) {
-        c = 0;
-        po.Next();
-      }
-    }
-  });
+  switch (plan.path) {
+    case CpuPlan::Path::kBlockCopy:
+      BySize(kernel.copy_elem_size,
+             [&]<typename U>() { RunBlockCopy<U>(plan.nest, bases, plan.tile_axis); });
+      return;
+    case CpuPlan::Path::kTiled:
+      RunTiled(plan.nest, bases, kernel, plan.tile_operand, plan.tile_axis);
+      return;
+    case CpuPlan::Path::kLoop:
+      RunLoop(plan, bases, kernel);
+      return;
+    case CpuPlan::Path::kNothing:
+      return;
+  }
 }
 
 void GatherStrided(const Pattern& p, DType dtype, const void* src_base, void* dst) {

@@ -1,5 +1,5 @@
 // tensorkit/dense/engine.h: the one kernel engine behind every dense copy, elementwise,
-// reduction and product operation.
+// reduction and product operation (internal: dense/ops.h is the public face of it).
 //
 // Glossary
 //   operand       one Pattern of a pattern-tuple; operand 0 is always the output, operands 1 and
@@ -33,7 +33,7 @@
 //     unit strides and stride-0 operands and then run simple loops over raw pointers that the
 //     compiler vectorises. The library is built without -march, so the loops whose speed depends
 //     on vector width (float32/float64 Exp, Log, Sigmoid, Tanh) are also compiled for AVX2 and
-//     AVX-512 and picked from cpuid (ops_internal.h SimdPath), with bit-identical results. Outer
+//     AVX-512 and picked from cpuid (common/simd_path.h), with bit-identical results. Outer
 //     axes are split across oneTBB tasks (common/parallel.h) so each task gets at least
 //     kParallelMinBytes of traffic; when the outer axes are too few, the inner axis is cut into
 //     fixed chunks too. Only axes where the output has a nonzero stride are ever split, so every
@@ -125,8 +125,41 @@ struct Kernel {
   int copy_elem_size = 0;
 };
 
-// Runs `kernel` over every tuple of `nest`; bases[k] is operand k's memory-index 0 (its
-// storage's data pointer) on the CPU.
+// How RunCpu walks a nest (Note [kernel engine] steps 3 and 4), decided by PlanCpu before
+// anything runs, so that tests check the decisions without running a loop.
+struct CpuPlan {
+  enum class Path {
+    kNothing,    // the nest is empty
+    kBlockCopy,  // a transposing plain copy: register block transposes of axes 0 and tile_axis
+    kTiled,      // a transposing tuple: the inner loop over tiles of axes 0 and tile_axis
+    kLoop,       // the inner loop along axis 0 at every position of the outer axes
+  };
+  Path path = Path::kNothing;
+  LoopNest nest;          // the nest walked; a tuple of one element gets one axis of dim 1
+  int tile_operand = -1;  // kBlockCopy, kTiled: the input that jumps far along axis 0
+  int tile_axis = -1;     // kBlockCopy, kTiled: the outer axis along which that input is dense
+  // kLoop: the outer axes of the nest that the output steps along, which tasks split, and the
+  // summed ones, walked whole in order by each task; innermost first, with their positions.
+  std::array<int, kMaxAxes> split_axes{};
+  int num_split = 0;
+  int64_t split_count = 1;
+  std::array<int, kMaxAxes> summed_axes{};
+  int num_summed = 0;
+  int64_t summed_count = 1;
+  // kLoop: axis 0 is cut into num_chunks fixed chunks of `chunk` elements (the last may be
+  // shorter; one chunk when there are outer positions enough for the threads).
+  int64_t chunk = 0;
+  int64_t num_chunks = 0;
+  bool sum_rows = false;    // summed_axes[0] goes whole to the kernel's SumRowsLoop
+  int64_t grain_bytes = 0;  // bytes each task item moves, for GrainFor
+};
+
+// The plan of `kernel` over `nest` with `threads` threads. Pure: only chunk, num_chunks and
+// grain_bytes depend on `threads`, and never along a summed axis, so results do not.
+CpuPlan PlanCpu(const LoopNest& nest, const Kernel& kernel, int threads);
+
+// Runs `kernel` over every tuple of `nest` as PlanCpu plans it; bases[k] is operand k's
+// memory-index 0 (its storage's data pointer) on the CPU.
 void RunCpu(const LoopNest& nest, char* const* bases, const Kernel& kernel);
 
 // Copies the elements of `p` (over `src_base`, the storage's data) into the C-order buffer

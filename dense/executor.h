@@ -17,8 +17,10 @@
 // what the op needs (beta pass, summation, GEMM, conversion first) and describes each pass as an
 // OpDesc. Execute sends it to the executor of the output's device; all operands are on that
 // device (ops.cc refuses mixed devices). Both executors instantiate the same functors
-// (functors.h), so an op is added once: a functor, a UnaryFn/BinaryFn name, a case in
-// DispatchUnary/DispatchBinary, and its public function in ops.cc.
+// (functors.h), so an op is added once: a functor NameF and one line X(Name) in the list of
+// functions (elementwise_fns.h), which generates the UnaryFn/BinaryFn name, the cases of
+// DispatchUnary/DispatchBinary and of the CUDA ApplyUnary/ApplyBinary, and the public functions
+// of ops.h/ops.cc.
 #ifndef TENSORKIT_DENSE_EXECUTOR_H_
 #define TENSORKIT_DENSE_EXECUTOR_H_
 

@@ -1,14 +1,16 @@
 // tensorkit/dense/functors.h: the per-element semantics of every dense operation, written once
 // and compiled for both executors (the CPU loops of engine.h and the CUDA kernels of
 // dense/cuda/): conversions, wrap-around integer arithmetic, how a result is written (Mode),
-// and one functor per elementwise function.
+// and one functor per elementwise function (internal; not installed).
 //
 // Glossary
 //   compute type  C = ComputeType<T>: float for the 16-bit floats, T otherwise.
 //   functor       a struct with `template <typename C> static C Apply(C...)`, TK_HOST_DEVICE.
 //   Mode          how an output is written: assign f, assign alpha*f, or alpha*f + beta*out.
-//   UnaryFn, BinaryFn  the runtime names of the functors; DispatchUnary / DispatchBinary map a
-//                 name to its functor type (the only switch over them).
+//   UnaryFn, BinaryFn  the runtime names of the functors, generated from the one list of
+//                 functions (dense/elementwise_fns.h) plus kIdentity; DispatchUnary /
+//                 DispatchBinary map a name to its functor type NameF (the only switch over
+//                 them, also generated).
 // Floating-point functions use only +, -, *, / and bit casts (dense/simd_math.h) where the CPU
 // vectorises them; the CUDA build compiles with --fmad=false, so both executors round alike.
 #ifndef TENSORKIT_DENSE_FUNCTORS_H_
@@ -22,6 +24,7 @@
 #include "tensorkit/common/dtype.h"
 #include "tensorkit/common/host_device.h"
 #include "tensorkit/common/wrap.h"
+#include "tensorkit/dense/elementwise_fns.h"
 #include "tensorkit/dense/simd_math.h"
 
 namespace tensorkit::engine {
@@ -39,8 +42,11 @@ struct Coeffs {
   C beta{0};
 };
 
-enum class UnaryFn { kIdentity, kExp, kLog, kRelu, kSigmoid, kTanh, kAbs, kSqrt, kNeg };
-enum class BinaryFn { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
+#define TK_FN_ENUM(Name) k##Name,
+// kIdentity (Copy, AddTo, Scale, summation) is no public function of its own.
+enum class UnaryFn { kIdentity, TENSORKIT_UNARY_FNS(TK_FN_ENUM) };
+enum class BinaryFn { TENSORKIT_BINARY_FNS(TK_FN_ENUM) };
+#undef TK_FN_ENUM
 
 // Element conversion with defined results everywhere: float to integer saturates (NaN -> 0),
 // anything to bool is "!= 0", 16-bit floats go through float.
@@ -152,7 +158,7 @@ TK_HOST_DEVICE C detail::FromDouble(double v) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Unary functors
+// Unary functors: Identity, and NameF for each Name of TENSORKIT_UNARY_FNS
 // ---------------------------------------------------------------------------------------------
 
 // The identity (Copy, AddTo, Scale, summation).
@@ -260,7 +266,7 @@ struct NegF {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Binary functors
+// Binary functors: NameF for each Name of TENSORKIT_BINARY_FNS
 // ---------------------------------------------------------------------------------------------
 
 struct AddF {
@@ -338,51 +344,36 @@ struct MinF {
   }
 };
 
+// One case of the switches below (Fn is the enum switched over).
+#define TK_FN_CASE(Name) \
+  case Fn::k##Name:      \
+    return f.template operator()<Name##F>();
+
 template <typename F>
 decltype(auto) DispatchUnary(UnaryFn fn, F&& f) {
+  using Fn = UnaryFn;
+  // clang-format off
   switch (fn) {
     case UnaryFn::kIdentity:
       return f.template operator()<Identity>();
-    case UnaryFn::kExp:
-      return f.template operator()<ExpF>();
-    case UnaryFn::kLog:
-      return f.template operator()<LogF>();
-    case UnaryFn::kRelu:
-      return f.template operator()<ReluF>();
-    case UnaryFn::kSigmoid:
-      return f.template operator()<SigmoidF>();
-    case UnaryFn::kTanh:
-      return f.template operator()<TanhF>();
-    case UnaryFn::kAbs:
-      return f.template operator()<AbsF>();
-    case UnaryFn::kSqrt:
-      return f.template operator()<SqrtF>();
-    case UnaryFn::kNeg:
-      return f.template operator()<NegF>();
+    TENSORKIT_UNARY_FNS(TK_FN_CASE)
   }
+  // clang-format on
   Throw(ErrorCode::kInternal, "internal error: unknown unary function ", static_cast<int>(fn));
 }
 
 template <typename F>
 decltype(auto) DispatchBinary(BinaryFn fn, F&& f) {
+  using Fn = BinaryFn;
+  // clang-format off
   switch (fn) {
-    case BinaryFn::kAdd:
-      return f.template operator()<AddF>();
-    case BinaryFn::kSub:
-      return f.template operator()<SubF>();
-    case BinaryFn::kMul:
-      return f.template operator()<MulF>();
-    case BinaryFn::kDiv:
-      return f.template operator()<DivF>();
-    case BinaryFn::kPow:
-      return f.template operator()<PowF>();
-    case BinaryFn::kMax:
-      return f.template operator()<MaxF>();
-    case BinaryFn::kMin:
-      return f.template operator()<MinF>();
+    TENSORKIT_BINARY_FNS(TK_FN_CASE)
   }
+  // clang-format on
   Throw(ErrorCode::kInternal, "internal error: unknown binary function ", static_cast<int>(fn));
 }
+
+#undef TK_FN_CASE
 
 }  // namespace tensorkit::engine
 

@@ -45,7 +45,7 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
-#include "tensorkit/dense/ops_internal.h"
+#include "tensorkit/common/simd_path.h"
 
 // blis.h defines many macros; it comes last so that it cannot change our other headers.
 #include <blis.h>
@@ -255,7 +255,7 @@ std::string ChooseKernels() {
   std::string why = "BLIS's own choice";
   bool asked_skx = false;
 #ifdef BLIS_CONFIG_SKX
-  const bool avx512 = ops_internal::SimdPathSupported(ops_internal::SimdPath::kAvx512);
+  const bool avx512 = SimdPathSupported(SimdPath::kAvx512);
   if (std::getenv("BLIS_ARCH_TYPE") != nullptr) {
     why = "BLIS_ARCH_TYPE set in the environment";
   } else if (avx512) {

@@ -298,6 +298,27 @@ void RunBinary(const char* op, BinaryFn fn, const Tensor& a, const Tensor& b, Te
   RunOp(Binary(op, a, b, c), BinaryOf(fn), 1, 0);
 }
 
+// The value-returning forms: a fresh output for the by-pointer form `fn`.
+Tensor NewUnary(const char* op, void (*fn)(const Tensor&, Tensor*), const Tensor& src) {
+  src.CheckDefined(op);
+  Tensor out = Tensor::Empty(src.Dims(), src.dtype(), src.device());
+  fn(src, &out);
+  return out;
+}
+
+Tensor NewBinary(const char* op, void (*fn)(const Tensor&, const Tensor&, Tensor*), const Tensor& a,
+                 const Tensor& b) {
+  a.CheckDefined(op);
+  b.CheckDefined(op);
+  TK_CHECK(Broadcastable(a.pattern(), b.pattern()), kShapeMismatch, op, ": dims of a ",
+           ShapeString(a.Dims()), " and b ", ShapeString(b.Dims()),
+           " are not broadcastable (after padding with 1 on the left, each axis needs equal dims "
+           "or a dim of 1)");
+  Tensor out = Tensor::Empty(BroadcastDims({a.Dims(), b.Dims()}), a.dtype(), a.device());
+  fn(a, b, &out);
+  return out;
+}
+
 // Copy between any dtypes on one device (no partial overlap).
 void CopyOnDevice(const Operands& o) {
   const Tensor& src = *o.in[0];
@@ -444,22 +465,19 @@ void AddTo(Scalar alpha, Scalar beta, const Tensor& src, Tensor* dest) {
 // Elementwise functions
 // ---------------------------------------------------------------------------------------------
 
-void Exp(const Tensor& src, Tensor* dest) { RunUnary("Exp", UnaryFn::kExp, src, dest); }
-void Log(const Tensor& src, Tensor* dest) { RunUnary("Log", UnaryFn::kLog, src, dest); }
-void Relu(const Tensor& src, Tensor* dest) { RunUnary("Relu", UnaryFn::kRelu, src, dest); }
-void Sigmoid(const Tensor& src, Tensor* dest) { RunUnary("Sigmoid", UnaryFn::kSigmoid, src, dest); }
-void Tanh(const Tensor& src, Tensor* dest) { RunUnary("Tanh", UnaryFn::kTanh, src, dest); }
-void Abs(const Tensor& src, Tensor* dest) { RunUnary("Abs", UnaryFn::kAbs, src, dest); }
-void Sqrt(const Tensor& src, Tensor* dest) { RunUnary("Sqrt", UnaryFn::kSqrt, src, dest); }
-void Neg(const Tensor& src, Tensor* dest) { RunUnary("Neg", UnaryFn::kNeg, src, dest); }
-
-void Add(const Tensor& a, const Tensor& b, Tensor* c) { RunBinary("Add", BinaryFn::kAdd, a, b, c); }
-void Sub(const Tensor& a, const Tensor& b, Tensor* c) { RunBinary("Sub", BinaryFn::kSub, a, b, c); }
-void Mul(const Tensor& a, const Tensor& b, Tensor* c) { RunBinary("Mul", BinaryFn::kMul, a, b, c); }
-void Div(const Tensor& a, const Tensor& b, Tensor* c) { RunBinary("Div", BinaryFn::kDiv, a, b, c); }
-void Pow(const Tensor& a, const Tensor& b, Tensor* c) { RunBinary("Pow", BinaryFn::kPow, a, b, c); }
-void Max(const Tensor& a, const Tensor& b, Tensor* c) { RunBinary("Max", BinaryFn::kMax, a, b, c); }
-void Min(const Tensor& a, const Tensor& b, Tensor* c) { RunBinary("Min", BinaryFn::kMin, a, b, c); }
+// Both forms of every function of dense/elementwise_fns.h.
+#define TK_DEFINE_UNARY(Name)                                                                  \
+  void Name(const Tensor& src, Tensor* dest) { RunUnary(#Name, UnaryFn::k##Name, src, dest); } \
+  Tensor Name(const Tensor& src) { return NewUnary(#Name, &Name, src); }
+#define TK_DEFINE_BINARY(Name)                             \
+  void Name(const Tensor& a, const Tensor& b, Tensor* c) { \
+    RunBinary(#Name, BinaryFn::k##Name, a, b, c);          \
+  }                                                        \
+  Tensor Name(const Tensor& a, const Tensor& b) { return NewBinary(#Name, &Name, a, b); }
+TENSORKIT_UNARY_FNS(TK_DEFINE_UNARY)
+TENSORKIT_BINARY_FNS(TK_DEFINE_BINARY)
+#undef TK_DEFINE_UNARY
+#undef TK_DEFINE_BINARY
 
 void AddProduct(Scalar alpha, Scalar beta, const Tensor& a, const Tensor& b, Tensor* c) {
   TK_CHECK(c != nullptr, kInvalidArgument, "AddProduct: c is a null pointer");
@@ -470,47 +488,6 @@ void AddProduct(Scalar alpha, Scalar beta, const Tensor& a, const Tensor& b, Ten
 // ---------------------------------------------------------------------------------------------
 // Value-returning forms
 // ---------------------------------------------------------------------------------------------
-
-namespace {
-
-Tensor NewUnary(const char* op, void (*fn)(const Tensor&, Tensor*), const Tensor& src) {
-  src.CheckDefined(op);
-  Tensor out = Tensor::Empty(src.Dims(), src.dtype(), src.device());
-  fn(src, &out);
-  return out;
-}
-
-Tensor NewBinary(const char* op, void (*fn)(const Tensor&, const Tensor&, Tensor*), const Tensor& a,
-                 const Tensor& b) {
-  a.CheckDefined(op);
-  b.CheckDefined(op);
-  TK_CHECK(Broadcastable(a.pattern(), b.pattern()), kShapeMismatch, op, ": dims of a ",
-           ShapeString(a.Dims()), " and b ", ShapeString(b.Dims()),
-           " are not broadcastable (after padding with 1 on the left, each axis needs equal dims "
-           "or a dim of 1)");
-  Tensor out = Tensor::Empty(BroadcastDims({a.Dims(), b.Dims()}), a.dtype(), a.device());
-  fn(a, b, &out);
-  return out;
-}
-
-}  // namespace
-
-Tensor Exp(const Tensor& src) { return NewUnary("Exp", &Exp, src); }
-Tensor Log(const Tensor& src) { return NewUnary("Log", &Log, src); }
-Tensor Relu(const Tensor& src) { return NewUnary("Relu", &Relu, src); }
-Tensor Sigmoid(const Tensor& src) { return NewUnary("Sigmoid", &Sigmoid, src); }
-Tensor Tanh(const Tensor& src) { return NewUnary("Tanh", &Tanh, src); }
-Tensor Abs(const Tensor& src) { return NewUnary("Abs", &Abs, src); }
-Tensor Sqrt(const Tensor& src) { return NewUnary("Sqrt", &Sqrt, src); }
-Tensor Neg(const Tensor& src) { return NewUnary("Neg", &Neg, src); }
-
-Tensor Add(const Tensor& a, const Tensor& b) { return NewBinary("Add", &Add, a, b); }
-Tensor Sub(const Tensor& a, const Tensor& b) { return NewBinary("Sub", &Sub, a, b); }
-Tensor Mul(const Tensor& a, const Tensor& b) { return NewBinary("Mul", &Mul, a, b); }
-Tensor Div(const Tensor& a, const Tensor& b) { return NewBinary("Div", &Div, a, b); }
-Tensor Pow(const Tensor& a, const Tensor& b) { return NewBinary("Pow", &Pow, a, b); }
-Tensor Max(const Tensor& a, const Tensor& b) { return NewBinary("Max", &Max, a, b); }
-Tensor Min(const Tensor& a, const Tensor& b) { return NewBinary("Min", &Min, a, b); }
 
 Tensor Sum(const Tensor& t, std::vector<int> axes, bool keepdims) {
   t.CheckDefined("Sum");

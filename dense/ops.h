@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "tensorkit/common/scalar.h"
+#include "tensorkit/dense/elementwise_fns.h"
 #include "tensorkit/dense/tensor.h"
 
 namespace tensorkit {
@@ -83,22 +84,24 @@ void AddTo(Scalar alpha, Scalar beta, const Tensor& src, Tensor* dest);
 // Elementwise functions: dest = f(src), c = f(a, b)
 // ---------------------------------------------------------------------------------------------
 
-void Exp(const Tensor& src, Tensor* dest);
-void Log(const Tensor& src, Tensor* dest);
-void Relu(const Tensor& src, Tensor* dest);
-void Sigmoid(const Tensor& src, Tensor* dest);
-void Tanh(const Tensor& src, Tensor* dest);
-void Abs(const Tensor& src, Tensor* dest);
-void Sqrt(const Tensor& src, Tensor* dest);
-void Neg(const Tensor& src, Tensor* dest);
-
-void Add(const Tensor& a, const Tensor& b, Tensor* c);
-void Sub(const Tensor& a, const Tensor& b, Tensor* c);
-void Mul(const Tensor& a, const Tensor& b, Tensor* c);
-void Div(const Tensor& a, const Tensor& b, Tensor* c);
-void Pow(const Tensor& a, const Tensor& b, Tensor* c);
-void Max(const Tensor& a, const Tensor& b, Tensor* c);
-void Min(const Tensor& a, const Tensor& b, Tensor* c);
+// Two forms of each function of the list in dense/elementwise_fns.h (its table says what each
+// computes): unary Exp, Log, Relu, Sigmoid, Tanh, Abs, Sqrt, Neg and binary Add, Sub, Mul, Div,
+// Pow, Max, Min. For Exp and Add:
+//   void Exp(const Tensor& src, Tensor* dest);               // dest = exp(src)
+//   Tensor Exp(const Tensor& src);                           // a new tensor of src's dims
+//   void Add(const Tensor& a, const Tensor& b, Tensor* c);   // c = a + b
+//   Tensor Add(const Tensor& a, const Tensor& b);            // of the broadcast dims of a and b
+// The value-returning forms give new C-order tensors with the inputs' dtype and device.
+#define TK_DECLARE_UNARY(Name)                \
+  void Name(const Tensor& src, Tensor* dest); \
+  Tensor Name(const Tensor& src);
+#define TK_DECLARE_BINARY(Name)                           \
+  void Name(const Tensor& a, const Tensor& b, Tensor* c); \
+  Tensor Name(const Tensor& a, const Tensor& b);
+TENSORKIT_UNARY_FNS(TK_DECLARE_UNARY)
+TENSORKIT_BINARY_FNS(TK_DECLARE_BINARY)
+#undef TK_DECLARE_UNARY
+#undef TK_DECLARE_BINARY
 
 // c = alpha * (a * b) + beta * c with broadcasting and summation: matrix product is
 // a [I J 1], b [1 J K], c [I 1 K]; batched, matrix-vector, outer and dot products likewise.
@@ -106,26 +109,8 @@ void Min(const Tensor& a, const Tensor& b, Tensor* c);
 void AddProduct(Scalar alpha, Scalar beta, const Tensor& a, const Tensor& b, Tensor* c);
 
 // ---------------------------------------------------------------------------------------------
-// Value-returning forms (new C-order tensors)
+// Value-returning forms (new C-order tensors; the elementwise functions' are above)
 // ---------------------------------------------------------------------------------------------
-
-Tensor Exp(const Tensor& src);
-Tensor Log(const Tensor& src);
-Tensor Relu(const Tensor& src);
-Tensor Sigmoid(const Tensor& src);
-Tensor Tanh(const Tensor& src);
-Tensor Abs(const Tensor& src);
-Tensor Sqrt(const Tensor& src);
-Tensor Neg(const Tensor& src);
-
-// The output has the broadcast dims of a and b.
-Tensor Add(const Tensor& a, const Tensor& b);
-Tensor Sub(const Tensor& a, const Tensor& b);
-Tensor Mul(const Tensor& a, const Tensor& b);
-Tensor Div(const Tensor& a, const Tensor& b);
-Tensor Pow(const Tensor& a, const Tensor& b);
-Tensor Max(const Tensor& a, const Tensor& b);
-Tensor Min(const Tensor& a, const Tensor& b);
 
 // Sum over `axes` (negative axes count from the end; {} sums nothing); keepdims leaves them
 // as dim-1 axes.

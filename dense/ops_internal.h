@@ -6,12 +6,8 @@
 //                in float32; dense/ops.h says what each op does on integers and bool).
 //   CoeffsBuf    alpha and beta converted to the compute type of a dtype, type-erased so that
 //                a runtime-chosen inner loop can read them as engine::Coeffs<C>.
-//   SimdPath     the instruction set the transcendental float32/float64 unary loops (Exp, Log,
-//                Sigmoid, Tanh), the engine's block transposes (transpose_internal.h) and the
-//                sparse SpMM row loops (sparse/products.cc) were compiled for; chosen once from
-//                cpuid, since the library is built without -march. Every
-//                path gives bit-identical results (no FMA, same operation order: see
-//                dense/simd_math.h).
+//   SimdPath     the instruction set of the transcendental float32/float64 unary loops (Exp,
+//                Log, Sigmoid, Tanh): common/simd_path.h.
 #ifndef TENSORKIT_DENSE_OPS_INTERNAL_H_
 #define TENSORKIT_DENSE_OPS_INTERNAL_H_
 
@@ -19,6 +15,7 @@
 
 #include "tensorkit/common/dtype.h"
 #include "tensorkit/common/scalar.h"
+#include "tensorkit/common/simd_path.h"
 #include "tensorkit/dense/engine.h"
 
 namespace tensorkit::ops_internal {
@@ -27,12 +24,17 @@ namespace tensorkit::ops_internal {
 // Declarations
 // ---------------------------------------------------------------------------------------------
 
-inline constexpr DTypeSet kComputeDTypes = kNumericDTypes;
-
 using engine::BinaryFn;
 using engine::UnaryFn;
 
-enum class SimdPath { kDefault, kAvx2, kAvx512 };
+// Compatibility names for sparse/ (products.cc, mixed.cc and tests/sparse), which still spell
+// them ops_internal::; they now live in common/ (dtype.h, simd_path.h).
+using ::tensorkit::ActiveSimdPath;
+using ::tensorkit::BestSimdPath;
+using ::tensorkit::kComputeDTypes;
+using ::tensorkit::SetSimdPathForTesting;
+using ::tensorkit::SimdPath;
+using ::tensorkit::SimdPathSupported;
 
 struct CoeffsBuf {
   alignas(16) unsigned char bytes[32] = {};
@@ -58,16 +60,6 @@ engine::SumRowsLoop UnarySumRowsKernel(UnaryFn fn, DType dtype);
 engine::InnerLoop ConvertKernel(DType dst, DType src, const char* op);
 // out = value; ctx points at one element of `dtype`.
 engine::InnerLoop FillKernel(DType dtype, const char* op);
-
-// Whether this CPU (and OS) can run `path`.
-bool SimdPathSupported(SimdPath path);
-// The widest supported path: what UnaryKernel uses unless a test forced another.
-SimdPath BestSimdPath();
-// The path in use: BestSimdPath() unless a test forced another.
-SimdPath ActiveSimdPath();
-// Makes later UnaryKernel (and SpMM) calls pick `path` (which must be supported); for tests that
-// check every path the machine has.
-void SetSimdPathForTesting(SimdPath path);
 
 // ---------------------------------------------------------------------------------------------
 // Definitions

@@ -1,5 +1,4 @@
 // Typed inner loops of the unary functions (see ops_internal.h).
-#include <atomic>
 #include <cstdint>
 #include <new>
 
@@ -53,23 +52,11 @@ template <typename T, typename F, engine::Mode M>
   engine::UnaryLoop<T, F, M>(p, s, n, ctx);
 }
 
-// The path UnaryKernel uses: -1 until first use, then BestSimdPath() or a forced one.
-std::atomic<int> active_path{-1};
-
-SimdPath ActivePath() {
-  int p = active_path.load(std::memory_order_relaxed);
-  if (p < 0) {
-    p = static_cast<int>(BestSimdPath());
-    active_path.store(p, std::memory_order_relaxed);
-  }
-  return static_cast<SimdPath>(p);
-}
-
 // The loop of mode M for functor F on the active instruction-set path.
 template <typename T, typename F, engine::Mode M>
 engine::InnerLoop PathLoop() {
   if constexpr (kHotLoop<T, F>) {
-    switch (ActivePath()) {
+    switch (ActiveSimdPath()) {
       case SimdPath::kAvx512:
         return &LoopAvx512<T, F, M>;
       case SimdPath::kAvx2:
@@ -109,32 +96,6 @@ engine::SumRowsLoop UnarySumRowsKernel(UnaryFn fn, DType dtype) {
     if (fn == UnaryFn::kIdentity) return &engine::UnarySumRows<T, engine::Identity>;
     return nullptr;
   });
-}
-
-bool SimdPathSupported(SimdPath path) {
-  switch (path) {
-    case SimdPath::kDefault:
-      return true;
-    case SimdPath::kAvx2:
-      return __builtin_cpu_supports("avx2");
-    case SimdPath::kAvx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-  }
-  return false;
-}
-
-SimdPath ActiveSimdPath() { return ActivePath(); }
-
-SimdPath BestSimdPath() {
-  if (SimdPathSupported(SimdPath::kAvx512)) return SimdPath::kAvx512;
-  if (SimdPathSupported(SimdPath::kAvx2)) return SimdPath::kAvx2;
-  return SimdPath::kDefault;
-}
-
-void SetSimdPathForTesting(SimdPath path) {
-  TK_INTERNAL_CHECK(SimdPathSupported(path));
-  active_path.store(static_cast<int>(path), std::memory_order_relaxed);
 }
 
 CoeffsBuf MakeCoeffs(DType dtype, Scalar alpha, Scalar beta, const char* op) {

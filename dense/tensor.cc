@@ -121,6 +121,11 @@ Tensor Tensor::To(Device device) const {
   return out;
 }
 
+Tensor Tensor::HostContiguous() const {
+  if (device().is_cpu() && IsContiguous()) return *this;
+  return To(Device::Cpu());
+}
+
 Tensor Tensor::Clone() const {
   CheckDefined("Tensor::Clone");
   return To(device());

@@ -70,6 +70,9 @@ class Tensor {
   Tensor To(Device device) const;
   // A copy on the same device with default strides (a new storage).
   Tensor Clone() const;
+  // This tensor when it is on the CPU with default strides, else To(Device::Cpu()): for code
+  // that reads the elements in C order through raw_data() on the host.
+  Tensor HostContiguous() const;
   // A handle on the same storage with a different pattern (checked like the constructor).
   Tensor WithPattern(const Pattern& pattern) const;
   // Library-internal: a handle on `storage` with `pattern`, WITHOUT the constructor's checks.

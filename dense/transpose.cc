@@ -5,7 +5,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "tensorkit/common/cuda/by_size.h"
+#include "tensorkit/common/dtype.h"
 #include "tensorkit/common/error.h"
 #include "tensorkit/dense/transpose_internal.h"
 
@@ -36,47 +36,22 @@ template <typename U, int K>
 // 16 registers) and 64 bytes (AVX-512's 32 registers; 16-bit and 8-bit rows use 32-byte
 // vectors, so a 32 x 32 block of bytes or a 16 x 16 block of halves stays in registers).
 template <typename U>
-TileFn ForPath(ops_internal::SimdPath path) {
+TileFn ForPath(SimdPath path) {
   constexpr int kSse = 16 / sizeof(U);
   switch (path) {
-    case ops_internal::SimdPath::kAvx512:
+    case SimdPath::kAvx512:
       return sizeof(U) >= 4 ? &TileAvx512<U, 64 / sizeof(U)> : &TileAvx512<U, 32 / sizeof(U)>;
-    case ops_internal::SimdPath::kAvx2:
+    case SimdPath::kAvx2:
       return sizeof(U) == 1 ? &TileAvx2<U, 16> : &TileAvx2<U, 32 / sizeof(U)>;
-    case ops_internal::SimdPath::kDefault:
+    case SimdPath::kDefault:
       break;
   }
   return &TileBase<U, kSse>;
 }
 
-// 64 bytes from anywhere to an aligned output line, past the caches, per path.
-struct StreamSse2 {
-  [[gnu::always_inline]] static inline void Line(void* dst, const void* src) {
-    for (int k = 0; k < 4; ++k) {
-      _mm_stream_si128(static_cast<__m128i*>(dst) + k,
-                       _mm_loadu_si128(static_cast<const __m128i*>(src) + k));
-    }
-  }
-  [[gnu::always_inline]] static inline void Fence() { _mm_sfence(); }
-};
-
-struct StreamAvx2 {
-  [[gnu::target("avx2")]] static inline void Line(void* dst, const void* src) {
-    for (int k = 0; k < 2; ++k) {
-      _mm256_stream_si256(static_cast<__m256i*>(dst) + k,
-                          _mm256_loadu_si256(static_cast<const __m256i*>(src) + k));
-    }
-  }
-  [[gnu::always_inline]] static inline void Fence() { _mm_sfence(); }
-};
-
-struct StreamAvx512 {
-  [[gnu::target("avx512f,avx512dq,avx512vl,avx512bw")]] static inline void Line(void* dst,
-                                                                                const void* src) {
-    _mm512_stream_si512(static_cast<__m512i*>(dst), _mm512_loadu_si512(src));
-  }
-  [[gnu::always_inline]] static inline void Fence() { _mm_sfence(); }
-};
+using streaming::StreamAvx2;
+using streaming::StreamAvx512;
+using streaming::StreamSse2;
 
 template <typename U, int K>
 void StreamBase(const void* in, int64_t si, void* out, int64_t so, int64_t ni, int64_t nj) {
@@ -101,45 +76,18 @@ template <typename U, int K>
 
 // The same K per path as ForPath.
 template <typename U>
-TileFn StreamingForPath(ops_internal::SimdPath path) {
+TileFn StreamingForPath(SimdPath path) {
   constexpr int kAvx512 = sizeof(U) >= 4 ? 64 / sizeof(U) : 32 / sizeof(U);
   constexpr int kAvx2 = sizeof(U) == 1 ? 16 : 32 / sizeof(U);
   switch (path) {
-    case ops_internal::SimdPath::kAvx512:
+    case SimdPath::kAvx512:
       return &StreamAvx512Tile<U, kAvx512>;
-    case ops_internal::SimdPath::kAvx2:
+    case SimdPath::kAvx2:
       return &StreamAvx2Tile<U, kAvx2>;
-    case ops_internal::SimdPath::kDefault:
+    case SimdPath::kDefault:
       break;
   }
   return &StreamBase<U, 16 / sizeof(U)>;
-}
-
-// StreamingCopy on one path: the partial lines at either end with memcpy, the whole ones
-// streamed.
-template <typename Stream>
-[[gnu::always_inline]] inline void StreamBytes(char* dst, const char* src, int64_t bytes) {
-  const int64_t head = std::min<int64_t>(
-      bytes, static_cast<int64_t>((64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64));
-  std::memcpy(dst, src, static_cast<size_t>(head));
-  int64_t i = head;
-  for (; i + 64 <= bytes; i += 64) Stream::Line(dst + i, src + i);
-  std::memcpy(dst + i, src + i, static_cast<size_t>(bytes - i));
-  Stream::Fence();
-}
-
-void StreamBytesBase(char* dst, const char* src, int64_t bytes) {
-  StreamBytes<StreamSse2>(dst, src, bytes);
-}
-
-[[gnu::target("avx2"), gnu::flatten]] void StreamBytesAvx2(char* dst, const char* src,
-                                                           int64_t bytes) {
-  StreamBytes<StreamAvx2>(dst, src, bytes);
-}
-
-[[gnu::target("avx512f,avx512dq,avx512vl,avx512bw"), gnu::flatten]] void StreamBytesAvx512(
-    char* dst, const char* src, int64_t bytes) {
-  StreamBytes<StreamAvx512>(dst, src, bytes);
 }
 
 constexpr int64_t kDefaultStreamingBytes = int64_t{8} << 20;
@@ -153,24 +101,9 @@ void SetStreamingBytesForTesting(int64_t bytes) {
   streaming_bytes.store(bytes < 0 ? kDefaultStreamingBytes : bytes, std::memory_order_relaxed);
 }
 
-void StreamingCopy(void* dst, const void* src, int64_t bytes) {
-  if (bytes <= 0) return;
-  char* d = static_cast<char*>(dst);
-  const char* s = static_cast<const char*>(src);
-  switch (ops_internal::ActiveSimdPath()) {
-    case ops_internal::SimdPath::kAvx512:
-      return StreamBytesAvx512(d, s, bytes);
-    case ops_internal::SimdPath::kAvx2:
-      return StreamBytesAvx2(d, s, bytes);
-    case ops_internal::SimdPath::kDefault:
-      break;
-  }
-  StreamBytesBase(d, s, bytes);
-}
-
-TileFn StreamingTileKernel(int elem_size, ops_internal::SimdPath path) {
+TileFn StreamingTileKernel(int elem_size, SimdPath path) {
   TileFn fn = nullptr;
-  cuda_backend::BySize(elem_size, [&]<typename U>() { fn = StreamingForPath<U>(path); });
+  BySize(elem_size, [&]<typename U>() { fn = StreamingForPath<U>(path); });
   return fn;
 }
 
@@ -194,9 +127,9 @@ TileShape TileShapeFor(int elem_size) {
   return {};
 }
 
-TileFn TileKernel(int elem_size, ops_internal::SimdPath path) {
+TileFn TileKernel(int elem_size, SimdPath path) {
   TileFn fn = nullptr;
-  cuda_backend::BySize(elem_size, [&]<typename U>() { fn = ForPath<U>(path); });
+  BySize(elem_size, [&]<typename U>() { fn = ForPath<U>(path); });
   return fn;
 }
 

@@ -22,7 +22,8 @@
 #include <cstring>
 #include <utility>
 
-#include "tensorkit/dense/ops_internal.h"
+#include "tensorkit/common/simd_path.h"
+#include "tensorkit/common/streaming.h"
 
 namespace tensorkit::transpose_internal {
 
@@ -45,7 +46,7 @@ struct TileShape {
 TileShape TileShapeFor(int elem_size);
 
 // The tile copy of `elem_size`-byte elements (1, 2, 4 or 8) for `path`.
-TileFn TileKernel(int elem_size, ops_internal::SimdPath path);
+TileFn TileKernel(int elem_size, SimdPath path);
 
 // The same tile loop over K x K micro blocks of U (K lanes per vector), for any target the
 // caller is compiled for; transpose.cc instantiates it per instruction set.
@@ -59,15 +60,13 @@ void TransposeTile(const U* in, int64_t in_stride, U* out, int64_t out_stride, i
 int64_t StreamingBytes();
 void SetStreamingBytesForTesting(int64_t bytes);
 
-// memcpy (dst and src not overlapping) whose whole 64-byte lines of `dst` are written with
-// non-temporal stores on the active SIMD path, then fenced: for outputs of StreamingBytes() or
-// more, e.g. SparseTensor::Concat's.
-void StreamingCopy(void* dst, const void* src, int64_t bytes);
+// StreamingCopy is common/streaming.h's; sparse/concat.cc still calls it by this name.
+using ::tensorkit::StreamingCopy;
 
 // The streaming tile copy of `path`, the same copy as TileKernel's: each 64-byte line of the
 // output is assembled whole in an L1 buffer and written with one non-temporal store per
 // vector. `out` and out_stride * elem_size must be multiples of 64 bytes.
-TileFn StreamingTileKernel(int elem_size, ops_internal::SimdPath path);
+TileFn StreamingTileKernel(int elem_size, SimdPath path);
 
 // Its tiles: one output line (64 / elem_size elements) of axis 0 by 256 of axis t, walked along
 // axis t, so that the input is read as 64 / elem_size sequential row streams.

@@ -2,11 +2,32 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <numeric>
 
 #include "tensorkit/io/formats.h"
 
 namespace tensorkit::io {
+
+namespace {
+
+const FormatInfo& InfoOf(Format format) {
+  const auto i = static_cast<size_t>(format);
+  TK_INTERNAL_CHECK(i < std::size(kFileFormats) && kFileFormats[i].format == format);
+  return kFileFormats[i];
+}
+
+}  // namespace
+
+std::optional<Format> FormatFromExtension(std::string_view extension) {
+  std::string ext(extension);
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const FormatInfo& f : kFileFormats) {
+    if (ext == f.extension) return f.format;
+  }
+  return std::nullopt;
+}
 
 Format FormatFromPath(const std::string& path) {
   std::string ext;
@@ -15,32 +36,28 @@ Format FormatFromPath(const std::string& path) {
   if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) {
     ext = path.substr(dot + 1);
   }
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (ext == "npy") return Format::kNpy;
-  if (ext == "npz") return Format::kNpz;
-  if (ext == "mtx") return Format::kMtx;
-  if (ext == "tns") return Format::kTns;
+  if (const std::optional<Format> f = FormatFromExtension(ext)) return *f;
   Throw(ErrorCode::kInvalidArgument, "io: cannot tell the format of '", path,
-        "' from its extension; use .npy, .npz, .mtx or .tns");
+        "' from its extension; use ", FormatList(".", ", ", " or "));
 }
 
 const char* FormatName(Format format) {
-  switch (format) {
-    case Format::kNpy:
-      return "npy";
-    case Format::kNpz:
-      return "npz";
-    case Format::kMtx:
-      return "mtx";
-    case Format::kTns:
-      return "tns";
-  }
-  return "unknown";
+  const auto i = static_cast<size_t>(format);
+  return i < std::size(kFileFormats) ? kFileFormats[i].extension : "unknown";
 }
 
-bool FormatHoldsDense(Format format) { return format != Format::kTns; }
-bool FormatHoldsSparse(Format format) { return format != Format::kNpy; }
+std::string FormatList(const char* prefix, const char* sep, const char* last_sep) {
+  std::string out;
+  const size_t n = std::size(kFileFormats);
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) out += i + 1 == n ? last_sep : sep;
+    out += std::string(prefix) + kFileFormats[i].extension;
+  }
+  return out;
+}
+
+bool FormatHoldsDense(Format format) { return InfoOf(format).dense; }
+bool FormatHoldsSparse(Format format) { return InfoOf(format).sparse; }
 
 TensorData Read(const std::string& path) { return Read(path, ReadOptions{}); }
 

@@ -20,7 +20,9 @@
 #define TENSORKIT_IO_IO_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,6 +32,20 @@
 namespace tensorkit::io {
 
 enum class Format { kNpy, kNpz, kMtx, kTns };
+
+// The one table of formats, in the order of Format: each one's extension and what it holds,
+// dense arrays (.npy), sparse tensors (.tns) or both (.npz; .mtx writes a sparse tensor as its
+// coordinate format and a dense matrix as its array format).
+struct FormatInfo {
+  Format format;
+  const char* extension;  // lower case, without the dot
+  bool dense;
+  bool sparse;
+};
+inline constexpr FormatInfo kFileFormats[] = {{Format::kNpy, "npy", true, false},
+                                              {Format::kNpz, "npz", true, true},
+                                              {Format::kMtx, "mtx", true, true},
+                                              {Format::kTns, "tns", false, true}};
 
 struct ReadOptions {
   // .mtx symmetric/skew-symmetric: also return the mirrored entries (the full matrix); when
@@ -53,7 +69,13 @@ struct TensorData {
 
 // Format from the extension of `path`; throws Error(kInvalidArgument) for an unknown one.
 Format FormatFromPath(const std::string& path);
+// The format of an extension without the dot, in any case; nullopt for an unknown one.
+std::optional<Format> FormatFromExtension(std::string_view extension);
+// Its extension: "npy", ...
 const char* FormatName(Format format);
+// Every extension, each after `prefix`, joined by `sep` and the last by `last_sep`: for messages,
+// e.g. FormatList(".", ", ", " or ") is ".npy, .npz, .mtx or .tns".
+std::string FormatList(const char* prefix, const char* sep, const char* last_sep);
 
 // Reads any supported file (a regular file: a FIFO or a device is refused at once). Errors name
 // the file and the byte or line at fault, quoting at most a short escaped excerpt of its bytes.
@@ -70,8 +92,7 @@ void Write(const std::string& path, const TensorData& data);
 void Write(const std::string& path, const Tensor& dense);
 void Write(const std::string& path, const SparseTensor& sparse);
 void Write(const std::string& path, const TensorData& data, const WriteOptions& options);
-// Whether the format holds dense arrays (.npy), sparse tensors (.mtx coordinate, .tns) or both
-// (.npz; .mtx writes a dense matrix as its array format).
+// Whether the format holds dense arrays or sparse tensors (kFileFormats).
 bool FormatHoldsDense(Format format);
 bool FormatHoldsSparse(Format format);
 

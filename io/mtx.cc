@@ -42,90 +42,136 @@ std::vector<std::string> Words(const char* b, const char* e) {
   return out;
 }
 
-// Reads the banner, comments and size line.
-MtxHeader ParseHeader(const Bytes& bytes) {
-  const char* base = reinterpret_cast<const char*>(bytes.data);
-  const char* end = base + bytes.size;
-  const char* p = base;
-  int64_t line = 1;
-  auto next_line = [&](const char** b, const char** e) {
-    const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
-    *b = p;
-    *e = nl ? nl : end;
-    p = nl ? nl + 1 : end;
-  };
-  auto fail = [&](ErrorCode code, const std::string& what) {
-    Throw(code, "mtx: '", bytes.name, "' line ", line, ": ", what);
-  };
-  const char *b, *e;
-  if (bytes.size == 0) fail(ErrorCode::kCorrupt, "the file is empty (no %%MatrixMarket banner)");
-  next_line(&b, &e);
-  std::vector<std::string> w = Words(b, e);
+// The header's lines, read one after the other; errors name the file and the line.
+class HeaderLines {
+ public:
+  explicit HeaderLines(const Bytes& bytes)
+      : bytes_(bytes),
+        base_(reinterpret_cast<const char*>(bytes.data)),
+        p_(base_),
+        end_(base_ + bytes.size) {}
+
+  // Reads the next line into [*b, *e); fails with `at_end` when the file has no more lines.
+  void Next(const char** b, const char** e, const char* at_end) {
+    ++line_;
+    if (p_ >= end_) Fail(ErrorCode::kCorrupt, at_end);
+    const char* nl = static_cast<const char*>(std::memchr(p_, '\n', end_ - p_));
+    *b = p_;
+    *e = nl ? nl : end_;
+    p_ = nl ? nl + 1 : end_;
+  }
+  int64_t line() const { return line_; }         // of the line read last
+  int64_t offset() const { return p_ - base_; }  // of the line after it
+  [[noreturn]] void Fail(ErrorCode code, const std::string& what) const {
+    Throw(code, "mtx: '", bytes_.name, "' line ", line_, ": ", what);
+  }
+
+ private:
+  const Bytes& bytes_;
+  const char* base_;
+  const char* p_;
+  const char* end_;
+  int64_t line_ = 0;
+};
+
+// A lower-case banner word and what it means.
+template <typename T>
+struct Keyword {
+  const char* word;
+  T value;
+};
+
+// The value of `word` (already lower case) in `table`, or false.
+template <typename T, size_t N>
+bool Lookup(const Keyword<T> (&table)[N], const std::string& word, T* out) {
+  for (const Keyword<T>& k : table) {
+    if (word == k.word) {
+      *out = k.value;
+      return true;
+    }
+  }
+  return false;
+}
+
+constexpr Keyword<bool> kFormats[] = {{"coordinate", true}, {"array", false}};
+constexpr Keyword<Field> kFields[] = {{"real", Field::kReal},
+                                      {"double", Field::kReal},
+                                      {"integer", Field::kInteger},
+                                      {"pattern", Field::kPattern}};
+constexpr Keyword<Symmetry> kSymmetries[] = {{"general", Symmetry::kGeneral},
+                                             {"symmetric", Symmetry::kSymmetric},
+                                             {"skew-symmetric", Symmetry::kSkew}};
+
+// The banner "%%MatrixMarket matrix <format> <field> <symmetry>", split into words.
+MtxHeader ParseBanner(const std::vector<std::string>& w, const HeaderLines& lines) {
   if (w.empty() || Lower(w[0]) != "%%matrixmarket") {
-    fail(ErrorCode::kCorrupt,
-         "expected the banner '%%MatrixMarket matrix coordinate real general'");
+    lines.Fail(ErrorCode::kCorrupt,
+               "expected the banner '%%MatrixMarket matrix coordinate real general'");
   }
-  if (w.size() != 5) fail(ErrorCode::kCorrupt, "the banner needs 4 words after %%MatrixMarket");
+  if (w.size() != 5) {
+    lines.Fail(ErrorCode::kCorrupt, "the banner needs 4 words after %%MatrixMarket");
+  }
   MtxHeader h;
-  if (Lower(w[1]) != "matrix")
-    fail(ErrorCode::kUnsupported, "object '" + Excerpt(w[1]) + "' is not 'matrix'");
-  const std::string format = Lower(w[2]), field = Lower(w[3]), sym = Lower(w[4]);
-  if (format == "coordinate")
-    h.coordinate = true;
-  else if (format == "array")
-    h.coordinate = false;
-  else
-    fail(ErrorCode::kCorrupt, "format '" + Excerpt(w[2]) + "' is neither coordinate nor array");
-  if (field == "real" || field == "double")
-    h.field = Field::kReal;
-  else if (field == "integer")
-    h.field = Field::kInteger;
-  else if (field == "pattern")
-    h.field = Field::kPattern;
-  else
-    fail(ErrorCode::kUnsupported,
-         "field '" + Excerpt(w[3]) + "' is not supported (real, integer, pattern)");
-  if (sym == "general")
-    h.symmetry = Symmetry::kGeneral;
-  else if (sym == "symmetric")
-    h.symmetry = Symmetry::kSymmetric;
-  else if (sym == "skew-symmetric")
-    h.symmetry = Symmetry::kSkew;
-  else
-    fail(ErrorCode::kUnsupported,
-         "symmetry '" + Excerpt(w[4]) + "' is not supported (general, symmetric, skew-symmetric)");
-  if (!h.coordinate && h.field == Field::kPattern)
-    fail(ErrorCode::kCorrupt, "an array file cannot be 'pattern'");
-  for (;;) {
-    ++line;
-    if (p >= end) fail(ErrorCode::kCorrupt, "the file ends before the size line");
-    next_line(&b, &e);
-    w = Words(b, e);
-    if (w.empty() || w[0][0] == '%') continue;
-    break;
+  if (Lower(w[1]) != "matrix") {
+    lines.Fail(ErrorCode::kUnsupported, "object '" + Excerpt(w[1]) + "' is not 'matrix'");
   }
+  if (!Lookup(kFormats, Lower(w[2]), &h.coordinate)) {
+    lines.Fail(ErrorCode::kCorrupt,
+               "format '" + Excerpt(w[2]) + "' is neither coordinate nor array");
+  }
+  if (!Lookup(kFields, Lower(w[3]), &h.field)) {
+    lines.Fail(ErrorCode::kUnsupported,
+               "field '" + Excerpt(w[3]) + "' is not supported (real, integer, pattern)");
+  }
+  if (!Lookup(kSymmetries, Lower(w[4]), &h.symmetry)) {
+    lines.Fail(ErrorCode::kUnsupported, "symmetry '" + Excerpt(w[4]) +
+                                            "' is not supported (general, symmetric, "
+                                            "skew-symmetric)");
+  }
+  if (!h.coordinate && h.field == Field::kPattern) {
+    lines.Fail(ErrorCode::kCorrupt, "an array file cannot be 'pattern'");
+  }
+  return h;
+}
+
+// The size line "rows cols [entries]" into `h`, checked against the banner.
+void ParseSizeLine(const char* b, const char* e, const HeaderLines& lines, MtxHeader* h) {
   LineTokens t(b, e);
   try {
-    h.rows = t.Next<int64_t>("row count");
-    h.cols = t.Next<int64_t>("column count");
-    if (h.coordinate) h.nnz = t.Next<int64_t>("entry count");
+    h->rows = t.Next<int64_t>("row count");
+    h->cols = t.Next<int64_t>("column count");
+    if (h->coordinate) h->nnz = t.Next<int64_t>("entry count");
     t.ExpectEnd();
   } catch (const Error& err) {
-    fail(ErrorCode::kCorrupt, std::string("bad size line: ") + err.what());
+    lines.Fail(ErrorCode::kCorrupt, std::string("bad size line: ") + err.what());
   }
-  if (h.rows < 0 || h.cols < 0 || h.nnz < 0) fail(ErrorCode::kCorrupt, "negative size");
+  if (h->rows < 0 || h->cols < 0 || h->nnz < 0) lines.Fail(ErrorCode::kCorrupt, "negative size");
   int64_t cells = 0;
-  if (__builtin_mul_overflow(h.rows, h.cols, &cells)) {
-    fail(ErrorCode::kCorrupt, "the matrix size overflows int64");
+  if (__builtin_mul_overflow(h->rows, h->cols, &cells)) {
+    lines.Fail(ErrorCode::kCorrupt, "the matrix size overflows int64");
   }
   // More entries than cells is fine: repeated entries are summed, as SciPy and MATLAB do. The
   // count is checked against the entry lines before anything is allocated.
-  if (h.symmetry != Symmetry::kGeneral && h.rows != h.cols) {
-    fail(ErrorCode::kCorrupt, "a symmetric or skew-symmetric matrix must be square");
+  if (h->symmetry != Symmetry::kGeneral && h->rows != h->cols) {
+    lines.Fail(ErrorCode::kCorrupt, "a symmetric or skew-symmetric matrix must be square");
   }
-  h.size_line = line;
-  h.body = p - base;
-  h.body_line = line + 1;
+}
+
+// Reads the banner, comments and size line.
+MtxHeader ParseHeader(const Bytes& bytes) {
+  HeaderLines lines(bytes);
+  const char *b, *e;
+  lines.Next(&b, &e, "the file is empty (no %%MatrixMarket banner)");
+  MtxHeader h = ParseBanner(Words(b, e), lines);
+  for (;;) {  // comments and blank lines up to the size line
+    lines.Next(&b, &e, "the file ends before the size line");
+    const std::vector<std::string> w = Words(b, e);
+    if (!w.empty() && w[0][0] != '%') break;
+  }
+  ParseSizeLine(b, e, lines, &h);
+  h.size_line = lines.line();
+  h.body = lines.offset();
+  h.body_line = lines.line() + 1;
   return h;
 }
 

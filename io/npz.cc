@@ -8,7 +8,6 @@
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/io/formats.h"
-#include "tensorkit/sparse/internal.h"
 
 namespace tensorkit::io {
 namespace {
@@ -241,8 +240,8 @@ void WriteNpz(const std::string& path, const TensorData& data, const WriteOption
 }
 
 SparseTensor HostContiguous(const SparseTensor& st) {
-  return SparseTensor::Create(sparse_internal::HostContiguous(st.indices()),
-                              sparse_internal::HostContiguous(st.values()), st.shape(), st.order());
+  return SparseTensor::Create(st.indices().HostContiguous(), st.values().HostContiguous(),
+                              st.shape(), st.order());
 }
 
 }  // namespace tensorkit::io

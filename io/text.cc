@@ -24,18 +24,12 @@ std::vector<TextChunk> ChunkLines(const Bytes& bytes, int64_t body, int64_t firs
   }
   ParallelChunks(static_cast<int64_t>(chunks.size()), 1, [&](int64_t i, int64_t, int64_t) {
     TextChunk& c = chunks[i];
-    const char* p = base + c.begin;
-    const char* end = base + c.end;
-    int64_t lines = 0, entries = 0;
-    while (p < end) {
-      const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
-      const char* le = nl ? nl : end;
-      while (p < le && (*p == ' ' || *p == '\t' || *p == '\r')) ++p;
-      entries += (p < le && *p != comment);
-      ++lines;
-      p = le + 1;
-    }
-    c.lines = lines;
+    int64_t entries = 0;
+    c.lines =
+        WalkLines(base + c.begin, base + c.end, 0, [&](const char* q, const char* le, int64_t) {
+          entries += (q < le && *q != comment);
+          return true;
+        });
     c.entries = entries;
   });
   int64_t line = first_line, entry = 0;

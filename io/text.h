@@ -47,6 +47,12 @@ inline int64_t TotalEntries(const std::vector<TextChunk>& chunks) {
   return chunks.empty() ? 0 : chunks.back().first_entry + chunks.back().entries;
 }
 
+// Calls visit(begin, end, line_number) for the lines of [p, end) in order, `begin` past the
+// line's leading blanks and `end` at its '\n' (or the end), numbering from `line`; stops when
+// visit returns false. Returns the number of the line it stopped at, or the one after the last.
+template <typename Visit>
+int64_t WalkLines(const char* p, const char* end, int64_t line, const Visit& visit);
+
 // Pass 2: calls parse(line_begin, line_end, entry, line_number, chunk_index) for every data
 // line. `parse` throws Error for bad content; the earliest one is rethrown as
 // Error(code, "<fmt>: '<file>' line <n>: <what>").
@@ -66,6 +72,14 @@ class LineTokens {
   template <typename T>
   T Next(const char* what);
   void ExpectEnd();
+  // Skips the tokens left, returning how many there were.
+  int64_t CountRest() {
+    int64_t n = 0;
+    for (; !AtEnd(); ++n) {
+      while (p_ != e_ && *p_ != ' ' && *p_ != '\t' && *p_ != '\r') ++p_;
+    }
+    return n;
+  }
 
  private:
   void Skip() {
@@ -88,6 +102,20 @@ void WriteLinesParallel(AtomicFile* file, int64_t n, const Format& format);
 // Definitions
 // ---------------------------------------------------------------------------------------------
 
+template <typename Visit>
+int64_t WalkLines(const char* p, const char* end, int64_t line, const Visit& visit) {
+  while (p < end) {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
+    const char* le = nl ? nl : end;
+    const char* q = p;
+    while (q < le && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
+    if (!visit(q, le, line)) return line;
+    ++line;
+    p = le + 1;
+  }
+  return line;
+}
+
 template <typename Parse>
 void ParseDataLines(const Bytes& bytes, const std::vector<TextChunk>& chunks, char comment,
                     const char* fmt, const Parse& parse) {
@@ -102,18 +130,13 @@ void ParseDataLines(const Bytes& bytes, const std::vector<TextChunk>& chunks, ch
   ParallelChunks(static_cast<int64_t>(chunks.size()), 1, [&](int64_t c, int64_t, int64_t) {
     const TextChunk& ch = chunks[c];
     int64_t line = ch.first_line, entry = ch.first_entry;
-    const char* p = base + ch.begin;
-    const char* end = base + ch.end;
     try {
-      while (p < end) {
-        const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
-        const char* le = nl ? nl : end;
-        const char* q = p;
-        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
-        if (q < le && *q != comment) parse(q, le, entry++, line, c);
-        ++line;
-        p = le + 1;
-      }
+      WalkLines(base + ch.begin, base + ch.end, ch.first_line,
+                [&](const char* q, const char* le, int64_t n) {
+                  line = n;  // for the message, should parse throw
+                  if (q < le && *q != comment) parse(q, le, entry++, n, c);
+                  return true;
+                });
     } catch (const Error& e) {
       failures[c] = Failure{true, e.code(), line, e.what()};
     }

@@ -43,32 +43,16 @@ bool ParseShapeComment(const char* b, const char* e, std::vector<int64_t>* shape
 
 TnsLayout FindLayout(const Bytes& bytes) {
   const char* p = reinterpret_cast<const char*>(bytes.data);
-  const char* end = p + bytes.size;
   TnsLayout out;
-  int64_t line = 1;
-  while (p < end) {
-    const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
-    const char* le = nl ? nl : end;
-    const char* q = p;
-    while (q < le && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
-    if (q < le && *q == '#' && !out.has_shape)
-      out.has_shape = ParseShapeComment(q + 1, le, &out.shape);
-    if (q < le && *q != '#') {
-      int fields = 0;
-      while (q < le) {
-        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
-        if (q == le) break;
-        ++fields;
-        while (q < le && *q != ' ' && *q != '\t' && *q != '\r') ++q;
-      }
-      out.fields = fields;
-      out.first_line = line;
-      return out;
+  out.first_line = WalkLines(p, p + bytes.size, 1, [&](const char* q, const char* le, int64_t) {
+    if (q == le) return true;  // blank
+    if (*q == '#') {
+      if (!out.has_shape) out.has_shape = ParseShapeComment(q + 1, le, &out.shape);
+      return true;
     }
-    ++line;
-    p = le + 1;
-  }
-  out.first_line = line;
+    out.fields = static_cast<int>(LineTokens(q, le).CountRest());
+    return false;  // the first entry
+  });
   return out;
 }
 

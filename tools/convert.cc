@@ -127,7 +127,8 @@ Subcommand AddConvert(CLI::App& app) {
       "Convert IN to OUT (formats from the extensions), or with --to a batch of files into "
       "OUTDIR in parallel");
   sub->add_option("files", args->files, "IN OUT, or the inputs of a batch");
-  sub->add_option("--to", args->to, "Batch mode: the output format (npy, npz, mtx, tns)");
+  sub->add_option("--to", args->to,
+                  "Batch mode: the output format (" + io::FormatList("", ", ", ", ") + ")");
   sub->add_option("-o,--output-dir", args->out_dir, "Batch mode: the output folder");
   sub->add_flag("--resume", args->resume,
                 "Skip outputs that already exist (with --manifest: inputs it records as done)");

@@ -47,16 +47,15 @@ void ConvertFile(const std::string& in, const std::string& out, const ConvertOpt
 
 std::string NormalizeExtension(const std::string& ext) {
   if (ext.empty()) {
-    throw UsageError("a batch (-o OUTDIR) needs the output format: --to npy, npz, mtx or tns");
+    throw UsageError("a batch (-o OUTDIR) needs the output format: --to " +
+                     io::FormatList("", ", ", " or "));
   }
-  std::string e = ext;
-  if (!e.empty() && e[0] == '.') e.erase(0, 1);
-  std::transform(e.begin(), e.end(), e.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (e != "npy" && e != "npz" && e != "mtx" && e != "tns") {
-    throw UsageError("unknown output format '" + ext + "'; use npy, npz, mtx or tns");
+  const std::optional<io::Format> f = io::FormatFromExtension(ext[0] == '.' ? ext.substr(1) : ext);
+  if (!f) {
+    throw UsageError("unknown output format '" + ext + "'; use " +
+                     io::FormatList("", ", ", " or "));
   }
-  return e;
+  return io::FormatName(*f);
 }
 
 }  // namespace tensorkit::tools

@@ -14,10 +14,9 @@
 
 int main(int argc, char** argv) {
   using namespace tensorkit::tools;
-  CLI::App app{
-      "tensorkit: convert, inspect, validate and concatenate tensor files "
-      "(.npy, .npz, .mtx, .tns).\nExit codes: 0 ok, 1 invalid input or failed, "
-      "2 usage error."};
+  CLI::App app{"tensorkit: convert, inspect, validate and concatenate tensor files (" +
+               tensorkit::io::FormatList(".", ", ", ", ") +
+               ").\nExit codes: 0 ok, 1 invalid input or failed, 2 usage error."};
   app.require_subcommand(1);
   int threads = 0;
   app.add_option("--threads", threads, "Worker threads (default: TENSORKIT_NUM_THREADS or all)")
@@ -40,9 +39,13 @@ int main(int argc, char** argv) {
     std::vector<std::string> rest = app.remaining();
     if (!rest.empty() && rest[0][0] != '-' &&
         std::none_of(subs.begin(), subs.end(), [&](auto& s) { return s.app->parsed(); })) {
-      std::cerr << "tensorkit: unknown subcommand '" << rest[0]
-                << "'; use convert, info, validate or concat\nRun with --help for more "
-                   "information.\n";
+      std::string names;  // every subcommand, as the app knows them
+      for (size_t i = 0; i < subs.size(); ++i) {
+        if (i > 0) names += i + 1 == subs.size() ? " or " : ", ";
+        names += subs[i].app->get_name();
+      }
+      std::cerr << "tensorkit: unknown subcommand '" << rest[0] << "'; use " << names
+                << "\nRun with --help for more information.\n";
       return kExitUsage;
     }
     const int code = app.exit(e);

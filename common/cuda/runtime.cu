@@ -82,20 +82,28 @@ void ThrowCuda(cudaError_t err, const char* op, const char* call) {
         cudaGetErrorName(err), ")");
 }
 
+namespace {
+
+// The Error of a failed call into a loaded CUDA library: out of memory is ResourceExhausted,
+// anything else an internal error; the message names the call and the library's words for it.
+[[noreturn]] void ThrowLibrary(bool out_of_memory, const char* op, const char* library,
+                               const char* call, const char* message, const char* status_name) {
+  Throw(out_of_memory ? ErrorCode::kResourceExhausted : ErrorCode::kInternal, op, ": ", library,
+        " call ", call, " failed: ", message, " (", status_name, ")");
+}
+
+}  // namespace
+
 void ThrowCublas(cublasStatus_t status, const char* op, const char* call) {
-  const ErrorCode code =
-      status == CUBLAS_STATUS_ALLOC_FAILED ? ErrorCode::kResourceExhausted : ErrorCode::kInternal;
   const CublasApi& api = CublasLibrary(op);  // loaded: it returned the status
-  Throw(code, op, ": cuBLAS call ", call, " failed: ", api.cublasGetStatusString(status), " (",
-        api.cublasGetStatusName(status), ")");
+  ThrowLibrary(status == CUBLAS_STATUS_ALLOC_FAILED, op, "cuBLAS", call,
+               api.cublasGetStatusString(status), api.cublasGetStatusName(status));
 }
 
 void ThrowCusparse(cusparseStatus_t status, const char* op, const char* call) {
-  const ErrorCode code =
-      status == CUSPARSE_STATUS_ALLOC_FAILED ? ErrorCode::kResourceExhausted : ErrorCode::kInternal;
   const CusparseApi& api = CusparseLibrary(op);  // loaded: it returned the status
-  Throw(code, op, ": cuSPARSE call ", call, " failed: ", api.cusparseGetErrorString(status), " (",
-        api.cusparseGetErrorName(status), ")");
+  ThrowLibrary(status == CUSPARSE_STATUS_ALLOC_FAILED, op, "cuSPARSE", call,
+               api.cusparseGetErrorString(status), api.cusparseGetErrorName(status));
 }
 
 // ---------------------------------------------------------------------------------------------

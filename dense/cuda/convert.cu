@@ -1,11 +1,9 @@
 // Fills, plain copies (with the tiled transpose path) and conversions between numeric dtypes.
 #include <cstring>
 
-#include "tensorkit/common/cuda/by_size.h"
 #include "tensorkit/dense/cuda/kernels.cuh"
 
 namespace tensorkit::cuda_exec {
-using cuda_backend::BySize;
 
 void LaunchFill(const engine::OpDesc& d, const LoopNest& nest, char* const* first, cudaStream_t s) {
   BySize(DTypeSize(d.out), [&]<typename U>() {

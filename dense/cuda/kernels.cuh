@@ -49,54 +49,41 @@ __device__ __forceinline__ void PutDyn(Mode m, T* out, C f, const Coeffs<C>& k) 
   }
 }
 
-// The functor named by `fn`, for the reductions (one kernel per dtype for every functor).
+// The functor named by `fn`, for the reductions (one kernel per dtype for every functor); the
+// cases come from the list of functions (dense/elementwise_fns.h), as DispatchUnary's do.
+#define TK_APPLY_CASE(Name, ...) \
+  case Fn::k##Name:              \
+    return engine::Name##F::Apply(__VA_ARGS__);
+
 template <typename C>
 __device__ __forceinline__ C ApplyUnary(engine::UnaryFn fn, C x) {
-  using engine::UnaryFn;
+  using Fn = engine::UnaryFn;
+  // clang-format off
   switch (fn) {
-    case UnaryFn::kIdentity:
+    case Fn::kIdentity:
       return x;
-    case UnaryFn::kExp:
-      return engine::ExpF::Apply(x);
-    case UnaryFn::kLog:
-      return engine::LogF::Apply(x);
-    case UnaryFn::kRelu:
-      return engine::ReluF::Apply(x);
-    case UnaryFn::kSigmoid:
-      return engine::SigmoidF::Apply(x);
-    case UnaryFn::kTanh:
-      return engine::TanhF::Apply(x);
-    case UnaryFn::kAbs:
-      return engine::AbsF::Apply(x);
-    case UnaryFn::kSqrt:
-      return engine::SqrtF::Apply(x);
-    case UnaryFn::kNeg:
-      return engine::NegF::Apply(x);
+#define TK_UNARY_CASE(Name) TK_APPLY_CASE(Name, x)
+    TENSORKIT_UNARY_FNS(TK_UNARY_CASE)
+#undef TK_UNARY_CASE
   }
+  // clang-format on
   return x;
 }
 
 template <typename C>
 __device__ __forceinline__ C ApplyBinary(engine::BinaryFn fn, C a, C b) {
-  using engine::BinaryFn;
+  using Fn = engine::BinaryFn;
+  // clang-format off
   switch (fn) {
-    case BinaryFn::kAdd:
-      return engine::AddF::Apply(a, b);
-    case BinaryFn::kSub:
-      return engine::SubF::Apply(a, b);
-    case BinaryFn::kMul:
-      return engine::MulF::Apply(a, b);
-    case BinaryFn::kDiv:
-      return engine::DivF::Apply(a, b);
-    case BinaryFn::kPow:
-      return engine::PowF::Apply(a, b);
-    case BinaryFn::kMax:
-      return engine::MaxF::Apply(a, b);
-    case BinaryFn::kMin:
-      return engine::MinF::Apply(a, b);
+#define TK_BINARY_CASE(Name) TK_APPLY_CASE(Name, a, b)
+    TENSORKIT_BINARY_FNS(TK_BINARY_CASE)
+#undef TK_BINARY_CASE
   }
+  // clang-format on
   return a;
 }
+
+#undef TK_APPLY_CASE
 
 // ---------------------------------------------------------------------------------------------
 // Tuple ops
@@ -320,7 +307,7 @@ void LaunchElementwise(const ElementwisePlan& p, const Op& op, cudaStream_t s, c
 // elementwise pass whose operands are all T, and the coefficients as Coeffs<ComputeType<T>>.
 template <typename F>
 void WithTypedPlan(const engine::OpDesc& d, const LoopNest& nest, char* const* first, F&& f) {
-  Dispatch<ops_internal::kComputeDTypes>(d.out, d.op, [&]<typename T>() {
+  Dispatch<kComputeDTypes>(d.out, d.op, [&]<typename T>() {
     const int64_t sizes[kMaxOperands] = {sizeof(T), sizeof(T), sizeof(T)};
     const ElementwisePlan p = PlanElementwise(nest, sizes, first, /*copy=*/false);
     f.template operator()<T>(p, *reinterpret_cast<const Coeffs<ComputeType<T>>*>(d.coeffs.bytes));

@@ -10,7 +10,7 @@ namespace tensorkit::cuda_exec {
 void LaunchReduce(const engine::OpDesc& d, const LoopNest& nest, char* const* first, cudaStream_t s,
                   int device) {
   TK_INTERNAL_CHECK(d.mode == Mode::kAxpby);
-  Dispatch<ops_internal::kComputeDTypes>(d.out, d.op, [&]<typename T>() {
+  Dispatch<kComputeDTypes>(d.out, d.op, [&]<typename T>() {
     using C = ComputeType<T>;
     const ReducePlan p = PlanReduce(nest);
     ReduceArgs<T> args{};

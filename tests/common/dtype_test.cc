@@ -54,6 +54,43 @@ TEST(DTypeTest, DispatchRejectsDTypeOutsideSetNamingOp) {
   }
 }
 
+// CheckDType throws exactly what Dispatch of the same set throws, and nothing inside the set.
+TEST(DTypeTest, CheckDTypeMatchesDispatch) {
+  EXPECT_NO_THROW(CheckDType<kNumericDTypes>(DType::kInt8, "Exp"));
+  EXPECT_NO_THROW(CheckDType<kAllDTypes>(DType::kString, "Copy"));
+  std::string dispatched;
+  try {
+    Dispatch<kFloatDTypes>(DType::kInt32, "Exp", [&]<typename T>() {});
+  } catch (const Error& e) {
+    dispatched = e.what();
+  }
+  try {
+    CheckDType<kFloatDTypes>(DType::kInt32, "Exp");
+    FAIL() << "expected Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_EQ(e.what(), dispatched);
+  }
+  EXPECT_THROW(CheckDType<kAllDTypes>(static_cast<DType>(200), "Op"), Error);
+}
+
+TEST(DTypeTest, BySizePicksTheUnsignedOfThatWidth) {
+  for (int64_t bytes : {1, 2, 4, 8}) {
+    int64_t got = 0;
+    BySize(bytes, [&]<typename U>() {
+      static_assert(std::is_unsigned_v<U>);
+      got = sizeof(U);
+    });
+    EXPECT_EQ(got, bytes);
+  }
+  EXPECT_THROW(BySize(3, [&]<typename U>() {}), Error);
+}
+
+TEST(DTypeTest, ComputeDTypesAreTheNumericOnes) {
+  EXPECT_EQ(kComputeDTypes, kNumericDTypes);
+  EXPECT_EQ(kComputeDTypes & Bit(DType::kString), 0u);
+}
+
 TEST(DTypeTest, DispatchPicksTheCType) {
   EXPECT_TRUE(
       (Dispatch(DType::kFloat16, "t", [&]<typename T>() { return std::is_same_v<T, Half>; })));

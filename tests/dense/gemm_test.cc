@@ -14,7 +14,7 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
-#include "tensorkit/dense/ops_internal.h"
+#include "tensorkit/common/simd_path.h"
 
 namespace tensorkit::gemm {
 namespace {
@@ -377,7 +377,7 @@ TEST(Gemm, BackendNameNamesKernelsAndWhy) {
 // BLIS 0.9 takes its AVX2 "haswell" kernels on Intel AVX-512 parts whose brand string it cannot
 // read; tensorkit must choose the AVX-512 ones on any CPU that can run them.
 TEST(Gemm, AvxFiveTwelveCpusGetAvxFiveTwelveKernels) {
-  if (!ops_internal::SimdPathSupported(ops_internal::SimdPath::kAvx512)) {
+  if (!SimdPathSupported(SimdPath::kAvx512)) {
     GTEST_SKIP() << "this CPU (or OS) lacks AVX-512 F/DQ/BW/VL; BackendName: " << BackendName();
   }
   if (std::getenv("BLIS_ARCH_TYPE") != nullptr) GTEST_SKIP() << "BLIS_ARCH_TYPE is set by hand";
@@ -407,7 +407,7 @@ TEST(Gemm, BlisArchTypeFromTheEnvironmentWins) {
 }
 
 TEST(Gemm, WithoutAvxFiveTwelveBlisKeepsItsOwnChoice) {
-  if (ops_internal::SimdPathSupported(ops_internal::SimdPath::kAvx512)) {
+  if (SimdPathSupported(SimdPath::kAvx512)) {
     GTEST_SKIP() << "this CPU has AVX-512; BackendName: " << BackendName();
   }
   if (std::getenv("BLIS_ARCH_TYPE") != nullptr) GTEST_SKIP() << "BLIS_ARCH_TYPE is set by hand";

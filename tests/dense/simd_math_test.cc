@@ -23,7 +23,6 @@
 namespace tensorkit {
 namespace {
 
-using ops_internal::SimdPath;
 using testing::PathGuard;
 using testing::PathName;
 using testing::SupportedPaths;
@@ -101,7 +100,7 @@ void CheckFloatOp(const std::string& name, void (*op)(const Tensor&, Tensor*),
   PathGuard guard;
   std::vector<float> base;
   for (SimdPath p : SupportedPaths()) {
-    ops_internal::SetSimdPathForTesting(p);
+    SetSimdPathForTesting(p);
     const std::vector<float> got = RunFloatOp(op, xs);
     int64_t worst = 0;
     for (size_t i = 0; i < xs.size(); ++i) {
@@ -128,7 +127,7 @@ void CheckDoubleOp(const std::string& name, void (*op)(const Tensor&, Tensor*),
   PathGuard guard;
   std::vector<double> base;
   for (SimdPath p : SupportedPaths()) {
-    ops_internal::SetSimdPathForTesting(p);
+    SetSimdPathForTesting(p);
     const std::vector<double> got = RunDoubleOp(op, xs);
     for (size_t i = 0; i < xs.size(); ++i) {
       const double want = ref(xs[i]);
@@ -198,10 +197,10 @@ V Concat(V a, const V& b) {
 // ---------------------------------------------------------------------------------------------
 
 TEST(SimdMathTest, PathsAreConsistent) {
-  EXPECT_TRUE(ops_internal::SimdPathSupported(SimdPath::kDefault));
-  EXPECT_TRUE(ops_internal::SimdPathSupported(ops_internal::BestSimdPath()));
-  if (ops_internal::SimdPathSupported(SimdPath::kAvx512)) {
-    EXPECT_EQ(ops_internal::BestSimdPath(), SimdPath::kAvx512);
+  EXPECT_TRUE(SimdPathSupported(SimdPath::kDefault));
+  EXPECT_TRUE(SimdPathSupported(BestSimdPath()));
+  if (SimdPathSupported(SimdPath::kAvx512)) {
+    EXPECT_EQ(BestSimdPath(), SimdPath::kAvx512);
   }
 }
 
@@ -266,7 +265,7 @@ TEST(SimdMathTest, SpecialValuesMatchTheCLibrary) {
     }
   };
   for (SimdPath p : SupportedPaths()) {
-    ops_internal::SetSimdPathForTesting(p);
+    SetSimdPathForTesting(p);
     const std::vector<float> e = RunFloatOp(&Exp, xs), l = RunFloatOp(&Log, xs),
                              t = RunFloatOp(&Tanh, xs);
     const std::vector<double> xd(xs.begin(), xs.end());

@@ -231,6 +231,21 @@ TEST(TensorTest, Stream) {
 }
 
 // Without a device, moving to one is a clear Error (the device tests live in tests/gpu/).
+// A contiguous CPU tensor is its own host copy; any other becomes a C-order CPU copy.
+TEST(TensorTest, HostContiguous) {
+  Tensor t = Tensor::FromVector<int>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor same = t.HostContiguous();
+  EXPECT_TRUE(SharesStorage(same, t));
+  EXPECT_TRUE(Identical(same, t));
+  Tensor tr = Transpose(t, 0, 1);
+  Tensor packed = tr.HostContiguous();
+  EXPECT_FALSE(SharesStorage(packed, tr));
+  EXPECT_TRUE(packed.IsContiguous());
+  EXPECT_TRUE(packed.device().is_cpu());
+  EXPECT_EQ(packed.Dims(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(packed.ToVector<int>(), (std::vector<int>{1, 4, 2, 5, 3, 6}));
+}
+
 TEST(TensorTest, ToMissingCudaDeviceFails) {
   const Device missing = Device::Cuda(CudaDeviceCount());
   ExpectError([&] { Tensor::Zeros({2}, DType::kFloat32).To(missing); },

@@ -23,7 +23,6 @@
 namespace tensorkit {
 namespace {
 
-using ops_internal::SimdPath;
 using testing::PathGuard;
 using testing::PathName;
 using testing::SupportedPaths;
@@ -123,12 +122,12 @@ struct StreamingGuard {
 // Every element size on one path, with the plain tiles and then with the streaming ones;
 // skipped with a message where the CPU lacks the path.
 void CheckPath(SimdPath p) {
-  if (!ops_internal::SimdPathSupported(p)) {
+  if (!SimdPathSupported(p)) {
     GTEST_SKIP() << "this CPU cannot run the " << PathName(p) << " path";
   }
   PathGuard guard;
   StreamingGuard streaming_guard;
-  ops_internal::SetSimdPathForTesting(p);
+  SetSimdPathForTesting(p);
   for (int64_t threshold : {int64_t{-1}, int64_t{0}}) {
     SCOPED_TRACE(threshold == 0 ? "streaming tiles" : "plain tiles");
     transpose_internal::SetStreamingBytesForTesting(threshold);
@@ -158,7 +157,7 @@ TEST(TransposeTest, TransposeAndPermuteShapes) {
   Tensor a = RandomBits<float>(rng, {333, 270});
   Tensor p = RandomBits<double>(rng, {3, 20, 17, 33});
   for (SimdPath path : SupportedPaths()) {
-    ops_internal::SetSimdPathForTesting(path);
+    SetSimdPathForTesting(path);
     Tensor at = Transpose(a, 0, 1), out = Tensor::Empty(at.Dims(), DType::kFloat32);
     Copy(at, &out);
     EXPECT_TRUE(SameBits(out.ToVector<float>(), ref::Elements<float>(at)));
@@ -228,14 +227,13 @@ TEST(TransposeTest, StreamingCopyMatchesMemcpy) {
   std::vector<uint8_t> src(1024), dst(1024), want(1024);
   for (uint8_t& x : src) x = static_cast<uint8_t>(rng());
   for (SimdPath path : SupportedPaths()) {
-    ops_internal::SetSimdPathForTesting(path);
+    SetSimdPathForTesting(path);
     for (int round = 0; round < 300; ++round) {
       const size_t from = rng() % 64, to = rng() % 64, bytes = rng() % 700;
       std::fill(dst.begin(), dst.end(), uint8_t{0xA5});
       want = dst;
       std::memcpy(want.data() + to, src.data() + from, bytes);
-      transpose_internal::StreamingCopy(dst.data() + to, src.data() + from,
-                                        static_cast<int64_t>(bytes));
+      StreamingCopy(dst.data() + to, src.data() + from, static_cast<int64_t>(bytes));
       ASSERT_EQ(dst, want) << PathName(path) << " from " << from << " to " << to << ", " << bytes
                            << " bytes";
     }

@@ -231,6 +231,23 @@ TEST(SwapBytesTest, ReversesEachElement) {
   EXPECT_EQ(v[1], 0xd0c0b0a0u);
 }
 
+TEST(FormatTest, OneTableNamesEveryFormat) {
+  for (size_t i = 0; i < std::size(kFileFormats); ++i) {
+    const FormatInfo& f = kFileFormats[i];
+    EXPECT_EQ(static_cast<size_t>(f.format), i);
+    EXPECT_STREQ(FormatName(f.format), f.extension);
+    EXPECT_EQ(FormatFromExtension(f.extension), f.format);
+    EXPECT_EQ(FormatFromPath(std::string("a.") + f.extension), f.format);
+    EXPECT_EQ(FormatHoldsDense(f.format), f.dense);
+    EXPECT_EQ(FormatHoldsSparse(f.format), f.sparse);
+  }
+  EXPECT_EQ(FormatFromExtension("MTX"), Format::kMtx);
+  EXPECT_EQ(FormatFromExtension("csv"), std::nullopt);
+  EXPECT_EQ(FormatFromExtension(""), std::nullopt);
+  EXPECT_EQ(FormatList(".", ", ", " or "), ".npy, .npz, .mtx or .tns");
+  EXPECT_EQ(FormatList("", ", ", ", "), "npy, npz, mtx, tns");
+}
+
 TEST(FormatTest, FromPath) {
   EXPECT_EQ(FormatFromPath("a/b.NPY"), Format::kNpy);
   EXPECT_EQ(FormatFromPath("x.tns"), Format::kTns);

@@ -1,0 +1,30 @@
+// tensorkit/common/simd_path.h: which instruction set the CPU's hand-picked loops run on
+// (internal; not installed).
+//
+// Glossary
+//   SimdPath  the instruction set that the loops whose speed depends on vector width were
+//             compiled for: the transcendental float32/float64 unary loops (dense/ops_unary.cc),
+//             the engine's block transposes (dense/transpose_internal.h), the streaming copies
+//             (common/streaming.h) and the sparse SpMM row loops (sparse/products.cc). Chosen
+//             once from cpuid, since the library is built without -march. Every path gives
+//             bit-identical results (no FMA, same operation order: see dense/simd_math.h).
+#ifndef TENSORKIT_COMMON_SIMD_PATH_H_
+#define TENSORKIT_COMMON_SIMD_PATH_H_
+
+namespace tensorkit {
+
+enum class SimdPath { kDefault, kAvx2, kAvx512 };
+
+// Whether this CPU (and OS) can run `path`.
+bool SimdPathSupported(SimdPath path);
+// The widest supported path.
+SimdPath BestSimdPath();
+// The path in use: BestSimdPath() unless a test forced another.
+SimdPath ActiveSimdPath();
+// Makes later kernel choices pick `path` (which must be supported); for tests that check every
+// path the machine has.
+void SetSimdPathForTesting(SimdPath path);
+
+}  // namespace tensorkit
+
+#endif  // TENSORKIT_COMMON_SIMD_PATH_H_
