@@ -176,13 +176,53 @@ T EmptyValue(Combiner c, bool unsorted) {
   return T(0);
 }
 
+// How the rows of one segment are added (Note [summation order]).
+enum class Order {
+  kSequential,  // acc = x0, then acc += x1, x2, ... (the gradient)
+  kEigen,       // the same from +0 when there are several rows (SegmentReduce)
+  kFromZero,    // always from +0 (UnsortedSegmentReduce)
+  kBlocks,      // blocks of 8 rows (SparseSegmentReduce)
+};
+
+// Note [summation order]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// Floating-point sums depend on their order, so each operation adds rows as TensorFlow's CPU
+// kernel does, and its results match TensorFlow's bit for bit for float32 and float64:
+// SegmentReduce adds a segment's rows one by one (a segment of several rows starting from +0, as
+// Eigen's reduction does; a single row is copied), UnsortedSegmentReduce from +0 in entry order,
+// SparseSegmentReduce in TensorFlow's blocks: a segment of n > 1 rows first sums
+// r = n % 8 rows (8 when r == 0, 9 when r == 1) left to right, then adds each next block of 8
+// rows summed left to right; kMean / kSqrtN scale the first block by 1 / n (1 / sqrt(n)) when
+// n < 10 and divide the total by n (sqrt(n)) otherwise. Blocks also let eight independent row
+// loads overlap, which a gather needs to run at memory speed. The gradient scales each row
+// and adds it in entry order. 16-bit floats accumulate in float32 (TensorFlow does so in its
+// sparse kernels; elsewhere it sums in the 16-bit type). Integer sums wrap around; kMax / kMin
+// compare with < and keep the first of equal values.
+
+// acc = (x[0] + ... + x[kM - 1]) * scale (kAssign) or acc += x[0] + ... + x[kM - 1], each
+// element summed left to right.
+template <int kM, bool kAssign, typename T, typename A>
+inline void AddBlock(A* __restrict acc, const T* const* x, int64_t d, A scale) {
+  for (int64_t t = 0; t < d; ++t) {
+    A sum = static_cast<A>(x[0][t]);
+    for (int q = 1; q < kM; ++q) sum += static_cast<A>(x[q][t]);
+    if constexpr (kAssign) {
+      acc[t] = sum * scale;
+    } else {
+      acc[t] += sum;
+    }
+  }
+}
+
 // Reduces output rows [0, num_out): row s from slots [start[s], start[s + 1]), slot j's source
 // row at row_of(j), multiplied by weights[j] when kWeighted (always summed then).
-template <typename T, Combiner C, bool kWeighted, bool kPrefetch, typename RowOf>
+template <typename T, Combiner C, Order kOrder, bool kWeighted, bool kPrefetch, typename RowOf>
 void ReduceRows(int64_t num_out, const int64_t* start, int64_t d, const RowOf& row_of,
                 const ComputeType<T>* weights, T empty_value, T* out) {
   using A = ComputeType<T>;
   constexpr bool kScratch = !std::is_same_v<A, T>;
+  constexpr bool kScaled = C == Combiner::kMean || C == Combiner::kSqrtN;
+  constexpr bool kSum = C == Combiner::kSum || kScaled;
   const int64_t slots = start[num_out];
   const int64_t bytes_per_row =
       (slots / std::max<int64_t>(num_out, 1) + 1) * d * static_cast<int64_t>(sizeof(T));
@@ -202,8 +242,8 @@ void ReduceRows(int64_t num_out, const int64_t* start, int64_t d, const RowOf& r
     for (int64_t j = start[s0]; j < std::min(limit, start[s0] + kAhead); ++j) prefetch(j);
     for (int64_t s = s0; s < s1; ++s) {
       T* __restrict o = out + s * d;
-      const int64_t b = start[s], e = start[s + 1];
-      if (b == e) {
+      const int64_t b = start[s], e = start[s + 1], n = e - b;
+      if (n == 0) {
         std::fill(o, o + d, empty_value);
         continue;
       }
@@ -213,40 +253,102 @@ void ReduceRows(int64_t num_out, const int64_t* start, int64_t d, const RowOf& r
       } else {
         acc = o;
       }
-      {
-        prefetch(b + kAhead);
-        const T* __restrict x = row_of(b);
-        if constexpr (kWeighted) {
-          const A w = weights[b];
-          for (int64_t t = 0; t < d; ++t) acc[t] = static_cast<A>(x[t]) * w;
+      if constexpr (kOrder == Order::kBlocks && std::is_floating_point_v<A> && kSum && !kWeighted) {
+        if (n > 1) {
+          const int64_t r = n & 7;
+          const int64_t first = r == 0 ? 8 : r == 1 ? 9 : r;
+          A scale = A(1);
+          if (kScaled && n < 10) {
+            scale = A(1) / static_cast<A>(C == Combiner::kMean ? static_cast<double>(n)
+                                                               : std::sqrt(static_cast<double>(n)));
+          }
+          const T* x[9];
+          for (int64_t q = 0; q < first; ++q) {
+            prefetch(b + q + kAhead);
+            x[q] = row_of(b + q);
+          }
+          switch (first) {
+            case 2:
+              AddBlock<2, true>(acc, x, d, scale);
+              break;
+            case 3:
+              AddBlock<3, true>(acc, x, d, scale);
+              break;
+            case 4:
+              AddBlock<4, true>(acc, x, d, scale);
+              break;
+            case 5:
+              AddBlock<5, true>(acc, x, d, scale);
+              break;
+            case 6:
+              AddBlock<6, true>(acc, x, d, scale);
+              break;
+            case 7:
+              AddBlock<7, true>(acc, x, d, scale);
+              break;
+            case 8:
+              AddBlock<8, true>(acc, x, d, scale);
+              break;
+            default:
+              AddBlock<9, true>(acc, x, d, scale);
+              break;
+          }
+          for (int64_t j = b + first; j < e; j += 8) {
+            for (int q = 0; q < 8; ++q) {
+              prefetch(j + q + kAhead);
+              x[q] = row_of(j + q);
+            }
+            AddBlock<8, false>(acc, x, d, A(1));
+          }
+          if (kScaled && n >= 10) {
+            const A div = static_cast<A>(C == Combiner::kMean ? static_cast<double>(n)
+                                                              : std::sqrt(static_cast<double>(n)));
+            for (int64_t t = 0; t < d; ++t) acc[t] = acc[t] / div;
+          }
         } else {
+          prefetch(b + kAhead);
+          const T* __restrict x = row_of(b);
           for (int64_t t = 0; t < d; ++t) acc[t] = static_cast<A>(x[t]);
         }
-      }
-      for (int64_t j = b + 1; j < e; ++j) {
-        prefetch(j + kAhead);
-        const T* __restrict x = row_of(j);
-        if constexpr (kWeighted) {
-          const A w = weights[j];
-          for (int64_t t = 0; t < d; ++t) acc[t] += static_cast<A>(x[t]) * w;
-        } else if constexpr (C == Combiner::kMax) {
-          for (int64_t t = 0; t < d; ++t) {
-            const A v = static_cast<A>(x[t]);
-            acc[t] = acc[t] < v ? v : acc[t];
+      } else {
+        {
+          prefetch(b + kAhead);
+          const T* __restrict x = row_of(b);
+          if constexpr (kWeighted) {
+            const A w = weights[b];
+            for (int64_t t = 0; t < d; ++t) acc[t] = static_cast<A>(x[t]) * w;
+          } else if constexpr (kSum) {
+            // Adding to -0 copies; adding to +0 turns a -0 row into +0, as a sum from 0 does.
+            const bool from_zero = kOrder == Order::kFromZero || (kOrder == Order::kEigen && n > 1);
+            const A zero = from_zero ? A(0) : A(-0.0);
+            for (int64_t t = 0; t < d; ++t) acc[t] = AddW<A>(zero, static_cast<A>(x[t]));
+          } else {
+            for (int64_t t = 0; t < d; ++t) acc[t] = static_cast<A>(x[t]);
           }
-        } else if constexpr (C == Combiner::kMin) {
-          for (int64_t t = 0; t < d; ++t) {
-            const A v = static_cast<A>(x[t]);
-            acc[t] = v < acc[t] ? v : acc[t];
-          }
-        } else {
-          for (int64_t t = 0; t < d; ++t) acc[t] = AddW<A>(acc[t], static_cast<A>(x[t]));
         }
-      }
-      if constexpr (!kWeighted && (C == Combiner::kMean || C == Combiner::kSqrtN)) {
-        if constexpr (std::is_floating_point_v<A>) {
-          const double n = static_cast<double>(e - b);
-          const A div = static_cast<A>(C == Combiner::kMean ? n : std::sqrt(n));
+        for (int64_t j = b + 1; j < e; ++j) {
+          prefetch(j + kAhead);
+          const T* __restrict x = row_of(j);
+          if constexpr (kWeighted) {
+            const A w = weights[j];
+            for (int64_t t = 0; t < d; ++t) acc[t] += static_cast<A>(x[t]) * w;
+          } else if constexpr (C == Combiner::kMax) {
+            for (int64_t t = 0; t < d; ++t) {
+              const A v = static_cast<A>(x[t]);
+              acc[t] = acc[t] < v ? v : acc[t];
+            }
+          } else if constexpr (C == Combiner::kMin) {
+            for (int64_t t = 0; t < d; ++t) {
+              const A v = static_cast<A>(x[t]);
+              acc[t] = v < acc[t] ? v : acc[t];
+            }
+          } else {
+            for (int64_t t = 0; t < d; ++t) acc[t] = AddW<A>(acc[t], static_cast<A>(x[t]));
+          }
+        }
+        if constexpr (!kWeighted && kScaled && std::is_floating_point_v<A>) {
+          const double cnt = static_cast<double>(n);
+          const A div = static_cast<A>(C == Combiner::kMean ? cnt : std::sqrt(cnt));
           for (int64_t t = 0; t < d; ++t) acc[t] = acc[t] / div;
         }
       }
@@ -276,22 +378,22 @@ decltype(auto) WithCombiner(Combiner c, F&& f) {
 }
 
 // Reduces output rows from slots whose source row numbers are src[j] (or j itself when src is
-// null, the rows of a sorted SegmentReduce), for data of dtype `dtype`.
-template <typename I>
+// null, the rows of a sorted SegmentReduce), for data of dtype `dtype`, adding in `order`.
+template <Order kOrder, typename I>
 void ReduceBySlots(const Tensor& data, int64_t d, const int64_t* start, int64_t num_out,
-                   const I* src, Combiner c, bool unsorted, Tensor* out) {
+                   const I* src, Combiner c, Tensor* out) {
   Dispatch<kDataDTypes>(data.dtype(), "segment reduction", [&]<typename T>() {
     const T* base = data.data<T>();
     T* o = out->data<T>();
     WithCombiner(c, [&]<Combiner C>() {
       if constexpr (std::is_floating_point_v<ComputeType<T>> ||
                     (C != Combiner::kMean && C != Combiner::kSqrtN)) {
-        const T empty = EmptyValue<T>(C, unsorted);
+        const T empty = EmptyValue<T>(C, kOrder == Order::kFromZero);
         if (src == nullptr) {
-          ReduceRows<T, C, false, false>(
+          ReduceRows<T, C, kOrder, false, false>(
               num_out, start, d, [&](int64_t j) { return base + j * d; }, nullptr, empty, o);
         } else {
-          ReduceRows<T, C, false, true>(
+          ReduceRows<T, C, kOrder, false, true>(
               num_out, start, d, [&](int64_t j) { return base + static_cast<int64_t>(src[j]) * d; },
               nullptr, empty, o);
         }
@@ -349,8 +451,8 @@ Tensor SegmentReduce(const Tensor& data, const Tensor& segment_ids, int64_t num_
       Tensor out = NewOutput(num_out, dims, 1, d, data.dtype(), op);
       if (out.NumElements() == 0) return out;
       const Tensor start = SortedStarts(ids, n, num_out);
-      ReduceBySlots<int64_t>(si::HostContiguous(data), d, start.data<int64_t>(), num_out, nullptr,
-                             combiner, false, &out);
+      ReduceBySlots<Order::kEigen, int64_t>(si::HostContiguous(data), d, start.data<int64_t>(),
+                                            num_out, nullptr, combiner, &out);
       return out;
     });
   });
@@ -393,8 +495,8 @@ Tensor UnsortedSegmentReduce(const Tensor& data, const Tensor& segment_ids, int6
       Tensor src_t = Tensor::Empty({std::max<int64_t>(plan.start[num_out], 1)}, DType::kInt64);
       int64_t* src = src_t.data<int64_t>();
       fi::PlaceItems(&plan, n, key, [&](int64_t k, int64_t slot) { src[slot] = k; });
-      ReduceBySlots<int64_t>(si::HostContiguous(data), d, plan.start.data(), num_out, src, combiner,
-                             true, &out);
+      ReduceBySlots<Order::kFromZero, int64_t>(si::HostContiguous(data), d, plan.start.data(),
+                                               num_out, src, combiner, &out);
       return out;
     });
   });
@@ -424,8 +526,8 @@ Tensor SparseSegmentReduce(const Tensor& data, const Tensor& indices, const Tens
         ids_t.dtype(), op, [&]<typename I>() { return SortedStarts(ids_t.data<I>(), k, num_out); });
     const Tensor host = si::HostContiguous(data);
     Dispatch<kIndexDTypes>(idx_t.dtype(), op, [&]<typename J>() {
-      ReduceBySlots<J>(host, d, start.data<int64_t>(), num_out, idx_t.data<J>(), combiner, false,
-                       &out);
+      ReduceBySlots<Order::kBlocks, J>(host, d, start.data<int64_t>(), num_out, idx_t.data<J>(),
+                                       combiner, &out);
     });
     return out;
   });
@@ -482,8 +584,8 @@ Tensor SparseSegmentReduceGrad(const Tensor& grad, const Tensor& indices, const 
         auto row_of = [&](int64_t j) { return g + src[j] * d; };
         if (combiner == Combiner::kSum) {
           fi::PlaceItems(&plan, k, key, [&](int64_t i, int64_t slot) { src[slot] = ids[i]; });
-          ReduceRows<T, Combiner::kSum, false, true>(num_rows, plan.start.data(), d, row_of,
-                                                     nullptr, T(0), o);
+          ReduceRows<T, Combiner::kSum, Order::kSequential, false, true>(
+              num_rows, plan.start.data(), d, row_of, nullptr, T(0), o);
           return;
         }
         if constexpr (std::is_floating_point_v<A>) {
@@ -492,8 +594,8 @@ Tensor SparseSegmentReduceGrad(const Tensor& grad, const Tensor& indices, const 
             src[slot] = ids[i];
             weight[slot] = static_cast<A>(scale[ids[i]]);
           });
-          ReduceRows<T, Combiner::kSum, true, true>(num_rows, plan.start.data(), d, row_of,
-                                                    weight.data(), T(0), o);
+          ReduceRows<T, Combiner::kSum, Order::kSequential, true, true>(
+              num_rows, plan.start.data(), d, row_of, weight.data(), T(0), o);
         }
       });
       return out;

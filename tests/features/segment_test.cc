@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -231,16 +232,18 @@ void CheckAllOps(int64_t n, int64_t d, int64_t segments, uint64_t seed) {
     SCOPED_TRACE(CombinerName(c));
     for (DType it : {DType::kInt32, DType::kInt64}) {
       EXPECT_EQ(SegmentReduce(x, IdTensor(sorted, it), -1, c).template ToVector<T>(),
-                ref::SegmentReduce<T>(data, d, self, sorted, sorted_out, c, false));
-      EXPECT_EQ(SegmentReduce(x, IdTensor(sorted, it), segments + 3, c).template ToVector<T>(),
-                ref::SegmentReduce<T>(data, d, self, sorted, segments + 3, c, false));
+                ref::SegmentReduce<T>(data, d, self, sorted, sorted_out, c, ref::SumOrder::kEigen));
+      EXPECT_EQ(
+          SegmentReduce(x, IdTensor(sorted, it), segments + 3, c).template ToVector<T>(),
+          ref::SegmentReduce<T>(data, d, self, sorted, segments + 3, c, ref::SumOrder::kEigen));
       EXPECT_EQ(
           UnsortedSegmentReduce(x, IdTensor(unsorted, it), segments, c).template ToVector<T>(),
-          ref::SegmentReduce<T>(data, d, self, unsorted, segments, c, true));
+          ref::SegmentReduce<T>(data, d, self, unsorted, segments, c, ref::SumOrder::kFromZero));
       for (DType jt : {DType::kInt32, DType::kInt64}) {
         EXPECT_EQ(SparseSegmentReduce(x, IdTensor(gather, jt), IdTensor(gather_ids, it), -1, c)
                       .template ToVector<T>(),
-                  ref::SegmentReduce<T>(data, d, gather, gather_ids, gather_out, c, false));
+                  ref::SegmentReduce<T>(data, d, gather, gather_ids, gather_out, c,
+                                        ref::SumOrder::kBlocks));
         if (c == Combiner::kMax || c == Combiner::kMin) continue;
         const int64_t g_rows = segments + 1;
         const std::vector<T> g = RandomData<T>(g_rows * d, rng);
@@ -413,6 +416,41 @@ TEST(SparseSegmentReduce, TensorFlowWithNumSegments) {
       SparseSegmentReduce(Tensor::FromVector<double>({3, 5}), IdTensor({0, 1}, DType::kInt64),
                           IdTensor({0, 0}, DType::kInt64), -1, Combiner::kSqrtN);
   EXPECT_EQ(sq.ToVector<double>(), (std::vector<double>{8 / std::sqrt(2.0)}));
+}
+
+TEST(SparseSegmentReduce, MatchesTensorFlowBitForBit) {
+  // Values whose float32 sum depends on the order; the expected bits are what
+  // tf.raw_ops.SparseSegmentSum / Mean / SqrtN (TensorFlow 2.21, CPU) return for one segment of
+  // the first n rows, and SegmentSum / UnsortedSegmentSum for the same rows.
+  const std::vector<float> v = {1e8f, 1,    -1e8f, 3.5f, 1e-3f, 7,   -2.25f,
+                                1e7f, 0.1f, -1e7f, 5,    0.3f,  2.7f};
+  struct Case {
+    int64_t n;
+    uint32_t sum, mean, sqrtn;
+    float dense_sum;
+  };
+  for (const Case& tc : {Case{13, 1099170316u, 1067612332u, 1083339553u, 16.0f},
+                         Case{5, 1080037474u, 1060323407u, 1070098607u, 3.500999927520752f},
+                         Case{9, 1259902600u, 1233625664u, 1246458720u, 10000008.0f}}) {
+    SCOPED_TRACE(tc.n);
+    const Tensor x =
+        Tensor::FromVector<float>(std::vector<float>(v.begin(), v.begin() + tc.n), {tc.n, 1});
+    std::vector<int64_t> idx(static_cast<size_t>(tc.n)), ids(static_cast<size_t>(tc.n), 0);
+    for (int64_t k = 0; k < tc.n; ++k) idx[k] = k;
+    auto sparse = [&](Combiner c) {
+      return std::bit_cast<uint32_t>(
+          SparseSegmentReduce(x, IdTensor(idx, DType::kInt32), IdTensor(ids, DType::kInt32), -1, c)
+              .ToVector<float>()[0]);
+    };
+    EXPECT_EQ(sparse(Combiner::kSum), tc.sum);
+    EXPECT_EQ(sparse(Combiner::kMean), tc.mean);
+    EXPECT_EQ(sparse(Combiner::kSqrtN), tc.sqrtn);
+    EXPECT_EQ(SegmentReduce(x, IdTensor(ids, DType::kInt64), -1, Combiner::kSum).ToVector<float>(),
+              (std::vector<float>{tc.dense_sum}));
+    EXPECT_EQ(
+        UnsortedSegmentReduce(x, IdTensor(ids, DType::kInt64), 1, Combiner::kSum).ToVector<float>(),
+        (std::vector<float>{tc.dense_sum}));
+  }
 }
 
 TEST(SparseSegmentReduce, TensorFlowInvalidInputs) {

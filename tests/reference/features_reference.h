@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tensorkit/common/dtype.h"
@@ -45,46 +46,78 @@ T SegmentEmptyValue(Combiner c, bool unsorted) {
   return T(0);
 }
 
+// The sequence in which a segment's rows are added (TensorFlow's kernels, Note [summation
+// order] in features/segment.cc).
+enum class SumOrder {
+  kCopyFirst,  // x0, then + x1, + x2, ... (SparseSegmentReduceGrad)
+  kEigen,      // the same, several rows starting from +0 (SegmentReduce)
+  kFromZero,   // 0 + x0 + x1 + ... (UnsortedSegmentReduce)
+  kBlocks,     // SparseSegmentReduce: a first block of n % 8 rows (8 for 0, 9 for 1), scaled by
+               // 1 / n or 1 / sqrt(n) when n < 10, then blocks of 8; n >= 10 divides at the end
+};
+
 // Output row s of num_out reduces the rows src[k] of data (n rows of d) for the k, in
 // ascending order, with ids[k] == s (entries with a negative id are skipped). weight, when
 // not empty, multiplies each row (sums only).
 template <typename T>
 std::vector<T> SegmentReduce(const std::vector<T>& data, int64_t d, const std::vector<int64_t>& src,
                              const std::vector<int64_t>& ids, int64_t num_out, Combiner c,
-                             bool unsorted, const std::vector<double>& weight = {}) {
+                             SumOrder order, const std::vector<double>& weight = {}) {
   using A = ComputeType<T>;
   if (src.size() != ids.size()) throw std::logic_error("ref::SegmentReduce: sizes differ");
+  const bool scaled = c == Combiner::kMean || c == Combiner::kSqrtN;
   std::vector<T> out(static_cast<size_t>(num_out * d));
   for (int64_t s = 0; s < num_out; ++s) {
     for (int64_t t = 0; t < d; ++t) {
-      A acc = A(0);
-      int64_t count = 0;
+      std::vector<A> v;  // this element of the segment's rows, in entry order
       for (size_t k = 0; k < ids.size(); ++k) {
         if (ids[k] != s) continue;
-        A v = static_cast<A>(data.at(static_cast<size_t>(src[k] * d + t)));
-        if (!weight.empty()) v = v * static_cast<A>(weight[k]);
-        if (count == 0) {
-          acc = v;
-        } else if (c == Combiner::kMax) {
-          if (acc < v) acc = v;
-        } else if (c == Combiner::kMin) {
-          if (v < acc) acc = v;
-        } else {
-          acc = AddW<A>(acc, v);
-        }
-        ++count;
+        A x = static_cast<A>(data.at(static_cast<size_t>(src[k] * d + t)));
+        if (!weight.empty()) x = x * static_cast<A>(weight[k]);
+        v.push_back(x);
       }
-      T r = SegmentEmptyValue<T>(c, unsorted);
-      if (count > 0) {
+      const int64_t n = static_cast<int64_t>(v.size());
+      const bool unsorted = order == SumOrder::kFromZero;
+      if (n == 0) {
+        out[static_cast<size_t>(s * d + t)] = SegmentEmptyValue<T>(c, unsorted);
+        continue;
+      }
+      A acc = v[0];
+      bool divided = false;
+      if (c == Combiner::kMax || c == Combiner::kMin) {
+        for (int64_t k = 1; k < n; ++k) {
+          if (c == Combiner::kMax ? acc < v[k] : v[k] < acc) acc = v[k];
+        }
+      } else if (order == SumOrder::kBlocks && n > 1) {
+        const int64_t r = n % 8;
+        const int64_t first = r == 0 ? 8 : r == 1 ? 9 : r;
+        A scale = A(1);
         if constexpr (std::is_floating_point_v<A>) {
-          if (c == Combiner::kMean) acc = acc / static_cast<A>(count);
-          if (c == Combiner::kSqrtN) {
-            acc = acc / static_cast<A>(std::sqrt(static_cast<double>(count)));
+          if (scaled && n < 10) {
+            const double m = static_cast<double>(n);
+            scale = A(1) / static_cast<A>(c == Combiner::kMean ? m : std::sqrt(m));
+            divided = true;
           }
         }
-        r = static_cast<T>(acc);
+        for (int64_t k = 1; k < first; ++k) acc = AddW<A>(acc, v[k]);
+        if (divided) acc = acc * scale;
+        for (int64_t j = first; j < n; j += 8) {
+          A block = v[j];
+          for (int64_t k = j + 1; k < j + 8; ++k) block = AddW<A>(block, v[k]);
+          acc = AddW<A>(acc, block);
+        }
+      } else {
+        const bool from_zero = unsorted || (order == SumOrder::kEigen && n > 1);
+        if (from_zero) acc = AddW<A>(A(0), v[0]);
+        for (int64_t k = 1; k < n; ++k) acc = AddW<A>(acc, v[k]);
       }
-      out[static_cast<size_t>(s * d + t)] = r;
+      if constexpr (std::is_floating_point_v<A>) {
+        if (scaled && !divided) {
+          const double m = static_cast<double>(n);
+          acc = acc / static_cast<A>(c == Combiner::kMean ? m : std::sqrt(m));
+        }
+      }
+      out[static_cast<size_t>(s * d + t)] = static_cast<T>(acc);
     }
   }
   return out;
@@ -108,7 +141,8 @@ std::vector<T> SparseSegmentGrad(const std::vector<T>& grad, int64_t d,
     }
   }
   (void)num_segments;
-  return SegmentReduce<T>(grad, d, ids, indices, num_rows, Combiner::kSum, false, weight);
+  return SegmentReduce<T>(grad, d, ids, indices, num_rows, Combiner::kSum, SumOrder::kCopyFirst,
+                          weight);
 }
 
 // FillEmptyRows on host rows (nnz x rank) and values: row by row, each row's entries in input
