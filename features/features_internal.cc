@@ -86,4 +86,14 @@ void CheckWeights(const Tensor& weights, int64_t n, const Tensor& values, const 
   CheckSameDevice(values, weights, "weights", op);
 }
 
+void CheckOnCpu(const Tensor& t, const char* what, const char* op) {
+  TK_CHECK(!t.defined() || t.device().is_cpu(), kUnsupported, op, ": ", what, " is on ", t.device(),
+           "; ", op, " runs on the CPU in this version; move the inputs with To(Device::Cpu())");
+}
+
+void ThrowAllocationFailure(const char* op, const char* what) {
+  Throw(ErrorCode::kResourceExhausted, op, ": could not allocate the outputs or the work space (",
+        what, "); the inputs are too large for this machine");
+}
+
 }  // namespace tensorkit::features_internal

@@ -1,0 +1,302 @@
+// FillEmptyRows and FillEmptyRowsGrad: TensorFlow's SparseFillEmptyRows and its gradient.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensorkit/common/wrap.h"
+#include "tensorkit/features/features_internal.h"
+#include "tensorkit/features/segment.h"
+#include "tensorkit/sparse/internal.h"
+
+namespace tensorkit {
+namespace {
+
+namespace fi = features_internal;
+namespace si = sparse_internal;
+
+constexpr const char* kFillOp = "FillEmptyRows";
+constexpr const char* kGradOp = "FillEmptyRowsGrad";
+
+// Rows per task when a pass goes over the rows of the dense shape.
+constexpr int64_t kRowGrain = 1 << 12;
+
+// The checked input: contiguous host rows and whether they are sorted in C order.
+struct CheckedRows {
+  Tensor idx;
+  bool sorted = false;
+};
+
+// Throws naming the first entry outside the shape; one pass over the rows finds that and
+// whether they are already sorted (FirstInvalid stops at the first entry that is either, so
+// only an unsorted input pays for a second, bounds-only pass).
+CheckedRows CheckRows(const SparseTensor& st) {
+  CheckedRows out;
+  out.idx = si::HostContiguous(st.indices());
+  const int64_t* idx = out.idx.data<int64_t>();
+  const int64_t nnz = st.nnz();
+  const std::vector<int64_t>& shape = st.shape();
+  const int rank = st.rank();
+  const int64_t first = si::FirstInvalid(idx, nnz, shape, si::Iota(rank), /*strict=*/false);
+  out.sorted = first < 0;
+  if (first >= 0) {
+    if (si::OutOfBounds(idx + first * rank, shape.data(), rank)) {
+      si::ThrowOutOfBounds(kFillOp, idx, first, shape);
+    }
+    const int64_t rest = si::FirstOutOfBounds(idx + first * rank, nnz - first, shape);
+    if (rest >= 0) si::ThrowOutOfBounds(kFillOp, idx, first + rest, shape);
+  }
+  return out;
+}
+
+// The outputs under construction: out_slots entries of rank `rank`.
+struct Outputs {
+  Tensor idx, values, empty, reverse;
+  Outputs(int64_t out_slots, int rank, DType dtype, int64_t rows, int64_t nnz)
+      : idx(Tensor::Empty({out_slots, rank}, DType::kInt64)),
+        values(Tensor::Empty({out_slots}, dtype)),
+        empty(Tensor::Empty({rows}, DType::kBool)),
+        reverse(Tensor::Empty({nnz}, DType::kInt64)) {}
+};
+
+// The arrays of a checked input.
+template <typename T>
+struct Input {
+  Input(const SparseTensor& st, const Tensor& idx_t)
+      : nnz(st.nnz()),
+        rows(st.shape()[0]),
+        vstride(st.values().Stride(0)),
+        rank(st.rank()),
+        idx(idx_t.data<int64_t>()),
+        vals(st.values().data<T>()) {}
+  int64_t nnz, rows, vstride;
+  int rank;
+  const int64_t* idx;
+  const T* vals;
+};
+
+// Writes the filled entry (r, 0, ..., 0) = fill at output slot `slot`.
+template <typename T>
+inline void WriteFilled(int64_t r, int64_t slot, int rank, const T& fill, int64_t* out_idx,
+                        T* out_val) {
+  int64_t* row = out_idx + slot * rank;
+  row[0] = r;
+  for (int a = 1; a < rank; ++a) row[a] = 0;
+  out_val[slot] = fill;
+}
+
+// Sorted input: row r's entries are the run [rstart[r], rstart[r + 1]), found in one pass; each
+// run moves by the number of empty rows before it, so every task copies whole runs.
+template <typename T>
+FillEmptyRowsResult FillSorted(const SparseTensor& st, const Tensor& idx_t, const T& fill) {
+  const Input<T> in(st, idx_t);
+  const int64_t nnz = in.nnz, rows = in.rows, vstride = in.vstride;
+  const int rank = in.rank;
+  const int64_t* idx = in.idx;
+  const T* vals = in.vals;
+  // rstart[r] = the first entry whose row is >= r.
+  Tensor rstart_t = Tensor::Empty({rows + 1}, DType::kInt64);
+  int64_t* rstart = rstart_t.data<int64_t>();
+  fi::StartsOfSortedKeys(
+      nnz, rows, [&](int64_t i) { return idx[i * rank]; }, rstart);
+  // Empty rows before each chunk of rows, then the total.
+  const int64_t num_row_chunks = NumChunks(rows, kRowGrain);
+  std::vector<int64_t> empties(static_cast<size_t>(num_row_chunks) + 1, 0);
+  ParallelChunks(rows, kRowGrain, [&](int64_t c, int64_t b, int64_t e) {
+    int64_t k = 0;
+    for (int64_t r = b; r < e; ++r) k += rstart[r + 1] == rstart[r];
+    empties[c + 1] = k;
+  });
+  for (int64_t c = 0; c < num_row_chunks; ++c) empties[c + 1] += empties[c];
+  const int64_t num_empty = empties[num_row_chunks];
+
+  FillEmptyRowsResult res;
+  if (num_empty == 0 && st.values().IsContiguous()) {
+    // Nothing moves: the outputs are the inputs (as TensorFlow returns them).
+    res.output = SparseTensor::Create(idx_t, st.values(), st.shape(), si::Iota(rank));
+    res.empty_row_indicator = Tensor::Zeros({rows}, DType::kBool);
+    res.reverse_index_map = Tensor::Empty({nnz}, DType::kInt64);
+    int64_t* rev = res.reverse_index_map.data<int64_t>();
+    ParallelFor(0, nnz, GrainFor(8), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) rev[i] = i;
+    });
+    return res;
+  }
+  Outputs out(nnz + num_empty, rank, st.dtype(), rows, nnz);
+  int64_t* out_idx = out.idx.data<int64_t>();
+  T* out_val = out.values.data<T>();
+  bool* empty = out.empty.data<bool>();
+  int64_t* rev = out.reverse.data<int64_t>();
+  ParallelChunks(rows, kRowGrain, [&](int64_t c, int64_t b, int64_t e) {
+    int64_t shift = empties[c];  // empty rows before row r
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t i0 = rstart[r], i1 = rstart[r + 1];
+      empty[r] = i0 == i1;
+      if (i0 == i1) {
+        WriteFilled(r, i0 + shift, rank, fill, out_idx, out_val);
+        ++shift;
+        continue;
+      }
+      const int64_t o = i0 + shift;
+      std::memcpy(out_idx + o * rank, idx + i0 * rank,
+                  static_cast<size_t>((i1 - i0) * rank) * sizeof(int64_t));
+      for (int64_t i = i0; i < i1; ++i) {
+        out_val[i + shift] = vals[i * vstride];
+        rev[i] = i + shift;
+      }
+    }
+  });
+  res.output = SparseTensor::Create(out.idx, out.values, st.shape(), si::Iota(rank));
+  res.empty_row_indicator = out.empty;
+  res.reverse_index_map = out.reverse;
+  return res;
+}
+
+// Any order: a stable counting sort by row (features_internal.h) in which every row takes at
+// least one slot, so that an empty row's slot is there for its filled entry.
+template <typename T>
+FillEmptyRowsResult FillUnsorted(const SparseTensor& st, const Tensor& idx_t, const T& fill) {
+  const Input<T> in(st, idx_t);
+  const int64_t nnz = in.nnz, rows = in.rows, vstride = in.vstride;
+  const int rank = in.rank;
+  const int64_t* idx = in.idx;
+  const T* vals = in.vals;
+  auto row_of = [&](int64_t i) { return idx[i * rank]; };
+  fi::CountingPlan plan = fi::PlanCountingSort(nnz, rows, 1, row_of);
+  Outputs out(plan.start[rows], rank, st.dtype(), rows, nnz);
+  int64_t* out_idx = out.idx.data<int64_t>();
+  T* out_val = out.values.data<T>();
+  bool* empty = out.empty.data<bool>();
+  int64_t* rev = out.reverse.data<int64_t>();
+  fi::PlaceItems(&plan, nnz, row_of, [&](int64_t i, int64_t slot) {
+    const int64_t* src = idx + i * rank;
+    int64_t* dst = out_idx + slot * rank;
+    for (int a = 0; a < rank; ++a) dst[a] = src[a];
+    out_val[slot] = vals[i * vstride];
+    rev[i] = slot;
+  });
+  ParallelFor(0, rows, kRowGrain, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      empty[r] = plan.count[r] == 0;
+      if (plan.count[r] == 0) WriteFilled(r, plan.start[r], rank, fill, out_idx, out_val);
+    }
+  });
+  // Rows come out grouped and ascending; the result is sorted in C order exactly when every
+  // row's entries were already in column order, which only the output itself can tell.
+  const int64_t n_out = plan.start[rows];
+  const std::vector<int> iota = si::Iota(rank);
+  const bool sorted = si::FirstUnordered(out_idx, n_out, rank, iota, /*strict=*/false) < 0;
+  FillEmptyRowsResult res;
+  res.output = SparseTensor::Create(out.idx, out.values, st.shape(),
+                                    sorted ? iota : std::vector<int>(rank, -1));
+  res.empty_row_indicator = out.empty;
+  res.reverse_index_map = out.reverse;
+  return res;
+}
+
+// The checks TensorFlow makes (and the bounds of every axis), then the fill.
+template <typename T>
+FillEmptyRowsResult Fill(const SparseTensor& st, const T& fill) {
+  const CheckedRows checked = CheckRows(st);
+  return checked.sorted ? FillSorted<T>(st, checked.idx, fill)
+                        : FillUnsorted<T>(st, checked.idx, fill);
+}
+
+// The checks that need no element: a created CPU tensor of rank >= 1, not rows 0 with entries.
+void CheckFillInput(const SparseTensor& st) {
+  si::CheckCreated(st, kFillOp);
+  fi::CheckOnCpu(st.indices(), "the sparse tensor", kFillOp);
+  fi::CheckOnCpu(st.values(), "the sparse tensor's values", kFillOp);
+  TK_CHECK(st.rank() >= 1, kShapeMismatch, kFillOp,
+           ": needs a sparse tensor of rank >= 1 (rows along axis 0), got rank 0");
+  TK_CHECK(st.shape()[0] > 0 || st.nnz() == 0, kInvalidArgument, kFillOp, ": the shape ",
+           ShapeString(st.shape()), " has no rows but the tensor has ", st.nnz(),
+           " entries; a tensor with shape[0] == 0 must have no entries");
+}
+
+}  // namespace
+
+FillEmptyRowsResult FillEmptyRows(const SparseTensor& st, Scalar default_value) {
+  CheckFillInput(st);
+  TK_CHECK(st.dtype() != DType::kString, kDTypeMismatch, kFillOp,
+           ": the values are strings; pass the default value as a std::string, e.g. "
+           "FillEmptyRows(st, \"\")");
+  return fi::ReportingAllocationFailure(kFillOp, [&] {
+    return Dispatch<kNumericDTypes>(
+        st.dtype(), kFillOp, [&]<typename T>() { return Fill<T>(st, default_value.To<T>()); });
+  });
+}
+
+FillEmptyRowsResult FillEmptyRowsOfStrings(const SparseTensor& st,
+                                           const std::string& default_value) {
+  CheckFillInput(st);
+  TK_CHECK(st.dtype() == DType::kString, kDTypeMismatch, kFillOp, ": the values are ",
+           DTypeName(st.dtype()),
+           ", not strings; pass the default value as a number (a Scalar) instead");
+  return fi::ReportingAllocationFailure(kFillOp,
+                                        [&] { return Fill<std::string>(st, default_value); });
+}
+
+FillEmptyRowsGradResult FillEmptyRowsGrad(const Tensor& reverse_index_map,
+                                          const Tensor& grad_values) {
+  TK_CHECK(reverse_index_map.defined() && grad_values.defined(), kInvalidArgument, kGradOp,
+           ": reverse_index_map and grad_values must be defined tensors");
+  fi::CheckOnCpu(reverse_index_map, "reverse_index_map", kGradOp);
+  fi::CheckOnCpu(grad_values, "grad_values", kGradOp);
+  TK_CHECK(reverse_index_map.NumAxes() == 1, kShapeMismatch, kGradOp,
+           ": reverse_index_map must be 1-D [nnz], got ", ShapeString(reverse_index_map.Dims()));
+  TK_CHECK(grad_values.NumAxes() == 1, kShapeMismatch, kGradOp,
+           ": grad_values must be 1-D [nnz + empty rows], got ", ShapeString(grad_values.Dims()));
+  TK_CHECK(reverse_index_map.dtype() == DType::kInt64, kDTypeMismatch, kGradOp,
+           ": reverse_index_map must be int64, got ", DTypeName(reverse_index_map.dtype()),
+           "; convert it with Converted(reverse_index_map, DType::kInt64)");
+  const Tensor rev_t = si::HostContiguous(reverse_index_map);
+  const Tensor grad_t = si::HostContiguous(grad_values);
+  const int64_t n = rev_t.Dim(0);
+  const int64_t n_full = grad_t.Dim(0);
+  const int64_t* rev = rev_t.data<int64_t>();
+  // TensorFlow's CVE-2020-15195 fix: a map entry outside the gradient would be an out of
+  // bounds read.
+  const int64_t bad = si::FirstWhere(
+      n, [&](int64_t i) { return static_cast<uint64_t>(rev[i]) >= static_cast<uint64_t>(n_full); });
+  TK_CHECK(bad < 0, kOutOfRange, kGradOp, ": reverse_index_map[", bad, "] = ", rev[bad],
+           " is outside [0, ", n_full,
+           ") (grad_values has that many elements); pass the reverse_index_map that "
+           "FillEmptyRows returned with the gradient of its output values");
+  return fi::ReportingAllocationFailure(kGradOp, [&] {
+    return Dispatch<kIntDTypes | kFloatDTypes>(grad_t.dtype(), kGradOp, [&]<typename T>() {
+      using Acc = ComputeType<T>;
+      const T* grad = grad_t.data<T>();
+      FillEmptyRowsGradResult res;
+      res.d_values = Tensor::Empty({n}, grad_t.dtype());
+      T* d_values = res.d_values.data<T>();
+      // Positions that no input entry maps to held the default value.
+      std::unique_ptr<uint8_t[]> used(new uint8_t[static_cast<size_t>(n_full) + 1]());
+      ParallelFor(0, n, GrainFor(16), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          d_values[i] = grad[rev[i]];
+          // Repeated map entries (not FillEmptyRows' own) may mark one byte from two tasks.
+          std::atomic_ref<uint8_t>(used[rev[i]]).store(1, std::memory_order_relaxed);
+        }
+      });
+      // Fixed chunks summed in chunk order: the same sum at any thread count.
+      const int64_t num_chunks = NumChunks(n_full, si::kChunk);
+      std::vector<Acc> partial(static_cast<size_t>(num_chunks), Acc(0));
+      ParallelChunks(n_full, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
+        Acc s = Acc(0);
+        for (int64_t j = b; j < e; ++j) {
+          if (!used[j]) s = AddW<Acc>(s, static_cast<Acc>(grad[j]));
+        }
+        partial[c] = s;
+      });
+      Acc total = Acc(0);
+      for (const Acc& s : partial) total = AddW<Acc>(total, s);
+      res.d_default_value = Tensor::FromScalar<T>(static_cast<T>(total));
+      return res;
+    });
+  });
+}
+
+}  // namespace tensorkit

@@ -1,0 +1,395 @@
+// FillEmptyRows and FillEmptyRowsGrad against TensorFlow's kernel tests and the naive reference.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "reference/features_reference.h"
+#include "tensorkit/dense/ops.h"
+#include "tensorkit/dense/views.h"
+#include "tensorkit/features/segment.h"
+#include "test_util.h"
+
+namespace tensorkit {
+namespace {
+
+using testing::AtThreadCounts;
+using testing::ExpectError;
+
+SparseTensor Make(std::vector<int64_t> idx, const Tensor& values, std::vector<int64_t> shape) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t nnz = rank == 0 ? 0 : static_cast<int64_t>(idx.size()) / rank;
+  return SparseTensor::Create(Tensor::FromVector<int64_t>(std::move(idx), {nnz, rank}), values,
+                              std::move(shape));
+}
+
+std::vector<int> Iota(int n) {
+  std::vector<int> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i;
+  return v;
+}
+
+// TensorFlow's 5x6 test tensor (sparse_ops_test.py, SparseFillEmptyRowsTest).
+const std::vector<int64_t> k5x6 = {0, 0, 1, 0, 1, 3, 1, 4, 3, 2, 3, 3};
+
+TEST(FillEmptyRows, TensorFlowFillNumber) {
+  SparseTensor st = Make(k5x6, Tensor::FromVector<int32_t>({0, 10, 13, 14, 32, 33}), {5, 6});
+  FillEmptyRowsResult r = FillEmptyRows(st, -1);
+  EXPECT_EQ(r.output.indices().ToVector<int64_t>(),
+            (std::vector<int64_t>{0, 0, 1, 0, 1, 3, 1, 4, 2, 0, 3, 2, 3, 3, 4, 0}));
+  EXPECT_EQ(r.output.values().ToVector<int32_t>(),
+            (std::vector<int32_t>{0, 10, 13, 14, -1, 32, 33, -1}));
+  EXPECT_EQ(r.output.shape(), (std::vector<int64_t>{5, 6}));
+  EXPECT_EQ(r.empty_row_indicator.ToVector<bool>(),
+            (std::vector<bool>{false, false, true, false, true}));
+  EXPECT_EQ(r.reverse_index_map.ToVector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 5, 6}));
+  EXPECT_EQ(r.output.order(), (std::vector<int>{0, 1}));
+}
+
+TEST(FillEmptyRows, TensorFlowFillFloatAndString) {
+  SparseTensor f = Make(k5x6, Tensor::FromVector<double>({0, 10, 13, 14, 32, 33}), {5, 6});
+  EXPECT_EQ(FillEmptyRows(f, -1.0).output.values().ToVector<double>(),
+            (std::vector<double>{0, 10, 13, 14, -1, 32, 33, -1}));
+  SparseTensor s =
+      Make(k5x6, Tensor::FromVector<std::string>({"a", "b", "c", "d", "e", "f"}), {5, 6});
+  FillEmptyRowsResult r = FillEmptyRows(s, std::string(""));
+  EXPECT_EQ(r.output.values().ToVector<std::string>(),
+            (std::vector<std::string>{"a", "b", "c", "d", "", "e", "f", ""}));
+  EXPECT_EQ(r.empty_row_indicator.ToVector<bool>(),
+            (std::vector<bool>{false, false, true, false, true}));
+}
+
+TEST(FillEmptyRows, TensorFlowNoEmptyRowsSharesTheInput) {
+  Tensor values = Tensor::FromVector<int32_t>({0, 10, 13, 14});
+  SparseTensor st = Make({0, 0, 1, 0, 1, 3, 1, 4}, values, {2, 6});
+  FillEmptyRowsResult r = FillEmptyRows(st, -1);
+  EXPECT_TRUE(SharesStorage(r.output.values(), values));
+  EXPECT_TRUE(SharesStorage(r.output.indices(), st.indices()));
+  EXPECT_EQ(r.empty_row_indicator.ToVector<bool>(), (std::vector<bool>{false, false}));
+  EXPECT_EQ(r.reverse_index_map.ToVector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3}));
+}
+
+TEST(FillEmptyRows, TensorFlowUnorderedKeepsInputOrderWithinARow) {
+  // testNoEmptyRowsAndUnordered.
+  FillEmptyRowsResult a = FillEmptyRows(
+      Make({1, 2, 1, 3, 0, 1, 0, 3}, Tensor::FromVector<int64_t>({1, 3, 2, 4}), {2, 5}), -1);
+  EXPECT_EQ(a.output.indices().ToVector<int64_t>(), (std::vector<int64_t>{0, 1, 0, 3, 1, 2, 1, 3}));
+  EXPECT_EQ(a.output.values().ToVector<int64_t>(), (std::vector<int64_t>{2, 4, 1, 3}));
+  EXPECT_EQ(a.reverse_index_map.ToVector<int64_t>(), (std::vector<int64_t>{2, 3, 0, 1}));
+  EXPECT_EQ(a.output.order(), (std::vector<int>{0, 1}));  // the result happens to be sorted
+  // testUnordered: row 2 keeps [2 3] before [2 2], so the output is not sorted.
+  FillEmptyRowsResult b = FillEmptyRows(
+      Make({2, 3, 2, 2, 0, 1, 0, 3}, Tensor::FromVector<int64_t>({1, 3, 2, 4}), {3, 5}), -1);
+  EXPECT_EQ(b.output.indices().ToVector<int64_t>(),
+            (std::vector<int64_t>{0, 1, 0, 3, 1, 0, 2, 3, 2, 2}));
+  EXPECT_EQ(b.output.values().ToVector<int64_t>(), (std::vector<int64_t>{2, 4, -1, 1, 3}));
+  EXPECT_EQ(b.empty_row_indicator.ToVector<bool>(), (std::vector<bool>{false, true, false}));
+  EXPECT_FALSE(b.output.OrderKnown());
+}
+
+TEST(FillEmptyRows, TensorFlowEmptyInputs) {
+  FillEmptyRowsResult a = FillEmptyRows(Make({}, Tensor::Zeros({0}, DType::kFloat32), {2, 5}), -1);
+  EXPECT_EQ(a.output.indices().ToVector<int64_t>(), (std::vector<int64_t>{0, 0, 1, 0}));
+  EXPECT_EQ(a.output.values().ToVector<float>(), (std::vector<float>{-1, -1}));
+  EXPECT_EQ(a.empty_row_indicator.ToVector<bool>(), (std::vector<bool>{true, true}));
+  EXPECT_EQ(a.reverse_index_map.NumElements(), 0);
+  FillEmptyRowsResult b = FillEmptyRows(Make({}, Tensor::Zeros({0}, DType::kFloat32), {0, 3}), -1);
+  EXPECT_EQ(b.output.nnz(), 0);
+  EXPECT_EQ(b.output.indices().Dims(), (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(b.output.shape(), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(b.empty_row_indicator.NumElements(), 0);
+}
+
+TEST(FillEmptyRows, BadInputsAreErrors) {
+  // TensorFlow's testInvalidIndices: entry 2 has row 99 of 2.
+  ExpectError(
+      [] {
+        FillEmptyRows(
+            Make({1, 2, 1, 3, 99, 1, 99, 3}, Tensor::FromVector<int64_t>({1, 3, 2, 4}), {2, 5}),
+            -1);
+      },
+      ErrorCode::kOutOfRange, {"FillEmptyRows", "entry 2 at [99 1]", "axis 0: 99 >= 2"});
+  // Other axes are checked too (TensorFlow checks only the row), negative ones as well.
+  ExpectError(
+      [] {
+        FillEmptyRows(Make({0, 0, 1, 5}, Tensor::FromVector<int64_t>({1, 2}), {2, 5}), 0);
+      },
+      ErrorCode::kOutOfRange, {"entry 1 at [1 5]", "axis 1"});
+  ExpectError(
+      [] {
+        FillEmptyRows(Make({1, 0, 0, -1}, Tensor::FromVector<int64_t>({1, 2}), {2, 5}), 0);
+      },
+      ErrorCode::kOutOfRange, {"entry 1 at [0 -1]", "axis 1: -1 < 0"});
+  ExpectError(
+      [] {
+        FillEmptyRows(Make({0, 0}, Tensor::FromVector<int64_t>({1}), {0, 5}), 0);
+      },
+      ErrorCode::kInvalidArgument, {"FillEmptyRows", "no rows", "1 entries"});
+  ExpectError(
+      [] {
+        FillEmptyRows(SparseTensor::Create(Tensor::Zeros({1, 0}, DType::kInt64),
+                                           Tensor::FromVector<float>({1}), {}),
+                      0);
+      },
+      ErrorCode::kShapeMismatch, {"rank >= 1"});
+  ExpectError([] { FillEmptyRows(SparseTensor(), 0); }, ErrorCode::kInvalidArgument,
+              {"FillEmptyRows", "default-constructed"});
+  SparseTensor s = Make({0, 0}, Tensor::FromVector<std::string>({"x"}), {2, 2});
+  ExpectError([&] { FillEmptyRows(s, 0); }, ErrorCode::kDTypeMismatch, {"std::string"});
+  SparseTensor n = Make({0, 0}, Tensor::FromVector<float>({1}), {2, 2});
+  ExpectError([&] { FillEmptyRows(n, std::string("x")); }, ErrorCode::kDTypeMismatch,
+              {"float32", "Scalar"});
+}
+
+// Random entries of `shape` (repeats allowed), about `empty_frac` of the rows left empty,
+// sorted in C order or shuffled.
+struct RandomInput {
+  std::vector<int64_t> idx;
+  int64_t nnz = 0;
+};
+
+RandomInput RandomRows(const std::vector<int64_t>& shape, int64_t nnz, double empty_frac,
+                       bool sorted, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const int rank = static_cast<int>(shape.size());
+  std::vector<int64_t> used_rows;
+  for (int64_t r = 0; r < shape[0]; ++r) {
+    if (std::uniform_real_distribution<double>(0, 1)(rng) >= empty_frac) used_rows.push_back(r);
+  }
+  RandomInput in;
+  if (used_rows.empty()) return in;
+  std::vector<std::vector<int64_t>> rows;
+  for (int64_t i = 0; i < nnz; ++i) {
+    std::vector<int64_t> row(static_cast<size_t>(rank));
+    row[0] = used_rows[rng() % used_rows.size()];
+    for (int a = 1; a < rank; ++a) row[a] = static_cast<int64_t>(rng() % shape[a]);
+    rows.push_back(row);
+  }
+  if (sorted) std::sort(rows.begin(), rows.end());
+  for (const auto& row : rows) in.idx.insert(in.idx.end(), row.begin(), row.end());
+  in.nnz = nnz;
+  return in;
+}
+
+template <typename T>
+std::vector<T> RandomValues(int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<T> v;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t x = static_cast<int64_t>(rng() % 200) - 100;
+    if constexpr (std::is_same_v<T, std::string>) {
+      v.push_back("s" + std::to_string(x));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      v.push_back(x > 0);
+    } else if constexpr (std::is_same_v<T, uint8_t>) {
+      v.push_back(static_cast<T>(x + 100));
+    } else {
+      v.push_back(static_cast<T>(static_cast<float>(x) / 4));
+    }
+  }
+  return v;
+}
+
+template <typename T>
+void CheckAgainstReference(const std::vector<int64_t>& shape, int64_t nnz, double empty_frac,
+                           bool sorted, uint64_t seed) {
+  SCOPED_TRACE(::testing::Message() << DTypeName(DTypeOf<T>) << " shape " << ShapeString(shape)
+                                    << " nnz " << nnz << " sorted " << sorted);
+  const RandomInput in = RandomRows(shape, nnz, empty_frac, sorted, seed);
+  const int rank = static_cast<int>(shape.size());
+  const std::vector<T> values = RandomValues<T>(in.nnz, seed + 1);
+  const SparseTensor st = SparseTensor::Create(Tensor::FromVector<int64_t>(in.idx, {in.nnz, rank}),
+                                               Tensor::FromVector<T>(values), shape);
+  T fill;
+  if constexpr (std::is_same_v<T, std::string>) {
+    fill = "fill";
+  } else {
+    fill = static_cast<T>(7);
+  }
+  const ref::FilledRows<T> want = ref::FillEmptyRows<T>(in.idx, values, rank, shape[0], fill);
+  const auto results = AtThreadCounts({1, 2}, [&] {
+    if constexpr (std::is_same_v<T, std::string>) {
+      return FillEmptyRows(st, fill);
+    } else {
+      return FillEmptyRows(st, Scalar(7));
+    }
+  });
+  for (const FillEmptyRowsResult& r : results) {
+    EXPECT_EQ(r.output.indices().ToVector<int64_t>(), want.indices);
+    EXPECT_EQ(r.output.values().ToVector<T>(), want.values);
+    EXPECT_EQ(r.empty_row_indicator.ToVector<bool>(), want.empty);
+    EXPECT_EQ(r.reverse_index_map.ToVector<int64_t>(), want.reverse);
+    EXPECT_EQ(r.output.shape(), shape);
+    // The order is claimed exactly when it holds.
+    EXPECT_EQ(r.output.OrderKnown(), r.output.SortedIn(Iota(rank)));
+    if (sorted) {
+      EXPECT_TRUE(r.output.OrderKnown());
+    }
+  }
+}
+
+TEST(FillEmptyRows, MatchesTheReferenceForEveryDType) {
+  for (bool sorted : {false, true}) {
+    CheckAgainstReference<bool>({30, 4}, 40, 0.3, sorted, 1);
+    CheckAgainstReference<int8_t>({30, 4}, 40, 0.3, sorted, 2);
+    CheckAgainstReference<uint8_t>({30, 4}, 40, 0.3, sorted, 3);
+    CheckAgainstReference<int16_t>({30, 4}, 40, 0.3, sorted, 4);
+    CheckAgainstReference<int32_t>({30, 4}, 40, 0.3, sorted, 5);
+    CheckAgainstReference<int64_t>({30, 4}, 40, 0.3, sorted, 6);
+    CheckAgainstReference<Half>({30, 4}, 40, 0.3, sorted, 7);
+    CheckAgainstReference<BFloat16>({30, 4}, 40, 0.3, sorted, 8);
+    CheckAgainstReference<float>({30, 4}, 40, 0.3, sorted, 9);
+    CheckAgainstReference<double>({30, 4}, 40, 0.3, sorted, 10);
+    CheckAgainstReference<std::string>({30, 4}, 40, 0.3, sorted, 11);
+  }
+}
+
+TEST(FillEmptyRows, MatchesTheReferenceForRanksAndEmptiness) {
+  for (bool sorted : {false, true}) {
+    CheckAgainstReference<float>({50}, 30, 0.5, sorted, 20);        // rank 1
+    CheckAgainstReference<float>({20, 3, 4}, 60, 0.2, sorted, 21);  // rank 3
+    CheckAgainstReference<float>({20, 3, 4}, 0, 0.0, sorted, 22);   // no entries
+    CheckAgainstReference<float>({20, 3}, 50, 0.0, sorted, 23);     // no empty rows likely
+    CheckAgainstReference<int64_t>({1, 1}, 3, 0.0, sorted, 24);     // repeats in one cell
+    CheckAgainstReference<float>({100, 2}, 10, 0.95, sorted, 25);   // mostly empty
+  }
+}
+
+TEST(FillEmptyRows, LargeInputsAreTheSameAtEveryThreadCount) {
+  // Enough entries and rows for several chunks and row tasks.
+  for (bool sorted : {false, true}) {
+    const std::vector<int64_t> shape = {30000, 50};
+    const RandomInput in = RandomRows(shape, 200000, 0.1, sorted, 30 + sorted);
+    const SparseTensor st =
+        SparseTensor::Create(Tensor::FromVector<int64_t>(in.idx, {in.nnz, 2}),
+                             Tensor::FromVector<float>(RandomValues<float>(in.nnz, 31)), shape);
+    const auto r = AtThreadCounts({1, 2}, [&] { return FillEmptyRows(st, 0.5); });
+    EXPECT_EQ(r[0].output.indices().ToVector<int64_t>(), r[1].output.indices().ToVector<int64_t>());
+    EXPECT_EQ(r[0].output.values().ToVector<float>(), r[1].output.values().ToVector<float>());
+    EXPECT_EQ(r[0].reverse_index_map.ToVector<int64_t>(),
+              r[1].reverse_index_map.ToVector<int64_t>());
+    // Every input entry lands where the reverse map says, and rows come out grouped.
+    const std::vector<int64_t> out = r[1].output.indices().ToVector<int64_t>();
+    const std::vector<int64_t> rev = r[1].reverse_index_map.ToVector<int64_t>();
+    for (int64_t i = 0; i < in.nnz; i += 997) {
+      EXPECT_EQ(out[rev[i] * 2], in.idx[i * 2]);
+      EXPECT_EQ(out[rev[i] * 2 + 1], in.idx[i * 2 + 1]);
+    }
+    for (size_t i = 2; i < out.size(); i += 2) ASSERT_LE(out[i - 2], out[i]);
+  }
+}
+
+TEST(FillEmptyRows, StridedValuesAndIndices) {
+  // Values every other element of a longer tensor; indices a transposed view.
+  Tensor long_values = Tensor::FromVector<float>({1, 0, 2, 0, 3, 0});
+  Tensor values = Slice(long_values, 0, 0, 6, 2);
+  Tensor idx_t = Tensor::FromVector<int64_t>({2, 0, 2, 0, 1, 3}, {2, 3});  // rows: [2 0], [0 1],
+  Tensor idx = Transpose(idx_t, 0, 1);                                     // [2 3]
+  FillEmptyRowsResult r = FillEmptyRows(SparseTensor::Create(idx, values, {4, 4}), 9);
+  EXPECT_EQ(r.output.indices().ToVector<int64_t>(),
+            (std::vector<int64_t>{0, 1, 1, 0, 2, 0, 2, 3, 3, 0}));
+  EXPECT_EQ(r.output.values().ToVector<float>(), (std::vector<float>{2, 9, 1, 3, 9}));
+}
+
+// --- FillEmptyRowsGrad -----------------------------------------------------------------------
+
+TEST(FillEmptyRowsGrad, TensorFlowCases) {
+  // The gradient of the 5x6 fill: entries moved to 0 1 2 3 5 6; slots 4 and 7 were filled.
+  FillEmptyRowsGradResult g =
+      FillEmptyRowsGrad(Tensor::FromVector<int64_t>({0, 1, 2, 3, 5, 6}),
+                        Tensor::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(g.d_values.ToVector<float>(), (std::vector<float>{1, 2, 3, 4, 6, 7}));
+  EXPECT_EQ(g.d_default_value.NumAxes(), 0);
+  EXPECT_EQ(g.d_default_value.ToVector<float>(), (std::vector<float>{5 + 8}));
+  // testSparseFillEmptyRowsGradEmpty.
+  FillEmptyRowsGradResult e =
+      FillEmptyRowsGrad(Tensor::Zeros({0}, DType::kInt64), Tensor::Zeros({0}, DType::kFloat64));
+  EXPECT_EQ(e.d_values.NumElements(), 0);
+  EXPECT_EQ(e.d_default_value.ToVector<double>(), (std::vector<double>{0}));
+}
+
+TEST(FillEmptyRowsGrad, RoundTripsWithFillEmptyRows) {
+  for (uint64_t seed : {40, 41}) {
+    const std::vector<int64_t> shape = {200, 7};
+    const RandomInput in = RandomRows(shape, 300, 0.3, seed == 41, seed);
+    const SparseTensor st =
+        SparseTensor::Create(Tensor::FromVector<int64_t>(in.idx, {in.nnz, 2}),
+                             Tensor::FromVector<float>(RandomValues<float>(in.nnz, seed)), shape);
+    const FillEmptyRowsResult f = FillEmptyRows(st, 0);
+    const std::vector<double> grad = RandomValues<double>(f.output.nnz(), seed + 5);
+    const std::vector<int64_t> rev = f.reverse_index_map.ToVector<int64_t>();
+    const auto want = ref::FillEmptyRowsGrad<double>(rev, grad);
+    const auto got = AtThreadCounts({1, 2}, [&] {
+      return FillEmptyRowsGrad(f.reverse_index_map, Tensor::FromVector<double>(grad));
+    });
+    for (const auto& g : got) {
+      EXPECT_EQ(g.d_values.ToVector<double>(), want.first);
+      EXPECT_EQ(g.d_default_value.ToVector<double>(), (std::vector<double>{want.second}));
+    }
+  }
+}
+
+template <typename T>
+void CheckGradDType() {
+  SCOPED_TRACE(DTypeName(DTypeOf<T>));
+  const std::vector<int64_t> rev = {4, 0, 2, 2, 7};
+  const std::vector<T> grad = RandomValues<T>(9, 50);
+  const auto want = ref::FillEmptyRowsGrad<T>(rev, grad);
+  const FillEmptyRowsGradResult g =
+      FillEmptyRowsGrad(Tensor::FromVector<int64_t>(rev), Tensor::FromVector<T>(grad));
+  EXPECT_EQ(g.d_values.ToVector<T>(), want.first);
+  EXPECT_EQ(g.d_default_value.ToVector<T>(), (std::vector<T>{want.second}));
+}
+
+TEST(FillEmptyRowsGrad, EveryNumericDType) {
+  CheckGradDType<int8_t>();
+  CheckGradDType<uint8_t>();
+  CheckGradDType<int16_t>();
+  CheckGradDType<int32_t>();
+  CheckGradDType<int64_t>();
+  CheckGradDType<Half>();
+  CheckGradDType<BFloat16>();
+  CheckGradDType<float>();
+  CheckGradDType<double>();
+}
+
+TEST(FillEmptyRowsGrad, BadInputsAreErrors) {
+  Tensor grad = Tensor::FromVector<float>({1, 2, 3});
+  // TensorFlow's CVE fix: every map entry must name a gradient position.
+  ExpectError(
+      [&] {
+        FillEmptyRowsGrad(Tensor::FromVector<int64_t>({0, 3}), grad);
+      },
+      ErrorCode::kOutOfRange, {"FillEmptyRowsGrad", "reverse_index_map[1] = 3", "[0, 3)"});
+  ExpectError([&] { FillEmptyRowsGrad(Tensor::FromVector<int64_t>({-1}), grad); },
+              ErrorCode::kOutOfRange, {"reverse_index_map[0] = -1"});
+  ExpectError(
+      [&] {
+        FillEmptyRowsGrad(Tensor::FromVector<int64_t>({0}), Tensor::Zeros({0}, DType::kFloat32));
+      },
+      ErrorCode::kOutOfRange, {"[0, 0)"});
+  ExpectError([&] { FillEmptyRowsGrad(Tensor::FromVector<int32_t>({0}), grad); },
+              ErrorCode::kDTypeMismatch, {"int64"});
+  ExpectError(
+      [&] {
+        FillEmptyRowsGrad(Tensor::FromVector<int64_t>({0}, {1, 1}), grad);
+      },
+      ErrorCode::kShapeMismatch, {"1-D"});
+  ExpectError(
+      [&] {
+        FillEmptyRowsGrad(Tensor::FromVector<int64_t>({0}), Tensor::FromVector<float>({1}, {1, 1}));
+      },
+      ErrorCode::kShapeMismatch, {"grad_values"});
+  ExpectError(
+      [&] {
+        FillEmptyRowsGrad(Tensor::FromVector<int64_t>({0}), Tensor::FromVector<bool>({true}));
+      },
+      ErrorCode::kUnsupported, {"FillEmptyRowsGrad", "bool"});
+  ExpectError([&] { FillEmptyRowsGrad(Tensor(), grad); }, ErrorCode::kInvalidArgument,
+              {"defined tensors"});
+}
+
+}  // namespace
+}  // namespace tensorkit

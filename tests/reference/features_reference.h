@@ -1,0 +1,205 @@
+// tests/reference/features_reference.h: a deliberately naive oracle for features/, used by the
+// tests.
+//
+// Glossary
+//   row     data viewed as [n, d]: row k is data[k * d .. (k + 1) * d).
+//   naive   one loop per output row over every input entry, no sorting, no parallelism; the
+//           accumulation runs in the same sequence as the operations define it (entry order,
+//           starting from the first row, 16-bit floats in float32), so results compare exactly.
+//
+// Everything here is header-only, CPU-only and slow on purpose. It throws std::logic_error on
+// misuse (a bug in a test, not a user error of tensorkit).
+#ifndef TENSORKIT_TESTS_REFERENCE_FEATURES_REFERENCE_H_
+#define TENSORKIT_TESTS_REFERENCE_FEATURES_REFERENCE_H_
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tensorkit/common/dtype.h"
+#include "tensorkit/common/wrap.h"
+#include "tensorkit/features/combiner.h"
+
+namespace tensorkit::ref {
+
+// --- segments and empty rows -----------------------------------------------------------------
+
+// What an empty output row holds: 0, or for the unsorted max and min the dtype's lowest and
+// highest values.
+template <typename T>
+T SegmentEmptyValue(Combiner c, bool unsorted) {
+  if (unsorted && (c == Combiner::kMax || c == Combiner::kMin)) {
+    const bool max = c == Combiner::kMax;
+    if constexpr (std::is_same_v<T, Half>) {
+      return T(max ? -65504.0f : 65504.0f);
+    } else if constexpr (std::is_same_v<T, BFloat16>) {
+      return BFloat16::FromBits(max ? 0xff7f : 0x7f7f);
+    } else {
+      return max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+    }
+  }
+  return T(0);
+}
+
+// The sequence in which a segment's rows are added (TensorFlow's kernels, Note [summation
+// order] in features/segment.cc).
+enum class SumOrder {
+  kCopyFirst,  // x0, then + x1, + x2, ... (SparseSegmentReduceGrad)
+  kEigen,      // the same, several rows starting from +0 (SegmentReduce)
+  kFromZero,   // 0 + x0 + x1 + ... (UnsortedSegmentReduce)
+  kBlocks,     // SparseSegmentReduce: a first block of n % 8 rows (8 for 0, 9 for 1), scaled by
+               // 1 / n or 1 / sqrt(n) when n < 10, then blocks of 8; n >= 10 divides at the end
+};
+
+// Output row s of num_out reduces the rows src[k] of data (n rows of d) for the k, in
+// ascending order, with ids[k] == s (entries with a negative id are skipped). weight, when
+// not empty, multiplies each row (sums only).
+template <typename T>
+std::vector<T> SegmentReduce(const std::vector<T>& data, int64_t d, const std::vector<int64_t>& src,
+                             const std::vector<int64_t>& ids, int64_t num_out, Combiner c,
+                             SumOrder order, const std::vector<double>& weight = {}) {
+  using A = ComputeType<T>;
+  if (src.size() != ids.size()) throw std::logic_error("ref::SegmentReduce: sizes differ");
+  const bool scaled = c == Combiner::kMean || c == Combiner::kSqrtN;
+  std::vector<T> out(static_cast<size_t>(num_out * d));
+  for (int64_t s = 0; s < num_out; ++s) {
+    for (int64_t t = 0; t < d; ++t) {
+      std::vector<A> v;  // this element of the segment's rows, in entry order
+      for (size_t k = 0; k < ids.size(); ++k) {
+        if (ids[k] != s) continue;
+        A x = static_cast<A>(data.at(static_cast<size_t>(src[k] * d + t)));
+        if (!weight.empty()) x = x * static_cast<A>(weight[k]);
+        v.push_back(x);
+      }
+      const int64_t n = static_cast<int64_t>(v.size());
+      const bool unsorted = order == SumOrder::kFromZero;
+      if (n == 0) {
+        out[static_cast<size_t>(s * d + t)] = SegmentEmptyValue<T>(c, unsorted);
+        continue;
+      }
+      A acc = v[0];
+      bool divided = false;
+      if (c == Combiner::kMax || c == Combiner::kMin) {
+        for (int64_t k = 1; k < n; ++k) {
+          if (c == Combiner::kMax ? acc < v[k] : v[k] < acc) acc = v[k];
+        }
+      } else if (order == SumOrder::kBlocks && n > 1) {
+        const int64_t r = n % 8;
+        const int64_t first = r == 0 ? 8 : r == 1 ? 9 : r;
+        A scale = A(1);
+        if constexpr (std::is_floating_point_v<A>) {
+          if (scaled && n < 10) {
+            const double m = static_cast<double>(n);
+            scale = A(1) / static_cast<A>(c == Combiner::kMean ? m : std::sqrt(m));
+            divided = true;
+          }
+        }
+        for (int64_t k = 1; k < first; ++k) acc = AddW<A>(acc, v[k]);
+        if (divided) acc = acc * scale;
+        for (int64_t j = first; j < n; j += 8) {
+          A block = v[j];
+          for (int64_t k = j + 1; k < j + 8; ++k) block = AddW<A>(block, v[k]);
+          acc = AddW<A>(acc, block);
+        }
+      } else {
+        const bool from_zero = unsorted || (order == SumOrder::kEigen && n > 1);
+        if (from_zero) acc = AddW<A>(A(0), v[0]);
+        for (int64_t k = 1; k < n; ++k) acc = AddW<A>(acc, v[k]);
+      }
+      if constexpr (std::is_floating_point_v<A>) {
+        if (scaled && !divided) {
+          const double m = static_cast<double>(n);
+          acc = acc / static_cast<A>(c == Combiner::kMean ? m : std::sqrt(m));
+        }
+      }
+      out[static_cast<size_t>(s * d + t)] = static_cast<T>(acc);
+    }
+  }
+  return out;
+}
+
+// SparseSegmentReduceGrad: output row r (of num_rows) sums grad[ids[k]] * scale(ids[k]) over
+// the k with indices[k] == r, scale 1, 1 / max(n, 1) or 1 / sqrt(max(n, 1)) for a segment of n
+// entries.
+template <typename T>
+std::vector<T> SparseSegmentGrad(const std::vector<T>& grad, int64_t d,
+                                 const std::vector<int64_t>& indices,
+                                 const std::vector<int64_t>& ids, int64_t num_segments,
+                                 int64_t num_rows, Combiner c) {
+  std::vector<double> weight;
+  if (c != Combiner::kSum) {
+    for (size_t k = 0; k < ids.size(); ++k) {
+      int64_t n = 0;
+      for (int64_t id : ids) n += id == ids[k];
+      const double m = static_cast<double>(n);
+      weight.push_back(1.0 / (c == Combiner::kMean ? m : std::sqrt(m)));
+    }
+  }
+  (void)num_segments;
+  return SegmentReduce<T>(grad, d, ids, indices, num_rows, Combiner::kSum, SumOrder::kCopyFirst,
+                          weight);
+}
+
+// FillEmptyRows on host rows (nnz x rank) and values: row by row, each row's entries in input
+// order, or (r, 0, ...) = fill when it has none.
+template <typename T>
+struct FilledRows {
+  std::vector<int64_t> indices;  // n_out x rank
+  std::vector<T> values;
+  std::vector<bool> empty;
+  std::vector<int64_t> reverse;
+};
+
+template <typename T>
+FilledRows<T> FillEmptyRows(const std::vector<int64_t>& indices, const std::vector<T>& values,
+                            int rank, int64_t rows, const T& fill) {
+  FilledRows<T> out;
+  const int64_t nnz = static_cast<int64_t>(values.size());
+  out.reverse.assign(static_cast<size_t>(nnz), -1);
+  for (int64_t r = 0; r < rows; ++r) {
+    bool any = false;
+    for (int64_t i = 0; i < nnz; ++i) {
+      if (indices[static_cast<size_t>(i * rank)] != r) continue;
+      any = true;
+      out.reverse[static_cast<size_t>(i)] = static_cast<int64_t>(out.values.size());
+      for (int a = 0; a < rank; ++a)
+        out.indices.push_back(indices[static_cast<size_t>(i * rank + a)]);
+      out.values.push_back(values[static_cast<size_t>(i)]);
+    }
+    out.empty.push_back(!any);
+    if (!any) {
+      out.indices.push_back(r);
+      for (int a = 1; a < rank; ++a) out.indices.push_back(0);
+      out.values.push_back(fill);
+    }
+  }
+  return out;
+}
+
+// FillEmptyRowsGrad: d_values[k] = grad[reverse[k]]; the default's gradient sums, in position
+// order, the grad entries that reverse never names.
+template <typename T>
+std::pair<std::vector<T>, T> FillEmptyRowsGrad(const std::vector<int64_t>& reverse,
+                                               const std::vector<T>& grad) {
+  using A = ComputeType<T>;
+  std::vector<T> d_values;
+  std::vector<bool> used(grad.size(), false);
+  for (int64_t j : reverse) {
+    d_values.push_back(grad.at(static_cast<size_t>(j)));
+    used[static_cast<size_t>(j)] = true;
+  }
+  A sum = A(0);
+  for (size_t j = 0; j < grad.size(); ++j) {
+    if (!used[j]) sum = AddW<A>(sum, static_cast<A>(grad[j]));
+  }
+  return {d_values, static_cast<T>(sum)};
+}
+
+}  // namespace tensorkit::ref
+
+#endif  // TENSORKIT_TESTS_REFERENCE_FEATURES_REFERENCE_H_
