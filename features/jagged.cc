@@ -49,10 +49,14 @@ JaggedTensor JaggedTensor::FromLengths(Tensor values, Tensor lengths, Tensor wei
   return jt;
 }
 
+void JaggedTensor::CheckDefined(const char* op) const {
+  TK_CHECK(defined(), kInvalidArgument, op,
+           ": the jagged tensor is empty (default-constructed); make one with "
+           "JaggedTensor::FromOffsets or FromLengths");
+}
+
 const int64_t* JaggedTensor::offsets_data() const {
-  TK_CHECK(defined(), kInvalidArgument,
-           "JaggedTensor::offsets_data: the jagged tensor is empty (default-constructed); make one "
-           "with JaggedTensor::FromOffsets or FromLengths");
+  CheckDefined("JaggedTensor::offsets_data");
   return host_offsets_.data<int64_t>();
 }
 
@@ -88,9 +92,7 @@ Tensor JaggedTensor::RowWeights(int64_t i) const {
 
 JaggedTensor JaggedTensor::WithWeights(Tensor weights) const {
   const char* op = "JaggedTensor::WithWeights";
-  TK_CHECK(defined(), kInvalidArgument, op,
-           ": the jagged tensor is empty (default-constructed); make one with "
-           "JaggedTensor::FromOffsets or FromLengths");
+  CheckDefined(op);
   fi::CheckWeights(weights, num_values(), values_, op);
   JaggedTensor jt = *this;
   jt.weights_ = std::move(weights);
@@ -128,12 +130,16 @@ KeyedJaggedTensor::KeyedJaggedTensor(std::vector<std::string> keys, Tensor value
 }
 
 int KeyedJaggedTensor::KeyIndex(const std::string& key) const {
+  return KeyIndexFor(key, "KeyedJaggedTensor");
+}
+
+int KeyedJaggedTensor::KeyIndexFor(const std::string& key, const char* op) const {
   for (size_t f = 0; f < keys_.size(); ++f)
     if (keys_[f] == key) return static_cast<int>(f);
   std::string all;
   for (const auto& k : keys_) all += (all.empty() ? "\"" : ", \"") + k + "\"";
-  Throw(ErrorCode::kInvalidArgument, "KeyedJaggedTensor: no feature named \"", key,
-        "\"; the keys are ", all.empty() ? std::string("none") : all);
+  Throw(ErrorCode::kInvalidArgument, op, ": no feature named \"", key, "\"; the keys are ",
+        all.empty() ? std::string("none") : all);
 }
 
 std::vector<int64_t> KeyedJaggedTensor::KeyOffsets() const {

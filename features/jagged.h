@@ -9,6 +9,8 @@
 //   weights        optional per-item weights beside the values (a float Tensor [N]), e.g. the
 //                  per-sample weights of a weighted embedding bag.
 //   padded         the dense form [B, max_length, D...]: row i's items first, then `pad`.
+//   VarLenFeature  TensorFlow's layout of a jagged batch as a 2-D SparseTensor [B, max_len]:
+//                  item j of row i is the entry at (i, j).
 //   keyed jagged   F named features of one batch in one values tensor (TorchRec's
 //                  KeyedJaggedTensor): feature f's rows are rows f * B .. f * B + B - 1 of one
 //                  jagged layout, so lengths are [F, B] and the values are grouped by feature.
@@ -45,10 +47,12 @@ class JaggedTensor {
   // A 2-D SparseTensor in TensorFlow's VarLenFeature layout ([B, max_len], column = position
   // in the row): row i holds the values of the entries with index (i, *) in column order.
   // Entries need not be sorted; a repeated (row, column) or an index outside the shape is an
-  // Error.
+  // Error naming the entry. Values of any dtype; entries already sorted in order {0, 1} (checked,
+  // whatever order() says) keep their contiguous values (shared, no copy). CPU only.
   static JaggedTensor FromSparse(const SparseTensor& st);
-  // dense [B, L, ...] and lengths [B] (int32 or int64, 0 <= lengths[i] <= L): row i is
-  // dense[i, :lengths[i]].
+  // dense [B, L, ...] and lengths [B] (int32 or int64, 0 <= lengths[i] <= L, else an Error
+  // naming the row): row i is dense[i, :lengths[i]]. Values [sum(lengths), ...], a view of
+  // dense when every row is full. CPU only.
   static JaggedTensor FromPadded(const Tensor& dense, const Tensor& lengths);
 
   bool defined() const { return offsets_.defined(); }
@@ -74,14 +78,20 @@ class JaggedTensor {
   JaggedTensor WithWeights(Tensor weights) const;
 
   // The inverse of FromSparse for 1-D values: [B, max(lengths)] (at least 0), entry (i, j) for
-  // the j-th item of row i, sorted in order {0, 1}.
+  // the j-th item of row i, sorted in order {0, 1}. The values are shared when contiguous;
+  // values [N, D...] with D are an Error (a SparseTensor holds one value per entry). CPU only.
   SparseTensor ToSparse() const;
   // [B, max_length, D...]: row i's first min(length, max_length) items, then `pad`. Rows longer
   // than max_length are TRUNCATED (TorchRec's jagged_to_padded_dense does the same); max_length
-  // -1 means the longest row's length.
+  // -1 means the longest row's length, other negatives are an Error. `pad` is converted to the
+  // values' dtype (as Set converts); string rows are padded with "" and then pad must be 0
+  // (a Scalar holds no string). CPU only.
   Tensor ToPadded(int64_t max_length, Scalar pad) const;
 
  private:
+  // Throws naming `op` for a default-constructed jagged tensor.
+  void CheckDefined(const char* op) const;
+
   Tensor values_, offsets_, weights_;
   Tensor host_offsets_;  // offsets_ on the CPU (the same tensor for a CPU jagged tensor)
 };
@@ -112,16 +122,35 @@ class KeyedJaggedTensor {
 
   // Feature `key` as a JaggedTensor whose values (and weights) are views of this tensor's.
   JaggedTensor Get(const std::string& key) const;
-  // The features `keys` in that sequence (repeats allowed), gathered in one parallel pass.
+  // The features `keys` in that sequence (repeats allowed: a repeated key then appears twice
+  // in keys(), and KeyIndex and Get find its first copy), values and weights gathered in one
+  // parallel pass; an unknown key is an Error listing the keys. CPU only.
   KeyedJaggedTensor Permute(const std::vector<std::string>& keys) const;
-  // Joins batches with the same keys (in the same sequence) along the batch: batch sizes add.
+  // Joins batches with the same keys (in the same sequence) along the batch: batch sizes add,
+  // and each feature holds part 0's rows, then part 1's, ... Every part needs the same keys,
+  // value dtype and item dims, and weights of one dtype in all parts or in none; an Error names
+  // the first part and key that differ. CPU only.
   static KeyedJaggedTensor Concat(const std::vector<KeyedJaggedTensor>& parts);
-  // Splits along the batch into pieces of batch_sizes (adding up to batch_size()).
+  // Splits along the batch into pieces of batch_sizes (each >= 0, adding up to batch_size(),
+  // else an Error): piece k holds rows [sum(batch_sizes[:k]), ...) of every feature. CPU only.
   std::vector<KeyedJaggedTensor> Split(const std::vector<int64_t>& batch_sizes) const;
   // Feature `key` as a [B, max_len] SparseTensor (JaggedTensor::ToSparse).
   SparseTensor ToSparse(const std::string& key) const;
 
  private:
+  // Throws naming `op` for a default-constructed keyed jagged tensor, or one off the CPU.
+  void CheckOnCpu(const char* op) const;
+  // KeyIndex with errors naming `op`.
+  int KeyIndexFor(const std::string& key, const char* op) const;
+  // A run of rows of one source moved to consecutive output rows (jagged_keyed.cc).
+  struct RowBlock;
+  // The tensor of `keys` (which may repeat) and batch_size whose F * B rows, feature-major, are
+  // the blocks' rows: blocks in output order, tiling the rows. Sources on the CPU with one value
+  // dtype, item dims and weights dtype, checked by the caller.
+  static KeyedJaggedTensor Gather(const std::vector<const KeyedJaggedTensor*>& srcs,
+                                  const std::vector<RowBlock>& blocks,
+                                  std::vector<std::string> keys, int64_t batch_size);
+
   std::vector<std::string> keys_;
   Tensor values_, lengths_, offsets_, weights_;
   Tensor host_offsets_;  // offsets_ on the CPU

@@ -29,7 +29,8 @@ bool SortedByKeys(KeyView major, KeyView minor, int64_t nnz) {
          }) < 0;
 }
 
-// ptr[r] = first position whose major key is >= r, for entries sorted by major key.
+}  // namespace
+
 void FillPtrFromSorted(KeyView major, int64_t nnz, int64_t num_major, int64_t* ptr) {
   ParallelChunks(nnz, kScanChunk, [&](int64_t, int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
@@ -40,6 +41,8 @@ void FillPtrFromSorted(KeyView major, int64_t nnz, int64_t num_major, int64_t* p
   const int64_t first_after = nnz == 0 ? 0 : major[nnz - 1] + 1;
   std::fill(ptr + first_after, ptr + num_major + 1, nnz);
 }
+
+namespace {
 
 // Chunks of entries counted separately: one histogram of num_major counters each, so at most
 // one chunk per thread, per 2^16 entries and per num_major entries (the histograms never
@@ -117,7 +120,8 @@ constexpr int kBucketBits = 10;
 
 template <typename T>
 void ScatterByBuckets(KeyView major, KeyView minor, int64_t nnz, int64_t num_major, const T* vals,
-                      int64_t vstride, int64_t* ptr, int64_t* minor_out, T* vals_out) {
+                      int64_t vstride, int64_t* ptr, int64_t* minor_out, T* vals_out,
+                      bool sort_minor) {
   const int shift = std::max(
       0, static_cast<int>(std::bit_width(static_cast<uint64_t>(num_major - 1))) - kBucketBits);
   const int64_t num_buckets = ((num_major - 1) >> shift) + 1;
@@ -164,7 +168,7 @@ void ScatterByBuckets(KeyView major, KeyView minor, int64_t nnz, int64_t num_maj
         minor_out[q] = held_minor[i];
         vals_out[q] = held_val[i];
       }
-      SortSlices<T>(ptr + r0, r1 - r0, minor_out, vals_out);
+      if (sort_minor) SortSlices<T>(ptr + r0, r1 - r0, minor_out, vals_out);
     }
   });
 }
@@ -172,14 +176,16 @@ void ScatterByBuckets(KeyView major, KeyView minor, int64_t nnz, int64_t num_maj
 // Fills ptr and the minor keys and values in (major, minor) order, stable.
 template <typename T>
 void ScatterSorted(KeyView major, KeyView minor, int64_t nnz, int64_t num_major, const T* vals,
-                   int64_t vstride, int64_t* ptr, int64_t* minor_out, T* vals_out) {
+                   int64_t vstride, int64_t* ptr, int64_t* minor_out, T* vals_out,
+                   bool sort_minor) {
   // Buckets pay off once the per-key counters outgrow the caches; with no more keys than
   // entries the in-bucket key (below 2^31 / 2^kBucketBits keys per bucket) and the counts fit
   // int32.
   if constexpr (std::is_trivially_copyable_v<T>) {
     if (num_major > (int64_t{1} << 18) && num_major <= nnz && nnz > (int64_t{1} << 20) &&
         nnz < INT32_MAX) {
-      ScatterByBuckets<T>(major, minor, nnz, num_major, vals, vstride, ptr, minor_out, vals_out);
+      ScatterByBuckets<T>(major, minor, nnz, num_major, vals, vstride, ptr, minor_out, vals_out,
+                          sort_minor);
       return;
     }
   }
@@ -190,13 +196,13 @@ void ScatterSorted(KeyView major, KeyView minor, int64_t nnz, int64_t num_major,
     ScatterByMajorAs<int64_t, T>(major, minor, nnz, num_major, vals, vstride, ptr, minor_out,
                                  vals_out);
   }
-  SortSlices<T>(ptr, num_major, minor_out, vals_out);
+  if (sort_minor) SortSlices<T>(ptr, num_major, minor_out, vals_out);
 }
 
 }  // namespace
 
 Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major,
-                    const Tensor& values) {
+                    const Tensor& values, bool sort_minor) {
   Compressed out;
   out.ptr = Tensor::Empty({num_major + 1}, DType::kInt64);
   out.minor = Tensor::Empty({nnz}, DType::kInt64);
@@ -213,7 +219,7 @@ Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major
   out.values = Tensor::Empty({nnz}, values.dtype());
   Dispatch(values.dtype(), "Compress", [&]<typename T>() {
     ScatterSorted<T>(major, minor, nnz, num_major, values.data<T>(), values.Stride(0), ptr,
-                     minor_out, out.values.data<T>());
+                     minor_out, out.values.data<T>(), sort_minor);
   });
   return out;
 }

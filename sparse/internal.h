@@ -187,9 +187,13 @@ struct KeyView {
 // Compresses nnz entries by major key (in [0, num_major)), minor keys sorted within each major
 // slice, stable. Keys must already be in range. `values` is [nnz] of any dtype and strides.
 // When the entries are already sorted by (major, minor), no sorting happens and contiguous
-// values are shared.
+// values are shared. Without `sort_minor` the slices keep their entries in input order (for a
+// caller that orders them itself).
 Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major,
-                    const Tensor& values);
+                    const Tensor& values, bool sort_minor = true);
+// ptr[r] = the first position whose major key is >= r (ptr[num_major] = nnz), for entries
+// sorted by major key, every key in [0, num_major): Compress's fast path, JaggedTensor::FromSparse.
+void FillPtrFromSorted(KeyView major, int64_t nnz, int64_t num_major, int64_t* ptr);
 // Compresses a 2-D SparseTensor by `major_axis` (0: CSR, 1: CSC), as FromSparse does, on the
 // tensor's device; errors name `op`.
 Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op);

@@ -1,0 +1,274 @@
+// JaggedTensor conversions: from and to TensorFlow's VarLenFeature SparseTensor layout, and from
+// and to the padded dense form.
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <type_traits>
+
+#include "tensorkit/dense/ops.h"
+#include "tensorkit/dense/ops_internal.h"
+#include "tensorkit/dense/views.h"
+#include "tensorkit/features/features_internal.h"
+#include "tensorkit/features/jagged.h"
+#include "tensorkit/features/jagged_internal.h"
+#include "tensorkit/sparse/internal.h"
+
+namespace tensorkit {
+
+namespace fi = features_internal;
+namespace ji = jagged_internal;
+namespace si = sparse_internal;
+
+namespace {
+
+// Rows per fixed chunk of FromSparse's row pass (rows hold tens of entries each).
+constexpr int64_t kRowChunk = 4096;
+
+// Throws the message for entry `later` repeating entry `earlier` of host rows [nnz, 2].
+[[noreturn]] void ThrowRepeat(const char* op, const int64_t* rows, int64_t earlier, int64_t later) {
+  Throw(ErrorCode::kInvalidArgument, op, ": entry ", later, " at ",
+        si::RowString(rows + 2 * later, 2), " repeats entry ", earlier,
+        "; each (row, column) may appear once (SparseTensor::Coalesce() merges repeats)");
+}
+
+// Orders each compressed row's entries by column in place and returns the first row holding a
+// column twice (-1 when none). Rows already strictly increasing stay as they are; a row whose
+// columns are a permutation of 0..n-1 (VarLenFeature's layout: column = position in the row) is
+// placed in one pass; any other row is sorted by SortSlices. Fixed chunks of rows, so the row
+// found does not depend on the thread count.
+template <typename T>
+int64_t OrderRows(const int64_t* ptr, int64_t num_rows, int64_t* minor, T* vals) {
+  std::vector<int64_t> first_repeat(static_cast<size_t>(NumChunks(num_rows, kRowChunk)), -1);
+  ParallelChunks(num_rows, kRowChunk, [&](int64_t chunk, int64_t lo, int64_t hi) {
+    std::vector<T> held;
+    std::vector<uint8_t> seen;
+    for (int64_t r = lo; r < hi; ++r) {
+      const int64_t n = ptr[r + 1] - ptr[r];
+      int64_t* col = minor + ptr[r];
+      T* val = vals + ptr[r];
+      bool increasing = true;
+      for (int64_t j = 1; j < n; ++j) increasing &= col[j] > col[j - 1];
+      if (increasing) continue;
+      seen.assign(static_cast<size_t>(n), 0);
+      bool permutation = true;
+      for (int64_t j = 0; j < n && permutation; ++j) {
+        const uint64_t c = static_cast<uint64_t>(col[j]);
+        permutation = c < static_cast<uint64_t>(n) && !seen[c];
+        if (permutation) seen[c] = 1;
+      }
+      if (permutation) {
+        held.assign(std::make_move_iterator(val), std::make_move_iterator(val + n));
+        for (int64_t j = 0; j < n; ++j) val[col[j]] = std::move(held[j]);
+        for (int64_t j = 0; j < n; ++j) col[j] = j;
+        continue;
+      }
+      si::SortSlices<T>(ptr + r, 1, minor, vals);
+      bool repeat = false;
+      for (int64_t j = 1; j < n; ++j) repeat |= col[j] == col[j - 1];
+      if (repeat && first_repeat[chunk] < 0) first_repeat[chunk] = r;
+    }
+  });
+  for (const int64_t r : first_repeat) {
+    if (r >= 0) return r;
+  }
+  return -1;
+}
+
+// The product of dims[1:] of a tensor with `num_rows` rows of `num_elements` elements (the items'
+// size; 0 when there are no rows, where nothing is copied).
+int64_t ItemElements(int64_t num_elements, int64_t num_rows) {
+  return num_rows > 0 ? num_elements / num_rows : 0;
+}
+
+// `leading` followed by dims[from:] (the dims of the items after the row axes).
+std::vector<int64_t> Joined(const std::vector<int64_t>& leading, const std::vector<int64_t>& dims,
+                            size_t from) {
+  std::vector<int64_t> out = leading;
+  out.insert(out.end(), dims.begin() + static_cast<std::ptrdiff_t>(from), dims.end());
+  return out;
+}
+
+}  // namespace
+
+// Note [FromSparse]: VarLenFeature tensors come sorted in order {0, 1}, so one pass of
+// FirstInvalid (bounds and strict order, the rank-2 specialisation) decides: when it finds
+// nothing the offsets are the sorted rows' run starts and the values are shared. Otherwise the
+// stable counting sort by row of Compress groups the entries, and one pass over the rows
+// (OrderRows) orders the columns of the rows found out of order and finds repeated columns.
+JaggedTensor JaggedTensor::FromSparse(const SparseTensor& st) {
+  const char* op = "JaggedTensor::FromSparse";
+  si::CheckCreated(st, op);
+  ji::CheckOnCpu(st.device(), op);
+  TK_CHECK(
+      st.rank() == 2, kShapeMismatch, op,
+      ": needs a 2-D sparse tensor [B, max_len] (TensorFlow's VarLenFeature layout), got shape ",
+      ShapeString(st.shape()));
+  const std::vector<int64_t>& shape = st.shape();
+  const int64_t b = shape[0];
+  TK_CHECK(b < INT64_MAX, kShapeMismatch, op, ": a batch of ", b, " rows has too many offsets");
+  const int64_t nnz = st.nnz();
+  const Tensor idx = si::HostContiguous(st.indices());
+  const int64_t* rows = nnz > 0 ? idx.data<int64_t>() : nullptr;
+  JaggedTensor jt;
+  const int64_t bad = si::FirstInvalid(rows, nnz, shape, {0, 1}, /*strict=*/true);
+  if (bad < 0) {
+    jt.offsets_ = Tensor::Empty({b + 1}, DType::kInt64);
+    si::FillPtrFromSorted(si::KeyView{rows, 2}, nnz, b, jt.offsets_.data<int64_t>());
+    jt.values_ = si::HostContiguous(st.values());
+  } else {
+    // Entries before `bad` are inside the shape and strictly increasing: an equal neighbour is
+    // a repeat, found without sorting.
+    const int64_t* row = rows + 2 * bad;
+    if (si::OutOfBounds(row, shape.data(), 2)) si::ThrowOutOfBounds(op, rows, bad, shape);
+    if (si::SameRow(row, row - 2, 2)) ThrowRepeat(op, rows, bad - 1, bad);
+    si::CheckBounds(op, rows, nnz, shape);
+    // The values are new here (the entries are not sorted, so Compress copies them), and
+    // OrderRows may reorder them in place.
+    si::Compressed c = si::Compress(si::KeyView{rows, 2}, si::KeyView{rows + 1, 2}, nnz, b,
+                                    st.values(), /*sort_minor=*/false);
+    const int64_t* ptr = c.ptr.data<int64_t>();
+    int64_t* minor = c.minor.data<int64_t>();
+    const int64_t r = Dispatch(st.dtype(), op, [&]<typename T>() {
+      return OrderRows<T>(ptr, b, minor, c.values.data<T>());
+    });
+    if (r >= 0) {  // name the repeat by its positions in the input
+      int64_t column = 0;
+      for (int64_t j = ptr[r + 1] - 1; j > ptr[r]; --j) {
+        if (minor[j] == minor[j - 1]) column = minor[j];  // ends at the first repeat
+      }
+      int64_t earlier = -1;
+      for (int64_t i = 0; i < nnz; ++i) {
+        if (rows[2 * i] != r || rows[2 * i + 1] != column) continue;
+        if (earlier >= 0) ThrowRepeat(op, rows, earlier, i);
+        earlier = i;
+      }
+    }
+    jt.offsets_ = c.ptr;
+    jt.values_ = c.values;
+  }
+  jt.host_offsets_ = jt.offsets_;
+  return jt;
+}
+
+SparseTensor JaggedTensor::ToSparse() const {
+  const char* op = "JaggedTensor::ToSparse";
+  CheckDefined(op);
+  ji::CheckOnCpu(device(), op);
+  TK_CHECK(values_.NumAxes() == 1, kShapeMismatch, op,
+           ": a SparseTensor holds one value per entry, so the values must be 1-D [N], got ",
+           ShapeString(values_.Dims()),
+           "; flatten the items into rows of scalars first, or use ToPadded for [B, L, ...]");
+  const int64_t b = batch_size(), n = num_values();
+  const int64_t* off = offsets_data();
+  Tensor indices = Tensor::Empty({n, 2}, DType::kInt64);
+  int64_t* idx = n > 0 ? indices.data<int64_t>() : nullptr;
+  // Fixed chunks of entries, each starting at the row that holds its first entry: the same work
+  // per chunk however the row lengths vary.
+  ParallelChunks(n, si::kChunk, [&](int64_t, int64_t lo, int64_t hi) {
+    int64_t r = std::upper_bound(off, off + b + 1, lo) - off - 1;
+    for (; r < b && off[r] < hi; ++r) {
+      const int64_t s = std::max(off[r], lo), e = std::min(off[r + 1], hi);
+      for (int64_t i = s; i < e; ++i) {
+        idx[2 * i] = r;
+        idx[2 * i + 1] = i - off[r];
+      }
+    }
+  });
+  return SparseTensor::Create(std::move(indices), si::HostContiguous(values_),
+                              {b, ji::MaxLength(off, b)}, {0, 1});
+}
+
+Tensor JaggedTensor::ToPadded(int64_t max_length, Scalar pad) const {
+  const char* op = "JaggedTensor::ToPadded";
+  CheckDefined(op);
+  ji::CheckOnCpu(device(), op);
+  TK_CHECK(max_length >= -1, kInvalidArgument, op, ": max_length is ", max_length,
+           "; pass a length >= 0, or -1 for the longest row's length");
+  TK_CHECK(values_.NumAxes() < kMaxAxes, kShapeMismatch, op, ": values ",
+           ShapeString(values_.Dims()), " have ", values_.NumAxes(),
+           " axes, so [B, max_length, ...] would have one more than the ", kMaxAxes,
+           " a Tensor holds");
+  TK_CHECK(dtype() != DType::kString || pad == Scalar(0), kInvalidArgument, op,
+           ": string rows are padded with \"\" (a Scalar holds no string); pass pad 0, got ", pad);
+  const int64_t b = batch_size();
+  const int64_t* off = offsets_data();
+  const int64_t len = max_length >= 0 ? max_length : ji::MaxLength(off, b);
+  Tensor out = Tensor::Empty(Joined({b, len}, values_.Dims(), 1), dtype());
+  const int64_t row_elems = ItemElements(out.NumElements(), b);
+  if (row_elems == 0) return out;
+  const int64_t inner = row_elems / len;
+  const Tensor v = si::HostContiguous(values_);
+  Dispatch(dtype(), op, [&]<typename T>() {
+    T fill{};
+    if constexpr (!std::is_same_v<T, std::string>) fill = ops_internal::ScalarAs<T>(pad);
+    const T* src = v.NumElements() > 0 ? v.data<T>() : nullptr;
+    T* dst = out.data<T>();
+    ParallelFor(0, b, GrainFor(row_elems * static_cast<int64_t>(sizeof(T))),
+                [&](int64_t lo, int64_t hi) {
+                  for (int64_t r = lo; r < hi; ++r) {
+                    const int64_t n = std::min(off[r + 1] - off[r], len) * inner;
+                    T* d = dst + r * row_elems;
+                    if (n > 0) std::copy(src + off[r] * inner, src + off[r] * inner + n, d);
+                    std::fill(d + n, d + row_elems, fill);
+                  }
+                });
+  });
+  return out;
+}
+
+JaggedTensor JaggedTensor::FromPadded(const Tensor& dense, const Tensor& lengths) {
+  const char* op = "JaggedTensor::FromPadded";
+  TK_CHECK(dense.defined() && dense.NumAxes() >= 2, kShapeMismatch, op,
+           ": dense must be [B, L, ...] (at least 2 axes), got ",
+           dense.defined() ? ShapeString(dense.Dims()) : std::string("an undefined tensor"));
+  TK_CHECK(lengths.defined(), kInvalidArgument, op, ": lengths is an undefined tensor");
+  fi::CheckSameDevice(dense, lengths, "lengths", op);
+  ji::CheckOnCpu(dense.device(), op);
+  const int64_t b = dense.Dim(0), len = dense.Dim(1);
+  TK_CHECK(lengths.NumAxes() == 1 && lengths.Dim(0) == b, kShapeMismatch, op,
+           ": lengths must be [B] = [", b, "] (one per row of dense ", ShapeString(dense.Dims()),
+           "), got ", ShapeString(lengths.Dims()));
+  TK_CHECK(lengths.dtype() == DType::kInt32 || lengths.dtype() == DType::kInt64, kDTypeMismatch, op,
+           ": lengths must be int32 or int64, got ", DTypeName(lengths.dtype()));
+  const Tensor host_len = si::HostContiguous(Converted(lengths, DType::kInt64));
+  const int64_t* lens = b > 0 ? host_len.data<int64_t>() : nullptr;
+  const int64_t bad = si::FirstWhere(
+      b, [&](int64_t i) { return static_cast<uint64_t>(lens[i]) > static_cast<uint64_t>(len); });
+  TK_CHECK(bad < 0, kInvalidArgument, op, ": lengths[", bad, "] = ", bad >= 0 ? lens[bad] : 0,
+           " is outside [0, ", len, "]; row ", bad, " of dense ", ShapeString(dense.Dims()),
+           " holds at most ", len, " items");
+  JaggedTensor jt;
+  jt.offsets_ = Tensor::Empty({b + 1}, DType::kInt64);
+  int64_t* off = jt.offsets_.data<int64_t>();
+  off[0] = 0;
+  for (int64_t i = 0; i < b; ++i) {
+    // Each length is at most L, but with empty items ([B, L, 0]) B * L may pass int64.
+    TK_CHECK(!__builtin_add_overflow(off[i], lens[i], &off[i + 1]), kShapeMismatch, op,
+             ": the lengths add up to more than int64 holds at lengths[", i, "]");
+  }
+  jt.host_offsets_ = jt.offsets_;
+  const Tensor src = si::HostContiguous(dense);
+  const std::vector<int64_t> dims = Joined({off[b]}, dense.Dims(), 2);
+  int64_t full = 0;
+  if (!__builtin_mul_overflow(b, len, &full) && full == off[b]) {
+    jt.values_ = *View(src, dims);  // every row full: the values are dense's rows, shared
+    return jt;
+  }
+  jt.values_ = Tensor::Empty(dims, dense.dtype());
+  const int64_t row_elems = ItemElements(src.NumElements(), b);
+  const int64_t inner = row_elems / len;  // len > 0: some row is not full
+  Dispatch(dense.dtype(), op, [&]<typename T>() {
+    const T* s = src.data<T>();
+    T* d = jt.values_.NumElements() > 0 ? jt.values_.data<T>() : nullptr;
+    if (d == nullptr) return;
+    ParallelFor(
+        0, b, GrainFor(row_elems * static_cast<int64_t>(sizeof(T))), [&](int64_t lo, int64_t hi) {
+          for (int64_t r = lo; r < hi; ++r) {
+            std::copy(s + r * row_elems, s + r * row_elems + lens[r] * inner, d + off[r] * inner);
+          }
+        });
+  });
+  return jt;
+}
+
+}  // namespace tensorkit

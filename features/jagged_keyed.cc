@@ -1,0 +1,210 @@
+// KeyedJaggedTensor's batch operations: Permute, Concat, Split and ToSparse. Each is one Gather
+// of row blocks: the lengths and offsets of every block, then all values and weights in one
+// parallel CopyBlocks pass.
+#include <string>
+#include <utility>
+
+#include "tensorkit/features/jagged.h"
+#include "tensorkit/features/jagged_internal.h"
+#include "tensorkit/sparse/internal.h"
+
+namespace tensorkit {
+
+namespace ji = jagged_internal;
+namespace si = sparse_internal;
+
+struct KeyedJaggedTensor::RowBlock {
+  int src = 0;           // which source
+  int64_t src_row = 0;   // its first row among the source's F * B rows
+  int64_t dst_row = 0;   // its first row among the output's
+  int64_t num_rows = 0;  // the rows of one feature of one source: at most its batch size
+};
+
+namespace {
+
+// The dims of `values` with axis 0 set to n.
+std::vector<int64_t> WithRows(const Tensor& values, int64_t n) {
+  std::vector<int64_t> dims = values.Dims();
+  dims[0] = n;
+  return dims;
+}
+
+// Elements per item (dims[1:] multiplied) of values with at least one item, else 0.
+int64_t ItemElements(const Tensor& values) {
+  return values.Dim(0) > 0 ? values.NumElements() / values.Dim(0) : 0;
+}
+
+}  // namespace
+
+void KeyedJaggedTensor::CheckOnCpu(const char* op) const {
+  TK_CHECK(values_.defined(), kInvalidArgument, op,
+           ": the keyed jagged tensor is empty (default-constructed); make one with "
+           "KeyedJaggedTensor(keys, values, lengths)");
+  ji::CheckOnCpu(device(), op);
+}
+
+KeyedJaggedTensor KeyedJaggedTensor::Gather(const std::vector<const KeyedJaggedTensor*>& srcs,
+                                            const std::vector<RowBlock>& blocks,
+                                            std::vector<std::string> keys, int64_t batch_size) {
+  const KeyedJaggedTensor& first = *srcs[0];
+  const int64_t num_keys = static_cast<int64_t>(keys.size());
+  KeyedJaggedTensor out;
+  out.lengths_ = Tensor::Empty({num_keys, batch_size}, DType::kInt64);
+  const int64_t num_rows = out.lengths_.NumElements();
+  out.offsets_ = Tensor::Empty({num_rows + 1}, DType::kInt64);
+  int64_t* len = num_rows > 0 ? out.lengths_.data<int64_t>() : nullptr;
+  int64_t* off = out.offsets_.data<int64_t>();
+  // Where each block's values start in the output: a running sum in output order.
+  const size_t nb = blocks.size();
+  std::vector<int64_t> base(nb + 1, 0);
+  for (size_t k = 0; k < nb; ++k) {
+    const RowBlock& b = blocks[k];
+    const int64_t* so = srcs[b.src]->host_offsets_.data<int64_t>();
+    base[k + 1] = base[k] + (so[b.src_row + b.num_rows] - so[b.src_row]);
+  }
+  off[0] = 0;
+  ParallelFor(0, static_cast<int64_t>(nb), 1, [&](int64_t kb, int64_t ke) {
+    for (int64_t k = kb; k < ke; ++k) {
+      const RowBlock& b = blocks[k];
+      const KeyedJaggedTensor& s = *srcs[b.src];
+      const int64_t* so = s.host_offsets_.data<int64_t>() + b.src_row;
+      const int64_t* sl = s.lengths_.data<int64_t>() + b.src_row;
+      const int64_t shift = base[k] - so[0];
+      for (int64_t i = 0; i < b.num_rows; ++i) {
+        len[b.dst_row + i] = sl[i];
+        off[b.dst_row + i + 1] = so[i + 1] + shift;
+      }
+    }
+  });
+  const int64_t total = base[nb];
+  out.values_ = Tensor::Empty(WithRows(first.values_, total), first.values_.dtype());
+  if (first.has_weights()) out.weights_ = Tensor::Empty({total}, first.weights_.dtype());
+  // Values (and weights) of every block in one pass; sources made contiguous once each.
+  std::vector<Tensor> values(srcs.size()), weights(srcs.size());
+  for (size_t p = 0; p < srcs.size(); ++p) {
+    values[p] = si::HostContiguous(srcs[p]->values_);
+    if (first.has_weights()) weights[p] = si::HostContiguous(srcs[p]->weights_);
+  }
+  const int64_t inner = ItemElements(out.values_);
+  const DType vtype = out.values_.dtype();
+  const int64_t vsize = DTypeSize(vtype);
+  std::vector<ji::CopyBlock> copies;
+  copies.reserve(first.has_weights() ? 2 * nb : nb);
+  for (size_t k = 0; k < nb; ++k) {
+    const RowBlock& b = blocks[k];
+    const int64_t src_item = srcs[b.src]->host_offsets_.data<int64_t>()[b.src_row];
+    const int64_t n = base[k + 1] - base[k];
+    if (n == 0) continue;
+    copies.push_back({static_cast<const char*>(values[b.src].raw_data()) + src_item * inner * vsize,
+                      static_cast<char*>(out.values_.raw_data()) + base[k] * inner * vsize,
+                      n * inner, vtype});
+    if (first.has_weights()) {
+      const DType wtype = out.weights_.dtype();
+      const int64_t wsize = DTypeSize(wtype);
+      copies.push_back({static_cast<const char*>(weights[b.src].raw_data()) + src_item * wsize,
+                        static_cast<char*>(out.weights_.raw_data()) + base[k] * wsize, n, wtype});
+    }
+  }
+  ji::CopyBlocks(copies);
+  out.host_offsets_ = out.offsets_;
+  out.keys_ = std::move(keys);
+  out.batch_size_ = batch_size;
+  return out;
+}
+
+KeyedJaggedTensor KeyedJaggedTensor::Permute(const std::vector<std::string>& keys) const {
+  const char* op = "KeyedJaggedTensor::Permute";
+  CheckOnCpu(op);
+  std::vector<RowBlock> blocks(keys.size());
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const int64_t f = KeyIndexFor(keys[k], op);
+    blocks[k] = {0, f * batch_size_, static_cast<int64_t>(k) * batch_size_, batch_size_};
+  }
+  return Gather({this}, blocks, keys, batch_size_);
+}
+
+KeyedJaggedTensor KeyedJaggedTensor::Concat(const std::vector<KeyedJaggedTensor>& parts) {
+  const char* op = "KeyedJaggedTensor::Concat";
+  TK_CHECK(!parts.empty(), kInvalidArgument, op, ": needs at least one part");
+  const KeyedJaggedTensor& first = parts[0];
+  first.CheckOnCpu(op);
+  const std::vector<int64_t> item_dims = WithRows(first.values_, 0);
+  int64_t batch = first.batch_size_;
+  for (size_t p = 1; p < parts.size(); ++p) {
+    const KeyedJaggedTensor& part = parts[p];
+    part.CheckOnCpu(op);
+    const auto& a = first.keys_;
+    const auto& b = part.keys_;
+    size_t k = 0;
+    while (k < a.size() && k < b.size() && a[k] == b[k]) ++k;
+    TK_CHECK(k == a.size() && k == b.size(), kInvalidArgument, op, ": part ", p, "'s key ", k,
+             " is ", k < b.size() ? "\"" + b[k] + "\"" : std::string("missing"),
+             " but part 0's is ", k < a.size() ? "\"" + a[k] + "\"" : std::string("missing"),
+             "; every part needs the same keys in the same sequence (Permute(parts[0].keys()) "
+             "reorders a part)");
+    TK_CHECK(part.values_.dtype() == first.values_.dtype(), kDTypeMismatch, op, ": part ", p,
+             "'s values are ", DTypeName(part.values_.dtype()), " but part 0's are ",
+             DTypeName(first.values_.dtype()), "; convert them with Converted(values, dtype)");
+    TK_CHECK(WithRows(part.values_, 0) == item_dims, kShapeMismatch, op, ": part ", p,
+             "'s values are ", ShapeString(part.values_.Dims()), " but part 0's are ",
+             ShapeString(first.values_.Dims()), "; the items (dims after the first) must agree");
+    TK_CHECK(part.has_weights() == first.has_weights(), kInvalidArgument, op, ": part ",
+             part.has_weights() ? p : 0, " has weights but part ", part.has_weights() ? 0 : p,
+             " has none; give every part weights or none");
+    TK_CHECK(!first.has_weights() || part.weights_.dtype() == first.weights_.dtype(),
+             kDTypeMismatch, op, ": part ", p, "'s weights are ", DTypeName(part.weights_.dtype()),
+             " but part 0's are ", DTypeName(first.weights_.dtype()),
+             "; convert them with Converted(weights, dtype)");
+    TK_CHECK(!__builtin_add_overflow(batch, part.batch_size_, &batch), kShapeMismatch, op,
+             ": the batch sizes add up to more than int64 holds at part ", p);
+  }
+  std::vector<const KeyedJaggedTensor*> srcs(parts.size());
+  std::vector<RowBlock> blocks;
+  blocks.reserve(parts.size() * first.keys_.size());
+  for (size_t p = 0; p < parts.size(); ++p) srcs[p] = &parts[p];
+  for (int64_t f = 0; f < first.num_keys(); ++f) {
+    int64_t row = f * batch;
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const int64_t b = parts[p].batch_size_;
+      blocks.push_back({static_cast<int>(p), f * b, row, b});
+      row += b;
+    }
+  }
+  return Gather(srcs, blocks, first.keys_, batch);
+}
+
+std::vector<KeyedJaggedTensor> KeyedJaggedTensor::Split(
+    const std::vector<int64_t>& batch_sizes) const {
+  const char* op = "KeyedJaggedTensor::Split";
+  CheckOnCpu(op);
+  int64_t sum = 0;
+  for (size_t k = 0; k < batch_sizes.size(); ++k) {
+    const int64_t s = batch_sizes[k];
+    TK_CHECK(s >= 0, kInvalidArgument, op, ": batch_sizes[", k, "] = ", s,
+             " is negative; every piece needs a size >= 0");
+    TK_CHECK(s <= batch_size_ - sum, kShapeMismatch, op, ": batch_sizes add up to more than ",
+             batch_size_, " (the batch size) at batch_sizes[", k, "] = ", s);
+    sum += s;
+  }
+  TK_CHECK(sum == batch_size_, kShapeMismatch, op, ": batch_sizes add up to ", sum,
+           " but the batch has ", batch_size_, " rows; they must be equal");
+  std::vector<KeyedJaggedTensor> out;
+  out.reserve(batch_sizes.size());
+  std::vector<RowBlock> blocks(keys_.size());
+  int64_t start = 0;
+  for (const int64_t s : batch_sizes) {
+    for (int64_t f = 0; f < num_keys(); ++f) blocks[f] = {0, f * batch_size_ + start, f * s, s};
+    out.push_back(Gather({this}, blocks, keys_, s));
+    start += s;
+  }
+  return out;
+}
+
+SparseTensor KeyedJaggedTensor::ToSparse(const std::string& key) const {
+  const char* op = "KeyedJaggedTensor::ToSparse";
+  CheckOnCpu(op);
+  KeyIndexFor(key, op);
+  return Get(key).ToSparse();
+}
+
+}  // namespace tensorkit
