@@ -254,7 +254,7 @@ void EmbeddingBagBackward(const Tensor& grad, const JaggedTensor& ids, Combiner 
            DTypeName(table_grad->dtype()), " but grad is ", DTypeName(grad.dtype()),
            "; they must have one dtype");
   const int64_t s0 = table_grad->Stride(0), s1 = table_grad->Stride(1);
-  const int64_t v = table_grad->Dim(0);
+  const int64_t v = table_grad->Dim(0), d = table_grad->Dim(1);
   const Plan plan = MakePlan(grad, ids, combiner, v, padding_id, table, op);
   Dispatch<ei::kTableDTypes>(grad.dtype(), op, [&]<typename T>() {
     using C = ComputeType<T>;
@@ -263,7 +263,7 @@ void EmbeddingBagBackward(const Tensor& grad, const JaggedTensor& ids, Combiner 
         plan, grad, combiner, ei::ComputeWeights(ids.weights(), DTypeOf<C>), padding_id,
         [&](int64_t, int64_t id, const C* acc) {
           T* row = base + id * s0;
-          for (int64_t c = 0; c < grad.Dim(1); ++c) {
+          for (int64_t c = 0; c < d; ++c) {
             row[c * s1] = static_cast<T>(static_cast<C>(row[c * s1]) + acc[c]);
           }
         },
