@@ -27,15 +27,6 @@ namespace tensorkit::ops_internal {
 using engine::BinaryFn;
 using engine::UnaryFn;
 
-// Compatibility names for sparse/ (products.cc, mixed.cc and tests/sparse), which still spell
-// them ops_internal::; they now live in common/ (dtype.h, simd_path.h).
-using ::tensorkit::ActiveSimdPath;
-using ::tensorkit::BestSimdPath;
-using ::tensorkit::kComputeDTypes;
-using ::tensorkit::SetSimdPathForTesting;
-using ::tensorkit::SimdPath;
-using ::tensorkit::SimdPathSupported;
-
 struct CoeffsBuf {
   alignas(16) unsigned char bytes[32] = {};
   bool alpha_is_one = true;

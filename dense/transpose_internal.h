@@ -60,9 +60,6 @@ void TransposeTile(const U* in, int64_t in_stride, U* out, int64_t out_stride, i
 int64_t StreamingBytes();
 void SetStreamingBytesForTesting(int64_t bytes);
 
-// StreamingCopy is common/streaming.h's; sparse/concat.cc still calls it by this name.
-using ::tensorkit::StreamingCopy;
-
 // The streaming tile copy of `path`, the same copy as TileKernel's: each 64-byte line of the
 // output is assembled whole in an L1 buffer and written with one non-temporal store per
 // vector. `out` and out_stride * elem_size must be multiples of 64 bytes.

@@ -1,9 +1,13 @@
-// A feature pipeline: sparse categorical features of a batch meet a dense embedding table.
+// A feature pipeline over one generated batch, from parsed records to the embedding gradient.
 //
-// Each example of the batch has a few (feature id, weight) pairs. They arrive unsorted as a COO
-// SparseTensor [batch, vocabulary]; the pipeline validates them, sorts them by example, walks
-// each example's entries with group(), computes weighted embedding sums with one sparse-dense
-// product, and applies a nonlinearity.
+//  1. Three categorical features per example (clicked items, query tokens, a country), of
+//     varying length and often empty, arrive as one KeyedJaggedTensor (TorchRec's layout).
+//  2. "country" also arrives as TensorFlow's VarLenFeature COO; its empty rows are filled with a
+//     default id, as tf.sparse.fill_empty_rows does before an embedding lookup.
+//  3. Each feature is reduced over its own embedding table (sum, mean and sqrtn bags) in one
+//     table-batched pass into one [batch, sum of widths] matrix.
+//  4. A loss gradient flows back: the table gradient of the item feature is a sparse set of
+//     rows (only the ids that occurred), summed deterministically.
 #include <iostream>
 #include <random>
 
@@ -11,35 +15,76 @@
 
 using namespace tensorkit;
 
-int main() {
-  const int64_t batch = 4, vocabulary = 10, width = 3;
-  // Unsorted (example, feature id) pairs with weights, as a feature extractor emits them.
-  Tensor indices = Tensor::FromVector<int64_t>({2, 7, 0, 1, 3, 3, 0, 4, 2, 1, 0, 9}, {6, 2});
-  Tensor weights = Tensor::FromVector<float>({0.5f, 1.0f, 2.0f, 1.5f, 1.0f, 0.25f});
-  SparseTensor features = SparseTensor::Create(indices, weights, {batch, vocabulary});
-  features.ValidateIndices();  // throws, naming the entry, if an id is out of range or repeated
+namespace {
 
-  // Sort by example so that group({0}) can hand out each example's entries without copying.
-  features.Reorder({0, 1});
-  for (const auto& g : features.group({0})) {
-    std::cout << "example " << g.group()[0] << ": " << g.values().NumElements() << " features, ids "
-              << Select(g.indices(), 1, 1) << "\n";
+// A [rows, width] float32 table with reproducible values.
+Tensor RandomTable(int64_t rows, int64_t width, std::mt19937& rng) {
+  std::uniform_real_distribution<float> uniform(-0.1f, 0.1f);
+  std::vector<float> v(static_cast<size_t>(rows * width));
+  for (float& x : v) x = uniform(rng);
+  return Tensor::FromVector(v, {rows, width});
+}
+
+}  // namespace
+
+int main() {
+  const int64_t batch = 8;
+  const std::vector<std::string> keys = {"items", "tokens", "country"};
+  const std::vector<int64_t> vocabulary = {1000, 500, 50};
+  const std::vector<int64_t> widths = {16, 8, 4};
+  std::mt19937 rng(42);
+
+  // 1. Lengths [F, B]: items 0-6 per example, tokens 0-4, country 0 or 1 (absent for some).
+  std::vector<int64_t> lengths;
+  std::vector<int64_t> ids;
+  for (size_t f = 0; f < keys.size(); ++f) {
+    const int64_t most = f == 0 ? 6 : f == 1 ? 4 : 1;
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t n = std::uniform_int_distribution<int64_t>(0, most)(rng);
+      lengths.push_back(n);
+      for (int64_t j = 0; j < n; ++j) {
+        ids.push_back(std::uniform_int_distribution<int64_t>(0, vocabulary[f] - 1)(rng));
+      }
+    }
+  }
+  KeyedJaggedTensor features(keys, Tensor::FromVector(ids),
+                             Tensor::FromVector(lengths, {3, batch}));
+  std::cout << "batch of " << features.batch_size() << ", " << features.num_keys() << " features, "
+            << features.values().NumElements() << " ids in all\n";
+  for (const std::string& key : keys) {
+    std::cout << "  " << key << " lengths: " << features.Get(key).lengths() << "\n";
   }
 
-  // A dense embedding table [vocabulary, width] with reproducible values.
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> table_values(vocabulary * width);
-  for (float& v : table_values) v = uniform(rng);
-  Tensor table = Tensor::FromVector(table_values, {vocabulary, width});
+  // 2. The country feature as a VarLenFeature SparseTensor; missing countries get id 0.
+  const SparseTensor country = features.ToSparse("country");
+  const FillEmptyRowsResult filled = FillEmptyRows(country, int64_t{0});
+  std::cout << "country rows that were empty: " << filled.empty_row_indicator << "\n";
+  const JaggedTensor country_ids = JaggedTensor::FromSparse(filled.output);
 
-  // embeddings = features @ table: the weighted sum of each example's embedding rows.
-  Tensor embeddings = Tensor::Zeros({batch, width}, DType::kFloat32);
-  SparseDenseProduct(1.0f, 0.0f, features, table, &embeddings);
-  Tensor activated = Relu(embeddings);
-  std::cout << "embeddings: " << embeddings << "\n";
-  std::cout << "relu:       " << activated << "\n";
-  // Per-example feature weight totals: a sparse reduction to a dense vector.
-  std::cout << "weight sums: " << ReduceSum(features, {1}) << "\n";
-  return 0;
+  // 3. One table per feature; items and tokens as they come, country after filling.
+  std::vector<Tensor> tables;
+  for (size_t f = 0; f < keys.size(); ++f) {
+    tables.push_back(RandomTable(vocabulary[f], widths[f], rng));
+  }
+  const Tensor pooled =
+      EmbeddingBags(tables, features, {Combiner::kSum, Combiner::kMean, Combiner::kSqrtN});
+  std::cout << "table-batched pooled embeddings: " << ShapeString(pooled.Dims()) << "\n";
+  const Tensor country_vectors = EmbeddingBag(tables[2], country_ids, Combiner::kSum);
+  std::cout << "country embeddings (filled): " << ShapeString(country_vectors.Dims()) << "\n";
+
+  // 4. A gradient of ones through the item bags: the table gradient touches only the ids seen.
+  const JaggedTensor items = features.Get("items");
+  Tensor grad = Tensor::Zeros({batch, widths[0]}, DType::kFloat32);
+  Set(1.0f, &grad);
+  const SparseTensor item_grad = EmbeddingBagBackward(grad, items, Combiner::kSum, vocabulary[0]);
+  std::cout << "item table gradient: " << item_grad.nnz() << " stored entries of "
+            << ShapeString(item_grad.shape()) << "\n";
+  Tensor dense_grad = Tensor::Zeros({vocabulary[0], widths[0]}, DType::kFloat32);
+  EmbeddingBagBackward(grad, items, Combiner::kSum, &dense_grad);
+  // Both forms hold the same numbers: each id's row is the number of times it occurred.
+  Tensor difference = Sub(item_grad.ToDense(), dense_grad);
+  Tensor total = Tensor::Zeros({1, 1}, DType::kFloat32);
+  Copy(Abs(difference), &total);
+  std::cout << "sparse and dense gradients differ by " << total.ToVector<float>()[0] << "\n";
+  return total.ToVector<float>()[0] == 0.0f ? 0 : 1;
 }

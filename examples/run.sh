@@ -7,7 +7,7 @@ bin=${1:-build/bin}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 "$bin/example_quickstart"
 echo
-echo "== a feature pipeline: sparse features, group(), a sparse-dense product"
+echo "== a feature pipeline: keyed jagged features, empty rows filled, table-batched embedding bags, the gradient"
 "$bin/example_feature_pipeline"
 
 tk="$bin/tensorkit"

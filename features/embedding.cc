@@ -8,7 +8,7 @@
 // current row into an accumulator of D compute-type values. The accumulator is a fixed-size
 // array for D = 16, 32, 64 and 128, so that the row loop is fully unrolled and vectorised and
 // the accumulator stays in registers; other widths take a runtime-D loop. Every kernel is also
-// compiled for AVX2 (picked from cpuid, ops_internal::ActiveSimdPath) with the same arithmetic
+// compiled for AVX2 (picked from cpuid, ActiveSimdPath) with the same arithmetic
 // in the same sequence: no FMA contraction, one add per id per column in id order, so every
 // path gives the same bits. Ids are checked before any kernel runs (a branch-free pass), so the
 // kernels read without checks. Each bag is reduced by the one task that owns it, in id order:
@@ -23,8 +23,8 @@
 #include <type_traits>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/common/simd_path.h"
 #include "tensorkit/dense/ops.h"
-#include "tensorkit/dense/ops_internal.h"
 #include "tensorkit/features/embedding_internal.h"
 #include "tensorkit/sparse/internal.h"
 
@@ -331,8 +331,7 @@ BagKernel<ComputeType<T>> ChooseKernel(int64_t d, Combiner combiner, bool weight
                     : combiner == Combiner::kMin ? Kind::kMin
                     : weighted                   ? Kind::kWeightedSum
                                                  : Kind::kSum;
-  const bool avx2 = ops_internal::ActiveSimdPath() != ops_internal::SimdPath::kDefault &&
-                    __builtin_cpu_supports("f16c");
+  const bool avx2 = ActiveSimdPath() != SimdPath::kDefault && __builtin_cpu_supports("f16c");
   switch (d) {
     case 16:
       return KernelForWidth<T, I, 16>(kind, avx2);

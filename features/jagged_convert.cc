@@ -98,7 +98,7 @@ std::vector<int64_t> Joined(const std::vector<int64_t>& leading, const std::vect
 JaggedTensor JaggedTensor::FromSparse(const SparseTensor& st) {
   const char* op = "JaggedTensor::FromSparse";
   si::CheckCreated(st, op);
-  ji::CheckOnCpu(st.device(), op);
+  features_internal::CheckOnCpu(st.values(), "the sparse tensor", op);
   TK_CHECK(
       st.rank() == 2, kShapeMismatch, op,
       ": needs a 2-D sparse tensor [B, max_len] (TensorFlow's VarLenFeature layout), got shape ",
@@ -153,7 +153,7 @@ JaggedTensor JaggedTensor::FromSparse(const SparseTensor& st) {
 SparseTensor JaggedTensor::ToSparse() const {
   const char* op = "JaggedTensor::ToSparse";
   CheckDefined(op);
-  ji::CheckOnCpu(device(), op);
+  features_internal::CheckOnCpu(values_, "the jagged tensor", op);
   TK_CHECK(values_.NumAxes() == 1, kShapeMismatch, op,
            ": a SparseTensor holds one value per entry, so the values must be 1-D [N], got ",
            ShapeString(values_.Dims()),
@@ -181,7 +181,7 @@ SparseTensor JaggedTensor::ToSparse() const {
 Tensor JaggedTensor::ToPadded(int64_t max_length, Scalar pad) const {
   const char* op = "JaggedTensor::ToPadded";
   CheckDefined(op);
-  ji::CheckOnCpu(device(), op);
+  features_internal::CheckOnCpu(values_, "the jagged tensor", op);
   TK_CHECK(max_length >= -1, kInvalidArgument, op, ": max_length is ", max_length,
            "; pass a length >= 0, or -1 for the longest row's length");
   TK_CHECK(values_.NumAxes() < kMaxAxes, kShapeMismatch, op, ": values ",
@@ -223,7 +223,7 @@ JaggedTensor JaggedTensor::FromPadded(const Tensor& dense, const Tensor& lengths
            dense.defined() ? ShapeString(dense.Dims()) : std::string("an undefined tensor"));
   TK_CHECK(lengths.defined(), kInvalidArgument, op, ": lengths is an undefined tensor");
   fi::CheckSameDevice(dense, lengths, "lengths", op);
-  ji::CheckOnCpu(dense.device(), op);
+  features_internal::CheckOnCpu(dense, "the padded tensor", op);
   const int64_t b = dense.Dim(0), len = dense.Dim(1);
   TK_CHECK(lengths.NumAxes() == 1 && lengths.Dim(0) == b, kShapeMismatch, op,
            ": lengths must be [B] = [", b, "] (one per row of dense ", ShapeString(dense.Dims()),

@@ -6,15 +6,11 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/common/streaming.h"
 #include "tensorkit/dense/transpose_internal.h"
 #include "tensorkit/features/jagged_internal.h"
 
 namespace tensorkit::jagged_internal {
-
-void CheckOnCpu(Device device, const char* op) {
-  TK_CHECK(device.is_cpu(), kUnsupported, op, ": the inputs are on ", device, "; ", op,
-           " runs on the CPU in this version; move the inputs with To(Device::Cpu())");
-}
 
 namespace {
 
@@ -30,7 +26,7 @@ void CopyPart(const CopyBlock& b, int64_t first, int64_t last, bool stream) {
   const char* src = static_cast<const char*>(b.src) + first * size;
   char* dst = static_cast<char*>(b.dst) + first * size;
   if (stream) {
-    transpose_internal::StreamingCopy(dst, src, (last - first) * size);
+    StreamingCopy(dst, src, (last - first) * size);
   } else {
     std::memcpy(dst, src, static_cast<size_t>((last - first) * size));
   }

@@ -17,9 +17,6 @@
 
 namespace tensorkit::jagged_internal {
 
-// Throws kUnsupported naming `op` unless `device` is the CPU (the one device choice of an op).
-void CheckOnCpu(Device device, const char* op);
-
 // One contiguous copy of a gather.
 struct CopyBlock {
   const void* src = nullptr;

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "tensorkit/features/features_internal.h"
 #include "tensorkit/features/jagged.h"
 #include "tensorkit/features/jagged_internal.h"
 #include "tensorkit/sparse/internal.h"
@@ -40,7 +41,7 @@ void KeyedJaggedTensor::CheckOnCpu(const char* op) const {
   TK_CHECK(values_.defined(), kInvalidArgument, op,
            ": the keyed jagged tensor is empty (default-constructed); make one with "
            "KeyedJaggedTensor(keys, values, lengths)");
-  ji::CheckOnCpu(device(), op);
+  features_internal::CheckOnCpu(values_, "the keyed jagged tensor", op);
 }
 
 KeyedJaggedTensor KeyedJaggedTensor::Gather(const std::vector<const KeyedJaggedTensor*>& srcs,

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "tensorkit/common/streaming.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/transpose_internal.h"
 #include "tensorkit/dense/views.h"
@@ -57,7 +58,7 @@ void StreamRowsShifted(const int64_t* src, int64_t n, int rank, int axis, int64_
     const int64_t m = std::min(step, n - r);
     std::memcpy(buf, src + r * rank, static_cast<size_t>(m * rank) * sizeof(int64_t));
     AddShift(buf, m, rank, axis, shift);
-    transpose_internal::StreamingCopy(dst + r * rank, buf, m * rank * 8);
+    StreamingCopy(dst + r * rank, buf, m * rank * 8);
   }
 }
 
@@ -97,8 +98,7 @@ SparseTensor ConcatRows(const std::vector<SparseTensor>& inputs, int axis,
           if constexpr (std::is_trivially_copyable_v<T>) {
             if (stream) {
               StreamRowsShifted(src_rows + b * rank, e - b, rank, axis, shift, dst_rows + b * rank);
-              transpose_internal::StreamingCopy(dst + b, src + b,
-                                                static_cast<int64_t>((e - b) * sizeof(T)));
+              StreamingCopy(dst + b, src + b, static_cast<int64_t>((e - b) * sizeof(T)));
               return;
             }
           }

@@ -22,7 +22,7 @@ namespace {
 // of an output whose slice has fewer stored positions than the slice size.
 SparseTensor Reduce(const SparseTensor& st, const si::ReducePlan& plan, MergeOp kind,
                     const char* op) {
-  Dispatch<si::kReduceDTypes>(st.dtype(), op, []<typename T>() {});
+  CheckDType<si::kReduceDTypes>(st.dtype(), op);
   const SparseTensor full = Merge(st.indices(), st.values(), st.shape(), {}, op);
   const int kept = static_cast<int>(plan.out_shape.size());
   Tensor idx = Tensor::Empty({full.nnz(), kept}, DType::kInt64, st.device());
@@ -124,7 +124,7 @@ SparseTensor Join(const SparseTensor& a, const SparseTensor& b, const MergeRule&
 // --- reduce.h ------------------------------------------------------------------------------------
 
 Tensor ReduceDense(const SparseTensor& st, std::vector<int> axes, MergeOp kind, const char* op) {
-  Dispatch<si::kReduceDTypes>(st.dtype(), op, []<typename T>() {});
+  CheckDType<si::kReduceDTypes>(st.dtype(), op);
   const si::ReducePlan plan = si::MakePlan(st, std::move(axes), op);
   Tensor out = Tensor::Empty(plan.out_shape, st.dtype(), st.device());  // checks rank and size
   if (plan.out_size == 0) return out;

@@ -85,6 +85,10 @@ std::vector<SparseTensor> Split(const SparseTensor& st, int axis,
                                 const std::vector<int64_t>& sizes);
 // Permute's new indices: out[i][a] = row i's index on perm[a].
 Tensor PermuteIndices(const SparseTensor& st, const std::vector<int>& perm);
+// Reshape's rows (bounds checked) written into `out`, int64 [nnz, new_dims.size()] on st's
+// device.
+void ReshapeIndices(const SparseTensor& st, const std::vector<int64_t>& new_dims, Tensor* out,
+                    const char* op);
 
 // --- compressed.h (device_structure.cc) ------------------------------------------------------
 

@@ -6,6 +6,7 @@
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/sparse/device_ops.h"
+#include "tensorkit/sparse/reshape_internal.h"
 
 namespace tensorkit::sparse_cuda {
 namespace si = sparse_internal;
@@ -139,6 +140,13 @@ SparseTensor Slice(const SparseTensor& st, const std::vector<int64_t>& start,
 
 // The split axis bounds-checked, then one stable sort by piece groups the entries,
 // O(nnz + pieces) like the CPU's counting pass.
+void ReshapeIndices(const SparseTensor& st, const std::vector<int64_t>& new_dims, Tensor* out,
+                    const char* op) {
+  const Tensor idx = si::Contiguous(st.indices());
+  CheckBounds(op, idx, st.shape());
+  si::ReshapeInEngine(idx, st.shape(), new_dims, out);
+}
+
 std::vector<SparseTensor> Split(const SparseTensor& st, int axis,
                                 const std::vector<int64_t>& sizes) {
   const Tensor idx = si::Contiguous(st.indices());

@@ -6,7 +6,6 @@
 
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/ops.h"
-#include "tensorkit/dense/ops_internal.h"
 #include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/products.h"
@@ -17,7 +16,7 @@ namespace si = sparse_internal;
 namespace {
 
 // The dtypes the dense engine computes in.
-constexpr DTypeSet kMixedDTypes = ops_internal::kComputeDTypes;
+constexpr DTypeSet kMixedDTypes = kComputeDTypes;
 
 // Checks that b is defined, a created and both on one device.
 void CheckDevices(const SparseTensor& a, const Tensor& b, const char* op) {
@@ -33,7 +32,7 @@ std::vector<int64_t> BroadcastStrides(const SparseTensor& a, const Tensor& b, co
   TK_CHECK(a.dtype() == b.dtype(), kDTypeMismatch, op, ": dtypes differ: sparse ",
            DTypeName(a.dtype()), ", dense ", DTypeName(b.dtype()),
            "; convert one operand with Copy");
-  Dispatch<kMixedDTypes>(a.dtype(), op, []<typename T>() {});
+  CheckDType<kMixedDTypes>(a.dtype(), op);
   const int rank = a.rank(), brank = b.NumAxes();
   const std::vector<int64_t> bd = b.Dims();
   bool ok = brank <= rank;

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/common/simd_path.h"
 #include "tensorkit/dense/ops.h"
-#include "tensorkit/dense/ops_internal.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
@@ -159,8 +159,8 @@ void SpmmKernel(const CsrView<I>& a, const DenseView& b, const DenseView& c, int
   }
   const int64_t per_row = (a.nnz / std::max<int64_t>(a.rows, 1) + 1) * (16 + n * sizeof(T));
   constexpr bool kFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
-  // The one instruction-set switch (ops_internal.h SimdPath; AVX-512 machines run AVX2 here).
-  const bool avx2 = kFloat && ops_internal::ActiveSimdPath() != ops_internal::SimdPath::kDefault;
+  // The one instruction-set switch (common/simd_path.h; AVX-512 machines run AVX2 here).
+  const bool avx2 = kFloat && ActiveSimdPath() != SimdPath::kDefault;
   ParallelFor(0, a.rows, GrainFor(per_row), [&](int64_t rb, int64_t re) {
     std::unique_ptr<ComputeType<T>[]> acc(
         new ComputeType<T>[static_cast<size_t>(std::max<int64_t>(n, 1))]);
@@ -245,7 +245,7 @@ void CheckOperands(const char* op, DType sparse_dtype, DTypeSet dtypes, Device d
            " and the output on ", c->device(), "; move them to one device with To(", device, ")");
   TK_CHECK(!SharesStorage(dense, *c) || !Overlap(dense.pattern(), c->pattern()), kInvalidArgument,
            op, ": the output overlaps the dense input; write into a separate tensor");
-  Dispatch<kProductDTypes>(sparse_dtype, op, []<typename T>() {});
+  CheckDType<kProductDTypes>(sparse_dtype, op);
   // Only cuSPARSE's set can fail here: the CPU's is kProductDTypes, checked just above.
   TK_CHECK((Bit(sparse_dtype) & dtypes) != 0, kUnsupported, op, ": ", DTypeName(sparse_dtype),
            " values on ", device,

@@ -127,7 +127,7 @@ si::Compressed Group(const SparseTensor& st, const ReducePlan& plan, bool by_in)
 // Common checks: CPU, bounds, dtype.
 void CheckInput(const SparseTensor& st, const char* op) {
   si::CheckIndexBounds(st, op);
-  Dispatch<kReduceDTypes>(st.dtype(), op, []<typename T>() {});
+  CheckDType<kReduceDTypes>(st.dtype(), op);
 }
 
 // Max (kMax) or min of one output's slice: entries [p0, p1) sorted by their position `in`

@@ -6,6 +6,7 @@
 #include "tensorkit/common/fast_div.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/reshape_internal.h"
 #include "tensorkit/sparse/sparse_ops.h"
@@ -157,11 +158,7 @@ void ReshapeIndicesInto(const SparseTensor& st, const std::vector<int64_t>& new_
                out->Dims() == (std::vector<int64_t>{nnz, new_rank}) && out->device() == st.device(),
            kInvalidArgument, op, ": the output indices must be a contiguous int64 tensor [", nnz,
            " ", new_rank, "] on ", st.device());
-  if (si::OnCuda(st.indices())) {
-    si::CheckDeviceBounds(op, st.indices(), st.shape());
-    si::ReshapeInEngine(st.indices(), st.shape(), new_dims, out);
-    return;
-  }
+  if (si::OnCuda(st.indices())) return sparse_cuda::ReshapeIndices(st, new_dims, out, op);
   ReshapeOnCpu(si::HostContiguous(st.indices()), st.shape(), new_dims, out->data<int64_t>(), op);
 }
 

@@ -210,7 +210,7 @@ void CheckOperands(const std::vector<int64_t>& a_shape, const std::vector<int64_
            " and b is ", ShapeString(b_shape), "; a's columns must equal b's rows");
   TK_CHECK(a_dtype == b_dtype, kDTypeMismatch, op, ": dtypes differ: ", DTypeName(a_dtype), " and ",
            DTypeName(b_dtype), "; convert the values of one operand");
-  Dispatch<si::kSparseResultDTypes>(a_dtype, op, []<typename T>() {});
+  CheckDType<si::kSparseResultDTypes>(a_dtype, op);
 }
 
 }  // namespace

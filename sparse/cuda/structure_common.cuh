@@ -12,7 +12,6 @@
 #include <cub/cub.cuh>
 #include <vector>
 
-#include "tensorkit/common/cuda/by_size.h"
 #include "tensorkit/common/cuda/cuda_util.h"
 #include "tensorkit/common/cuda/device_buffer.h"
 #include "tensorkit/common/dtype.h"
@@ -24,7 +23,6 @@ namespace tensorkit::sparse_cuda {
 
 namespace cb = cuda_backend;
 namespace sk = sparse_keys;
-using cb::BySize;
 using cb::DeviceBuffer;
 
 inline constexpr int kThreads = 256;

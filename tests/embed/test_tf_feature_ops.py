@@ -20,7 +20,10 @@ MOVED = [tf.float32, tf.float64, tf.int32, tf.int64, tf.int8, tf.uint8, tf.int16
          tf.float16, tf.bfloat16, tf.bool, tf.string, tf.complex64, tf.complex128]
 
 
-FEATURE_OPS = ["SparseReshape", "SparseSlice", "SparseSplit"]
+FEATURE_OPS = ["SparseReshape", "SparseSlice", "SparseSplit", "SparseFillEmptyRows",
+               "SparseFillEmptyRowsGrad", "SparseSegmentSum", "SparseSegmentMean",
+               "SparseSegmentSqrtN", "SparseSegmentSumWithNumSegments",
+               "SparseSegmentMeanWithNumSegments", "SparseSegmentSqrtNWithNumSegments"]
 
 
 @pytest.mark.parametrize("name", FEATURE_OPS)
@@ -257,3 +260,201 @@ def test_split_bad_inputs():
                        values=SLICE_VALS[:1], shape=i64([4, 6])), "out of bounds")
     refused(lambda: sp(split_dim=tf.constant(0, tf.int64), num_split=2, indices=i64([[-1, 0]]),
                        values=SLICE_VALS[:1], shape=i64([4, 6])), "out of bounds")
+
+
+# --- SparseFillEmptyRows and its gradient -----------------------------------------------------
+
+FILL_DTYPES = MOVED
+
+
+def fill_case(idx, vals, shape, default):
+    return dict(indices=i64(idx), values=vals, dense_shape=i64(shape), default_value=default)
+
+
+TF_FILL_CASES = [
+    # TensorFlow's kernel tests: the 5x6 tensor (rows 2 and 4 empty), no empty rows, unordered
+    # rows, no entries at all, no rows at all.
+    ([[0, 0], [1, 0], [1, 3], [1, 4], [3, 2], [3, 3]], [0, 10, 13, 14, 32, 33], [5, 6]),
+    ([[0, 0], [1, 0], [1, 3], [1, 4]], [0, 10, 13, 14], [2, 6]),
+    ([[1, 2], [0, 3], [0, 1], [0, 0]], [1, 3, 5, 7], [2, 6]),
+    ([[2, 3], [2, 2], [0, 1], [0, 3]], [1, 3, 5, 7], [4, 5]),
+    (np.zeros((0, 2)), [], [2, 5]),
+    (np.zeros((0, 2)), [], [0, 5]),
+    ([[3], [1], [1]], [4, 5, 6], [5]),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", range(len(TF_FILL_CASES)))
+def test_fill_empty_rows_tensorflow_cases(mode, case):
+    idx, vals, shape = TF_FILL_CASES[case]
+    for dtype in [tf.int64, tf.float32, tf.string]:
+        v = (tf.constant([str(x).encode() for x in vals], tf.string) if dtype == tf.string
+             else tf.constant(np.asarray(vals, dtype.as_numpy_dtype), dtype))
+        d = tf.constant(b"-" if dtype == tf.string else -1, dtype)
+        both(ops.tensorkit_sparse_fill_empty_rows, tf.raw_ops.SparseFillEmptyRows, mode,
+             **fill_case(np.asarray(idx, np.int64).reshape(len(vals), len(shape)), v, shape, d))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", FILL_DTYPES, ids=lambda d: d.name)
+def test_fill_empty_rows_random(mode, dtype):
+    rng = np.random.default_rng(5 * len(dtype.name))
+    for rank in [1, 2, 3]:
+        shape = [int(rng.integers(1, 40))] + [int(d) for d in rng.integers(1, 6, rank - 1)]
+        idx = random_entries(rng, shape, int(rng.integers(0, 60)), shuffled=rank != 2)
+        n = idx.shape[0]
+        both(ops.tensorkit_sparse_fill_empty_rows, tf.raw_ops.SparseFillEmptyRows, mode,
+             indices=idx, values=random_values(rng, dtype, n), dense_shape=i64(shape),
+             default_value=tf.reshape(random_values(rng, dtype, 1), []))
+
+
+def test_fill_empty_rows_bad_inputs():
+    f = ops.tensorkit_sparse_fill_empty_rows
+    v = tf.constant([1.0, 2.0])
+    d = tf.constant(0.0)
+    # A row outside dense_shape (CVE-2020-15195 and kin), negative rows, rows with no room.
+    refused(lambda: f(**fill_case([[0, 0], [5, 2]], v, [2, 6], d)), "out of bounds")
+    refused(lambda: f(**fill_case([[0, 0], [-1, 2]], v, [2, 6], d)), "out of bounds")
+    refused(lambda: f(**fill_case([[0, 0], [1, 2]], v, [0, 6], d)), "no rows")
+    # Sizes that disagree, a missing rank, a default that is not a scalar.
+    refused(lambda: f(**fill_case([[0, 0], [1, 2]], tf.constant([1.0]), [2, 6], d)), "disagree")
+    refused(lambda: f(**fill_case([[0, 0], [1, 2]], v, [2, 6, 1], d)), "disagree")
+    refused(lambda: f(indices=i64([[0, 0]]), values=tf.constant([1.0]), dense_shape=i64([]),
+                      default_value=d), "at least one dim|disagree")
+    refused(lambda: f(**fill_case([[0, 0], [1, 2]], v, [2, 6], tf.constant([0.0]))), "scalar")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64, tf.float16, tf.bfloat16, tf.int32,
+                                   tf.int64, tf.int8, tf.uint16, tf.complex64, tf.complex128],
+                         ids=lambda d: d.name)
+def test_fill_empty_rows_grad(mode, dtype):
+    rng = np.random.default_rng(len(dtype.name))
+    shape = [30, 4]
+    idx = random_entries(rng, shape, 40)
+    fwd = tf.raw_ops.SparseFillEmptyRows(indices=idx, values=tf.zeros([idx.shape[0]]),
+                                         dense_shape=i64(shape), default_value=0.0)
+    grad = random_values(rng, dtype, fwd.output_values.shape[0])
+    if dtype.is_integer:
+        grad = tf.cast(tf.constant(rng.integers(-5, 5, grad.shape[0])), dtype)
+    a = run(lambda **t: ops.tensorkit_sparse_fill_empty_rows_grad(**t), mode,
+            reverse_index_map=fwd.reverse_index_map, grad_values=grad)
+    b = run(lambda **t: tf.raw_ops.SparseFillEmptyRowsGrad(**t), mode,
+            reverse_index_map=fwd.reverse_index_map, grad_values=grad)
+    same(a[0], b[0])
+    if dtype in (tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.complex64, tf.complex128):
+        np.testing.assert_allclose(tf.cast(a[1], tf.complex128).numpy(),
+                                   tf.cast(b[1], tf.complex128).numpy(), rtol=2e-2, atol=1e-2)
+    else:
+        same(a[1], b[1])
+
+
+def test_fill_empty_rows_grad_bad_inputs():
+    g = ops.tensorkit_sparse_fill_empty_rows_grad
+    # A map entry outside grad_values would read past it (CVE-2021-41224's kin).
+    refused(lambda: g(reverse_index_map=i64([0, 5]), grad_values=tf.constant([1.0, 2.0])),
+            "5")
+    refused(lambda: g(reverse_index_map=i64([0, -1]), grad_values=tf.constant([1.0, 2.0])),
+            "-1")
+    refused(lambda: g(reverse_index_map=i64([[0]]), grad_values=tf.constant([1.0])), "vector")
+
+
+# --- SparseSegmentSum / Mean / SqrtN ------------------------------------------------------------
+
+SEGMENT_OPS = {"Sum": tf.raw_ops.SparseSegmentSum, "Mean": tf.raw_ops.SparseSegmentMean,
+               "SqrtN": tf.raw_ops.SparseSegmentSqrtN}
+SUM_DTYPES = [tf.float32, tf.float64, tf.int32, tf.uint8, tf.int16, tf.int8, tf.int64,
+              tf.bfloat16, tf.uint16, tf.float16, tf.uint32, tf.uint64]
+FLOAT_DTYPES = [tf.float32, tf.float64, tf.float16, tf.bfloat16]
+
+
+def segment_pair(kind, with_num):
+    ours = getattr(ops, "tensorkit_sparse_segment_" + {"SqrtN": "sqrt_n"}.get(kind, kind.lower()) +
+                   ("_with_num_segments" if with_num else ""))
+    theirs = getattr(tf.raw_ops, "SparseSegment" + kind + ("WithNumSegments" if with_num else ""))
+    return ours, theirs
+
+
+def close(a, b, dtype):
+    assert a.dtype == b.dtype and a.shape == b.shape
+    if dtype.is_integer:
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    else:
+        tol = {tf.float16: 1e-2, tf.bfloat16: 5e-2}.get(dtype, 1e-5)
+        np.testing.assert_allclose(tf.cast(a, tf.float64).numpy(), tf.cast(b, tf.float64).numpy(),
+                                   rtol=tol, atol=tol)
+
+
+TF_SEGMENT_CASES = [
+    # (indices, segment_ids, num_segments): TensorFlow's kernel tests on data [10, 4]: plain,
+    # holes in the ids, ids not starting at 0, repeated indices, more segments than ids.
+    ([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [0, 0, 1, 1, 2, 2, 3, 3, 4, 4], None),
+    ([8, 3, 0, 9], [0, 0, 3, 3], None),
+    ([8, 3, 0, 9], [1, 1, 2, 2], None),
+    ([0, 0, 0, 0], [0, 0, 0, 1], None),
+    ([0, 1, 2, 3], [0, 0, 1, 1], 5),
+    ([], [], 3),
+    ([], [], None),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", ["Sum", "Mean", "SqrtN"])
+@pytest.mark.parametrize("case", range(len(TF_SEGMENT_CASES)))
+def test_segment_tensorflow_cases(mode, kind, case):
+    indices, ids, num = TF_SEGMENT_CASES[case]
+    data = tf.constant(np.arange(40, dtype=np.float32).reshape(10, 4))
+    ours, theirs = segment_pair(kind, num is not None)
+    args = dict(data=data, indices=tf.constant(indices, tf.int32),
+                segment_ids=tf.constant(ids, tf.int32))
+    if num is not None:
+        args["num_segments"] = tf.constant(num, tf.int32)
+    a = run(lambda **t: ours(**t), mode, **args)
+    b = run(lambda **t: theirs(**t), mode, **args)
+    close(a, b, tf.float32)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind, dtype", [("Sum", d) for d in SUM_DTYPES] +
+                         [(k, d) for k in ["Mean", "SqrtN"] for d in FLOAT_DTYPES],
+                         ids=lambda x: x if isinstance(x, str) else x.name)
+@pytest.mark.parametrize("with_num", [False, True])
+def test_segment_random(mode, kind, dtype, with_num):
+    rng = np.random.default_rng(len(dtype.name) + 7 * len(kind))
+    n, k, width = 50, 120, 5
+    data = (tf.cast(tf.constant(rng.integers(-9, 9, (n, width))), dtype) if dtype.is_integer
+            else tf.cast(tf.constant(rng.standard_normal((n, width))), dtype))
+    for tidx in [tf.int32, tf.int64]:
+        ids = np.sort(rng.integers(0, 30, k))
+        args = dict(data=data, indices=tf.constant(rng.integers(0, n, k), tidx),
+                    segment_ids=tf.constant(ids, tf.int64 if tidx == tf.int32 else tf.int32))
+        if with_num:
+            args["num_segments"] = tf.constant(int(ids[-1]) + 4, tidx)
+        ours, theirs = segment_pair(kind, with_num)
+        close(run(lambda **t: ours(**t), mode, **args),
+              run(lambda **t: theirs(**t), mode, **args), dtype)
+
+
+def test_segment_bad_inputs():
+    data = tf.constant(np.arange(40, dtype=np.float32).reshape(10, 4))
+    s = ops.tensorkit_sparse_segment_sum
+    sn = ops.tensorkit_sparse_segment_sum_with_num_segments
+
+    def call(indices, ids):
+        return s(data=data, indices=tf.constant(indices, tf.int32),
+                 segment_ids=tf.constant(ids, tf.int32))
+    refused(lambda: call([0, -1], [0, 0]), "-1")
+    refused(lambda: call([0, 10], [0, 0]), "10")
+    refused(lambda: call([0, 1, 2, 3], [0, 2, 2, 1]), "sort|increas|order")
+    refused(lambda: call([0, 1, 2, 3], [-1, 0, 1, 1]), "-1")
+    refused(lambda: call([0, 1, 2, 3], [0, 0, 0, -2]), "-2|sort|increas|order")
+    refused(lambda: call([0, 1, 2], [0, 0]), "same size")
+    refused(lambda: sn(data=data, indices=tf.constant([0, 1], tf.int32),
+                       segment_ids=tf.constant([0, 3], tf.int32),
+                       num_segments=tf.constant(2, tf.int32)), "3")
+    refused(lambda: sn(data=data, indices=tf.constant([0, 1], tf.int32),
+                       segment_ids=tf.constant([0, 0], tf.int32),
+                       num_segments=tf.constant(-1, tf.int32)), "num_segments")
+    refused(lambda: s(data=tf.constant(1.0), indices=tf.constant([0], tf.int32),
+                      segment_ids=tf.constant([0], tf.int32)), "axis")

@@ -8,8 +8,8 @@
 #include <random>
 
 #include "reference/features_reference.h"
+#include "tensorkit/common/simd_path.h"
 #include "tensorkit/dense/ops.h"
-#include "tensorkit/dense/ops_internal.h"
 #include "tensorkit/dense/views.h"
 #include "test_util.h"
 
@@ -251,12 +251,12 @@ TEST(EmbeddingBag, BitIdenticalAtOneAndTwoThreadsAndOnEverySimdPath) {
         auto [table, ids] = LargeInput<T>(rng, d, weighted, 17);
         const auto outs = AtThreadCounts({1, 2}, [&] { return EmbeddingBag(table, ids, c, 17); });
         ExpectSameBits<T>(outs[0], outs[1]);
-        for (auto path : {ops_internal::SimdPath::kDefault, ops_internal::SimdPath::kAvx2}) {
-          if (!ops_internal::SimdPathSupported(path)) continue;
-          ops_internal::SetSimdPathForTesting(path);
+        for (auto path : {SimdPath::kDefault, SimdPath::kAvx2}) {
+          if (!SimdPathSupported(path)) continue;
+          SetSimdPathForTesting(path);
           ExpectSameBits<T>(EmbeddingBag(table, ids, c, 17), outs[0]);
         }
-        ops_internal::SetSimdPathForTesting(ops_internal::BestSimdPath());
+        SetSimdPathForTesting(BestSimdPath());
       }
     }
   });

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "spcompute_test_util.h"
-#include "tensorkit/dense/ops_internal.h"
+#include "tensorkit/common/simd_path.h"
 #include "tensorkit/tensorkit.h"
 #include "test_util.h"
 
@@ -328,23 +328,22 @@ TEST(SparsePrimitives, GraphBLASInsideParallelRegionsUsesOneThread) {
 
 // The SpMM loops follow the one SimdPath switch; every path gives the same bits.
 TEST(SparsePrimitives, SpmmIsBitIdenticalOnEverySimdPath) {
-  using ops_internal::SimdPath;
   std::mt19937 rng(12);
   const CsrMatrix a = CsrMatrix::FromSparse(RandomCoo<float>(rng, {300, 200}, 5000));
   std::uniform_real_distribution<float> u(-1, 1);
   std::vector<float> bv(200 * 24);
   for (float& v : bv) v = u(rng);
   const Tensor b = Tensor::FromVector(bv, {200, 24});
-  const SimdPath saved = ops_internal::ActiveSimdPath();
+  const SimdPath saved = ActiveSimdPath();
   std::vector<std::vector<float>> results;
   for (SimdPath path : {SimdPath::kDefault, SimdPath::kAvx2, SimdPath::kAvx512}) {
-    if (!ops_internal::SimdPathSupported(path)) continue;
-    ops_internal::SetSimdPathForTesting(path);
+    if (!SimdPathSupported(path)) continue;
+    SetSimdPathForTesting(path);
     Tensor c = Tensor::Zeros({300, 24}, DType::kFloat32);
     SparseDenseProduct(1.5, 0, a, b, &c);
     results.push_back(c.ToVector<float>());
   }
-  ops_internal::SetSimdPathForTesting(saved);
+  SetSimdPathForTesting(saved);
   for (const auto& r : results) EXPECT_EQ(r, results[0]);
 }
 
