@@ -10,10 +10,7 @@
 
 namespace tensorkit::sparse_internal {
 
-Tensor HostContiguous(const Tensor& t) {
-  if (!OnCuda(t) && t.IsContiguous()) return t;
-  return t.To(Device::Cpu());
-}
+Tensor HostContiguous(const Tensor& t) { return t.HostContiguous(); }
 
 Tensor Contiguous(const Tensor& t) { return t.IsContiguous() ? t : t.Clone(); }
 
