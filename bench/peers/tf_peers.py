@@ -141,4 +141,34 @@ rows.append(pair("SparseSplit 5M [1000 1000 1000] axis 1 into 4",
                  lambda: tf.raw_ops.SparseSplit(split_dim=axis1, indices=idx, values=vals,
                                                 shape=s3, num_split=4), same))
 
+# SparseFillEmptyRows: 5M entries of [1M, 1000] with 10% of the rows empty, sorted and shuffled.
+rows_fill, cols_fill = 1_000_000, 1000
+kept = np.sort(rng.choice(rows_fill, rows_fill * 9 // 10, replace=False))
+fill_rows = np.sort(rng.choice(kept, 5_000_000))
+fill_idx_np = np.stack([fill_rows, rng.integers(0, cols_fill, fill_rows.size)], axis=1)
+fill_shape = tf.constant([rows_fill, cols_fill], tf.int64)
+fill_vals = tf.constant(rng.standard_normal(fill_rows.size).astype(np.float32))
+for label, order in [("sorted rows", np.arange(fill_rows.size)),
+                     ("shuffled", rng.permutation(fill_rows.size))]:
+    fi = tf.constant(fill_idx_np[order].astype(np.int64))
+    fv = tf.gather(fill_vals, order)
+    rows.append(pair(f"SparseFillEmptyRows 5M [1M 1000] 10% empty, {label}",
+                     lambda fi=fi, fv=fv: ops.tensorkit_sparse_fill_empty_rows(
+                         indices=fi, values=fv, dense_shape=fill_shape, default_value=0.0),
+                     lambda fi=fi, fv=fv: tf.raw_ops.SparseFillEmptyRows(
+                         indices=fi, values=fv, dense_shape=fill_shape, default_value=0.0),
+                     same))
+
+# SparseSegmentSum / Mean / SqrtN: 5M rows of a [1M, 64] float32 table into 64K sorted segments.
+seg_data = tf.constant(rng.standard_normal((1_000_000, 64)).astype(np.float32))
+seg_idx = tf.constant(rng.integers(0, 1_000_000, 5_000_000).astype(np.int32))
+seg_ids = tf.constant(np.sort(rng.integers(0, 65536, 5_000_000)).astype(np.int32))
+for kind, ours_op, theirs_op in [("Sum", ops.tensorkit_sparse_segment_sum, tf.raw_ops.SparseSegmentSum),
+                                 ("Mean", ops.tensorkit_sparse_segment_mean, tf.raw_ops.SparseSegmentMean),
+                                 ("SqrtN", ops.tensorkit_sparse_segment_sqrt_n, tf.raw_ops.SparseSegmentSqrtN)]:
+    rows.append(pair(f"SparseSegment{kind} 5M rows of [1M 64] f32 -> 64K segments",
+                     lambda o=ours_op: o(data=seg_data, indices=seg_idx, segment_ids=seg_ids),
+                     lambda o=theirs_op: o(data=seg_data, indices=seg_idx, segment_ids=seg_ids),
+                     close))
+
 peerlib.print_table(f"TensorFlow {tf.__version__} ops vs tensorkit's, {THREADS} threads", rows)
