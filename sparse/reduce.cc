@@ -237,63 +237,71 @@ sparse_cuda::MergeOp RuleOf(Reduction kind) {
 
 // The sparse result of a reduction: one entry per output position that has stored entries,
 // coalesced, order {0..rank-1}.
-SparseTensor ReduceToSparse(const SparseTensor& st, std::vector<int> axes, Reduction kind,
-                            const char* op) {
-  if (si::OnCuda(st)) return sparse_cuda::ReduceSparse(st, std::move(axes), RuleOf(kind), op);
-  CheckInput(st, op);
-  const ReducePlan plan = si::MakePlan(st, std::move(axes), op);
-  const int out_rank = static_cast<int>(plan.out_shape.size());
-  const bool by_in = kind != Reduction::kSum;  // extremes count the distinct reduced positions
-  si::CheckSparseReduction(st, plan, by_in, op);
-  const int64_t nnz = st.nnz();
-  // Group by output position: counting sort when the position space is small, else the one
-  // stable sort of (output position, position in the slice) rows.
-  Tensor ptr_t, values, in_t;
-  std::vector<int64_t> keys;  // the output position of each group
-  if (plan.out_size <= 4 * nnz + 1024) {
-    si::Compressed g = Group(st, plan, by_in);
-    const int64_t* ptr = g.ptr.data<int64_t>();
-    std::vector<int64_t> starts;
-    for (int64_t r = 0; r < plan.out_size; ++r) {
-      if (ptr[r + 1] > ptr[r]) {
-        keys.push_back(r);
-        starts.push_back(ptr[r]);
-      }
+// The entries grouped by output position: ptr [groups + 1] into `values` (and, for the
+// extremes, `in`, each entry's position within its reduced slice), `keys` the output position
+// of each group, ascending.
+struct OutputGroups {
+  Tensor ptr, values, in;
+  std::vector<int64_t> keys;
+};
+
+// Grouping by a counting sort, for a small output position space.
+OutputGroups GroupByCounting(const SparseTensor& st, const ReducePlan& plan, bool by_in) {
+  si::Compressed g = Group(st, plan, by_in);
+  const int64_t* ptr = g.ptr.data<int64_t>();
+  OutputGroups out;
+  std::vector<int64_t> starts;
+  for (int64_t r = 0; r < plan.out_size; ++r) {
+    if (ptr[r + 1] > ptr[r]) {
+      out.keys.push_back(r);
+      starts.push_back(ptr[r]);
     }
-    starts.push_back(nnz);
-    ptr_t = Tensor::FromVector(std::move(starts));
-    values = g.values;
-    in_t = g.minor;
-  } else {
-    const int width = by_in ? 2 : 1;
-    std::vector<int64_t> rows(static_cast<size_t>(nnz * width)), sorted(rows.size());
-    ComputeKeys(st, plan, by_in, rows.data(), by_in ? rows.data() + 1 : nullptr, width);
-    std::vector<int64_t> key_shape{plan.out_size};
-    if (by_in) key_shape.push_back(plan.slice_size);
-    const std::vector<int64_t> perm =
-        si::SortPermutation(rows.data(), nnz, key_shape, si::Iota(width), sorted.data());
-    std::vector<int64_t> starts = si::SelectPositions(
-        nnz, [&](int64_t e) { return e == 0 || sorted[e * width] != sorted[(e - 1) * width]; });
-    keys.resize(starts.size());
-    for (size_t g = 0; g < starts.size(); ++g) keys[g] = sorted[starts[g] * width];
-    starts.push_back(nnz);
-    std::vector<int64_t> in(static_cast<size_t>(by_in ? nnz : 0));
-    for (int64_t e = 0; e < static_cast<int64_t>(in.size()); ++e) in[e] = sorted[e * width + 1];
-    ptr_t = Tensor::FromVector(std::move(starts));
-    in_t = Tensor::FromVector(std::move(in));
-    values = si::GatherValues(st.values(), perm.data(), nnz);
   }
-  const int64_t groups = static_cast<int64_t>(keys.size());
-  Tensor out_values = Tensor::Empty({groups}, st.dtype());
-  Tensor out_idx = Tensor::Empty({groups, out_rank}, DType::kInt64);
-  Dispatch<kReduceDTypes>(st.dtype(), op, [&]<typename T>() {
+  starts.push_back(st.nnz());
+  out.ptr = Tensor::FromVector(std::move(starts));
+  out.values = g.values;
+  out.in = g.minor;
+  return out;
+}
+
+// Grouping by the one stable sort of (output position, position in the slice) rows, for a
+// large output position space.
+OutputGroups GroupBySorting(const SparseTensor& st, const ReducePlan& plan, bool by_in) {
+  const int64_t nnz = st.nnz();
+  const int width = by_in ? 2 : 1;
+  std::vector<int64_t> rows(static_cast<size_t>(nnz * width)), sorted(rows.size());
+  ComputeKeys(st, plan, by_in, rows.data(), by_in ? rows.data() + 1 : nullptr, width);
+  std::vector<int64_t> key_shape{plan.out_size};
+  if (by_in) key_shape.push_back(plan.slice_size);
+  const std::vector<int64_t> perm =
+      si::SortPermutation(rows.data(), nnz, key_shape, si::Iota(width), sorted.data());
+  std::vector<int64_t> starts = si::SelectPositions(
+      nnz, [&](int64_t e) { return e == 0 || sorted[e * width] != sorted[(e - 1) * width]; });
+  OutputGroups out;
+  out.keys.resize(starts.size());
+  for (size_t g = 0; g < starts.size(); ++g) out.keys[g] = sorted[starts[g] * width];
+  starts.push_back(nnz);
+  std::vector<int64_t> in(static_cast<size_t>(by_in ? nnz : 0));
+  for (int64_t e = 0; e < static_cast<int64_t>(in.size()); ++e) in[e] = sorted[e * width + 1];
+  out.ptr = Tensor::FromVector(std::move(starts));
+  out.in = Tensor::FromVector(std::move(in));
+  out.values = si::GatherValues(st.values(), perm.data(), nnz);
+  return out;
+}
+
+// One value per group: the sum, or the extreme over the slice (absent positions count as 0).
+Tensor CombineGroups(const OutputGroups& g, Reduction kind, const ReducePlan& plan, DType dtype,
+                     int64_t nnz, const char* op) {
+  const int64_t groups = static_cast<int64_t>(g.keys.size());
+  Tensor out_values = Tensor::Empty({groups}, dtype);
+  Dispatch<kReduceDTypes>(dtype, op, [&]<typename T>() {
     if (kind == Reduction::kSum) {
-      SumGroups<T>(ptr_t, values, groups, out_values.data<T>());
+      SumGroups<T>(g.ptr, g.values, groups, out_values.data<T>());
       return;
     }
-    const int64_t* ptr = ptr_t.data<int64_t>();
-    const int64_t* in = in_t.data<int64_t>();
-    const T* val = values.data<T>();
+    const int64_t* ptr = g.ptr.data<int64_t>();
+    const int64_t* in = g.in.data<int64_t>();
+    const T* val = g.values.data<T>();
     T* o = out_values.data<T>();
     ParallelFor(0, groups, GrainFor(16 * (nnz / std::max<int64_t>(groups, 1) + 1)),
                 [&](int64_t b, int64_t e) {
@@ -305,17 +313,42 @@ SparseTensor ReduceToSparse(const SparseTensor& st, std::vector<int> axes, Reduc
                   }
                 });
   });
+  return out_values;
+}
+
+// The index rows of C-order output positions `keys` in out_shape.
+Tensor DecodeKeys(const std::vector<int64_t>& keys, const std::vector<int64_t>& out_shape) {
+  const int out_rank = static_cast<int>(out_shape.size());
+  const int64_t groups = static_cast<int64_t>(keys.size());
+  Tensor out_idx = Tensor::Empty({groups, out_rank}, DType::kInt64);
   int64_t* oi = out_idx.data<int64_t>();
   ParallelFor(0, groups, GrainFor(8 * (out_rank + 1)), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       int64_t key = keys[i];
       for (int a = out_rank - 1; a >= 0; --a) {
-        oi[i * out_rank + a] = key % plan.out_shape[a];
-        key /= plan.out_shape[a];
+        oi[i * out_rank + a] = key % out_shape[a];
+        key /= out_shape[a];
       }
     }
   });
-  return SparseTensor::Create(out_idx, out_values, plan.out_shape, si::Iota(out_rank));
+  return out_idx;
+}
+
+// The sparse reductions: entries grouped by output position, each group combined, the
+// positions decoded into index rows.
+SparseTensor ReduceToSparse(const SparseTensor& st, std::vector<int> axes, Reduction kind,
+                            const char* op) {
+  if (si::OnCuda(st)) return sparse_cuda::ReduceSparse(st, std::move(axes), RuleOf(kind), op);
+  CheckInput(st, op);
+  const ReducePlan plan = si::MakePlan(st, std::move(axes), op);
+  const bool by_in = kind != Reduction::kSum;  // extremes count the distinct reduced positions
+  si::CheckSparseReduction(st, plan, by_in, op);
+  const OutputGroups groups = plan.out_size <= 4 * st.nnz() + 1024
+                                  ? GroupByCounting(st, plan, by_in)
+                                  : GroupBySorting(st, plan, by_in);
+  const Tensor values = CombineGroups(groups, kind, plan, st.dtype(), st.nnz(), op);
+  return SparseTensor::Create(DecodeKeys(groups.keys, plan.out_shape), values, plan.out_shape,
+                              si::Iota(static_cast<int>(plan.out_shape.size())));
 }
 
 }  // namespace
