@@ -54,6 +54,9 @@ bench: build
 # The peers Debian has (NumPy, SciPy, PyTorch) plus pydata sparse from PyPI, in a venv that sees
 # Debian's packages; NumPy stays pinned to Debian's version, which the tables name.
 PEERS_VENV := .venvs/peers
+# FBGEMM's table-batched embedding for bench/peers/embedding_peers.py: fbgemm-gpu-cpu 1.9.0 with
+# the torch it was built against (with torch 2.15 its library fails to load).
+FBGEMM_VENV := .venvs/fbgemm
 bench-peers: build
 	@TENSORKIT_BENCH_PEERS=1 bash scripts/install-deps.sh
 	@$(PEERS_VENV)/bin/python -c "import sparse" 2>/dev/null || \
@@ -61,6 +64,10 @@ bench-peers: build
 	    $(PEERS_VENV)/bin/pip install -q --disable-pip-version-check sparse==0.19.3 \
 	      "numpy==$$(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')"; } || \
 	  echo "bench-peers: could not install pydata sparse; its columns are skipped"
+	@$(FBGEMM_VENV)/bin/python -c "import fbgemm_gpu" 2>/dev/null || \
+	  { /usr/bin/python3 -m venv $(FBGEMM_VENV) && $(FBGEMM_VENV)/bin/pip install -q \
+	    --disable-pip-version-check torch==2.14.1 fbgemm-gpu-cpu==1.9.0; } || \
+	  echo "bench-peers: could not install fbgemm-gpu-cpu; its embedding columns are skipped"
 	@$$(test -x $(PEERS_VENV)/bin/python && echo $(PEERS_VENV)/bin/python || echo /usr/bin/python3) \
 	  bench/peers/run_all.py --build $(BUILD)
 

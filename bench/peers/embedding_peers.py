@@ -6,7 +6,7 @@ bench/embedding_bench.cc).
 
 FBGEMM's table-batched embedding (fbgemm_gpu's SplitTableBatchedEmbeddingBagsCodegen on the CPU)
 is timed too when a Python with fbgemm_gpu is given (--fbgemm-python, default $FBGEMM_PYTHON or
-/tmp/fbg/bin/python): that interpreter reruns this script with --child, and its own PyTorch
+.venvs/fbgemm/bin/python, which `make bench-peers` makes): that interpreter reruns this script with --child, and its own PyTorch
 (PyPI's, built with FBGEMM) is timed beside it. Medians.
 
 Usage: /usr/bin/python3 bench/peers/embedding_peers.py --build build
@@ -116,7 +116,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--repeat", type=int, default=peerlib.REPEAT)
-    ap.add_argument("--fbgemm-python", default=os.environ.get("FBGEMM_PYTHON", "/tmp/fbg/bin/python"))
+    default_fbgemm = os.path.join(HERE, "..", "..", ".venvs", "fbgemm", "bin", "python")
+    ap.add_argument("--fbgemm-python", default=os.environ.get("FBGEMM_PYTHON", default_fbgemm))
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
