@@ -51,14 +51,30 @@ CheckedRows CheckRows(const SparseTensor& st) {
   return out;
 }
 
+// Output k of dims and dtype from `allocate` (new tensors without one), checked to be what the
+// writers below expect: a contiguous CPU tensor of exactly those dims and dtype.
+Tensor Allocate(const FillEmptyRowsAllocator* allocate, int k, const std::vector<int64_t>& dims,
+                DType dtype) {
+  if (allocate == nullptr || !*allocate) return Tensor::Empty(dims, dtype);
+  Tensor t = (*allocate)(k, dims, dtype);
+  TK_CHECK(t.defined() && t.Dims() == dims && t.dtype() == dtype && t.IsContiguous() &&
+               t.device().is_cpu(),
+           kInvalidArgument, kFillOp, ": the allocator gave output ", k, " as ",
+           t.defined() ? DTypeName(t.dtype()) : "undefined", " ",
+           t.defined() ? ShapeString(t.Dims()) : std::string(), "; it must be a contiguous CPU ",
+           DTypeName(dtype), " tensor ", ShapeString(dims));
+  return t;
+}
+
 // The outputs under construction: out_slots entries of rank `rank`.
 struct Outputs {
   Tensor idx, values, empty, reverse;
-  Outputs(int64_t out_slots, int rank, DType dtype, int64_t rows, int64_t nnz)
-      : idx(Tensor::Empty({out_slots, rank}, DType::kInt64)),
-        values(Tensor::Empty({out_slots}, dtype)),
-        empty(Tensor::Empty({rows}, DType::kBool)),
-        reverse(Tensor::Empty({nnz}, DType::kInt64)) {}
+  Outputs(int64_t out_slots, int rank, DType dtype, int64_t rows, int64_t nnz,
+          const FillEmptyRowsAllocator* allocate)
+      : idx(Allocate(allocate, 0, {out_slots, rank}, DType::kInt64)),
+        values(Allocate(allocate, 1, {out_slots}, dtype)),
+        empty(Allocate(allocate, 2, {rows}, DType::kBool)),
+        reverse(Allocate(allocate, 3, {nnz}, DType::kInt64)) {}
 };
 
 // The arrays of a checked input.
@@ -90,7 +106,8 @@ inline void WriteFilled(int64_t r, int64_t slot, int rank, const T& fill, int64_
 // Sorted input: row r's entries are the run [rstart[r], rstart[r + 1]), found in one pass; each
 // run moves by the number of empty rows before it, so every task copies whole runs.
 template <typename T>
-FillEmptyRowsResult FillSorted(const SparseTensor& st, const Tensor& idx_t, const T& fill) {
+FillEmptyRowsResult FillSorted(const SparseTensor& st, const Tensor& idx_t, const T& fill,
+                               const FillEmptyRowsAllocator* allocate) {
   const Input<T> in(st, idx_t);
   const int64_t nnz = in.nnz, rows = in.rows, vstride = in.vstride;
   const int rank = in.rank;
@@ -124,7 +141,7 @@ FillEmptyRowsResult FillSorted(const SparseTensor& st, const Tensor& idx_t, cons
     });
     return res;
   }
-  Outputs out(nnz + num_empty, rank, st.dtype(), rows, nnz);
+  Outputs out(nnz + num_empty, rank, st.dtype(), rows, nnz, allocate);
   int64_t* out_idx = out.idx.data<int64_t>();
   T* out_val = out.values.data<T>();
   bool* empty = out.empty.data<bool>();
@@ -157,7 +174,8 @@ FillEmptyRowsResult FillSorted(const SparseTensor& st, const Tensor& idx_t, cons
 // Any order: a stable counting sort by row (features_internal.h) in which every row takes at
 // least one slot, so that an empty row's slot is there for its filled entry.
 template <typename T>
-FillEmptyRowsResult FillUnsorted(const SparseTensor& st, const Tensor& idx_t, const T& fill) {
+FillEmptyRowsResult FillUnsorted(const SparseTensor& st, const Tensor& idx_t, const T& fill,
+                                 const FillEmptyRowsAllocator* allocate) {
   const Input<T> in(st, idx_t);
   const int64_t nnz = in.nnz, rows = in.rows, vstride = in.vstride;
   const int rank = in.rank;
@@ -165,7 +183,7 @@ FillEmptyRowsResult FillUnsorted(const SparseTensor& st, const Tensor& idx_t, co
   const T* vals = in.vals;
   auto row_of = [&](int64_t i) { return idx[i * rank]; };
   fi::CountingPlan plan = fi::PlanCountingSort(nnz, rows, 1, row_of);
-  Outputs out(plan.start[rows], rank, st.dtype(), rows, nnz);
+  Outputs out(plan.start[rows], rank, st.dtype(), rows, nnz, allocate);
   int64_t* out_idx = out.idx.data<int64_t>();
   T* out_val = out.values.data<T>();
   bool* empty = out.empty.data<bool>();
@@ -198,10 +216,11 @@ FillEmptyRowsResult FillUnsorted(const SparseTensor& st, const Tensor& idx_t, co
 
 // The checks TensorFlow makes (and the bounds of every axis), then the fill.
 template <typename T>
-FillEmptyRowsResult Fill(const SparseTensor& st, const T& fill) {
+FillEmptyRowsResult Fill(const SparseTensor& st, const T& fill,
+                         const FillEmptyRowsAllocator* allocate = nullptr) {
   const CheckedRows checked = CheckRows(st);
-  return checked.sorted ? FillSorted<T>(st, checked.idx, fill)
-                        : FillUnsorted<T>(st, checked.idx, fill);
+  return checked.sorted ? FillSorted<T>(st, checked.idx, fill, allocate)
+                        : FillUnsorted<T>(st, checked.idx, fill, allocate);
 }
 
 // The checks that need no element: a created CPU tensor of rank >= 1, not rows 0 with entries.
@@ -219,13 +238,19 @@ void CheckFillInput(const SparseTensor& st) {
 }  // namespace
 
 FillEmptyRowsResult FillEmptyRows(const SparseTensor& st, Scalar default_value) {
+  return FillEmptyRows(st, default_value, FillEmptyRowsAllocator());
+}
+
+FillEmptyRowsResult FillEmptyRows(const SparseTensor& st, Scalar default_value,
+                                  const FillEmptyRowsAllocator& allocate) {
   CheckFillInput(st);
   TK_CHECK(st.dtype() != DType::kString, kDTypeMismatch, kFillOp,
            ": the values are strings; pass the default value as a std::string, e.g. "
            "FillEmptyRows(st, \"\")");
   return fi::ReportingAllocationFailure(kFillOp, [&] {
-    return Dispatch<kNumericDTypes>(
-        st.dtype(), kFillOp, [&]<typename T>() { return Fill<T>(st, default_value.To<T>()); });
+    return Dispatch<kNumericDTypes>(st.dtype(), kFillOp, [&]<typename T>() {
+      return Fill<T>(st, default_value.To<T>(), &allocate);
+    });
   });
 }
 

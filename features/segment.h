@@ -14,6 +14,7 @@
 #define TENSORKIT_FEATURES_SEGMENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
 
@@ -95,6 +96,15 @@ struct FillEmptyRowsResult {
 // an index outside the shape (kOutOfRange naming the entry; TensorFlow checks only axis 0),
 // shape[0] == 0 with entries, rank 0, string values (use the std::string overload).
 FillEmptyRowsResult FillEmptyRows(const SparseTensor& st, Scalar default_value);
+// Where FillEmptyRows writes its outputs, for a host framework that owns the buffers:
+// allocate(k, dims, dtype) returns a contiguous CPU tensor of exactly dims and dtype for output
+// k (0 the indices, 1 the values, 2 empty_row_indicator, 3 reverse_index_map), e.g. a wrapped
+// output of a TensorFlow kernel. The results are then those tensors, except when nothing moves
+// (sorted input without empty rows: the input's indices and values are returned, as above).
+using FillEmptyRowsAllocator =
+    std::function<Tensor(int k, const std::vector<int64_t>& dims, DType dtype)>;
+FillEmptyRowsResult FillEmptyRows(const SparseTensor& st, Scalar default_value,
+                                  const FillEmptyRowsAllocator& allocate);
 // The same for string values: default_value anything a std::string is made from ("" or a
 // std::string; a template so that a number never converts to it).
 template <typename S>

@@ -115,25 +115,34 @@ class FillEmptyRowsKernel : public tfw::OpKernel {
       const std::optional<DType> bit = BitDType(vals.dtype());
       const SparseTensor st = SparseTensor::Create(Wrap(ind, DType::kInt64),
                                                    bit ? Wrap(vals, *bit) : Positions(nnz), shape);
+      // The outputs are written straight into TensorFlow's buffers (the position values of
+      // dtypes without a bit dtype excepted: they are gathered into the buffer afterwards).
+      std::vector<Tensor> given(4);
+      const FillEmptyRowsAllocator allocate = [&](int k, const std::vector<int64_t>& dims,
+                                                  DType dt) {
+        if (k == 1 && !bit) return Tensor::Empty(dims, dt);
+        return given[k] = AllocateOutput(ctx, k, dims, dt);
+      };
       const FillEmptyRowsResult r =
-          FillEmptyRows(st, bit ? DefaultScalar(def, *bit) : Scalar(int64_t{-1}));
-      const int64_t out_nnz = r.output.nnz();
-      const int rank = static_cast<int>(shape.size());
-      Tensor out_indices = AllocateOutput(ctx, 0, {out_nnz, rank}, DType::kInt64);
-      Copy(r.output.indices(), &out_indices);
+          FillEmptyRows(st, bit ? DefaultScalar(def, *bit) : Scalar(int64_t{-1}), allocate);
+      // Output k from `result` unless the library already wrote it into TensorFlow's buffer
+      // (it returns the inputs themselves when nothing moves).
+      auto output = [&](int k, const Tensor& result) {
+        if (given[k].defined() && SharesStorage(given[k], result)) return;
+        Tensor out = AllocateOutput(ctx, k, result.Dims(), result.dtype());
+        Copy(result, &out);
+      };
+      output(0, r.output.indices());
       if (bit) {
-        Tensor out_values = AllocateOutput(ctx, 1, {out_nnz}, *bit);
-        Copy(r.output.values(), &out_values);
+        output(1, r.output.values());
       } else {
         const Tensor where = r.output.values();
-        tfw::Tensor* out = AllocateTf(ctx, 1, {out_nnz});
+        tfw::Tensor* out = AllocateTf(ctx, 1, {r.output.nnz()});
         DispatchByPosition(vals.dtype(), op,
                            [&]<typename T>() { GatherOrDefault<T>(vals, def, where, out); });
       }
-      Tensor empty = AllocateOutput(ctx, 2, {shape[0]}, DType::kBool);
-      Copy(r.empty_row_indicator, &empty);
-      Tensor map = AllocateOutput(ctx, 3, {nnz}, DType::kInt64);
-      Copy(r.reverse_index_map, &map);
+      output(2, r.empty_row_indicator);
+      output(3, r.reverse_index_map);
     });
   }
 };

@@ -295,6 +295,41 @@ TEST(FillEmptyRows, StridedValuesAndIndices) {
 
 // --- FillEmptyRowsGrad -----------------------------------------------------------------------
 
+// A host framework's buffers: the outputs are written into what the allocator hands out.
+TEST(FillEmptyRows, AllocatorBuffersReceiveTheOutputs) {
+  for (bool sorted : {true, false}) {
+    std::vector<int64_t> idx = k5x6;
+    if (!sorted) std::swap_ranges(idx.begin(), idx.begin() + 2, idx.end() - 2);
+    SparseTensor st = Make(idx, Tensor::FromVector<float>({0, 10, 13, 14, 32, 33}), {5, 6});
+    std::vector<Tensor> given(4);
+    std::vector<int> calls;
+    const FillEmptyRowsAllocator allocate = [&](int k, const std::vector<int64_t>& dims,
+                                                DType dtype) {
+      calls.push_back(k);
+      return given[k] = Tensor::Zeros(dims, dtype);
+    };
+    const FillEmptyRowsResult r = FillEmptyRows(st, -1.0f, allocate);
+    const FillEmptyRowsResult want = FillEmptyRows(st, -1.0f);
+    EXPECT_EQ(calls, (std::vector<int>{0, 1, 2, 3}));
+    EXPECT_TRUE(SharesStorage(r.output.indices(), given[0]));
+    EXPECT_TRUE(SharesStorage(r.output.values(), given[1]));
+    EXPECT_TRUE(SharesStorage(r.empty_row_indicator, given[2]));
+    EXPECT_TRUE(SharesStorage(r.reverse_index_map, given[3]));
+    EXPECT_EQ(r.output.indices().ToVector<int64_t>(), want.output.indices().ToVector<int64_t>());
+    EXPECT_EQ(r.output.values().ToVector<float>(), want.output.values().ToVector<float>());
+    EXPECT_EQ(r.empty_row_indicator.ToVector<bool>(), want.empty_row_indicator.ToVector<bool>());
+    EXPECT_EQ(r.reverse_index_map.ToVector<int64_t>(), want.reverse_index_map.ToVector<int64_t>());
+    EXPECT_EQ(r.output.order(), want.output.order());
+  }
+  // An allocator that hands out the wrong tensor is an Error, not a write out of bounds.
+  SparseTensor st = Make(k5x6, Tensor::FromVector<float>({0, 10, 13, 14, 32, 33}), {5, 6});
+  const FillEmptyRowsAllocator small = [](int, const std::vector<int64_t>&, DType dtype) {
+    return Tensor::Zeros({1}, dtype);
+  };
+  ExpectError([&] { FillEmptyRows(st, 0.0f, small); }, ErrorCode::kInvalidArgument,
+              {"FillEmptyRows", "allocator", "output 0"});
+}
+
 TEST(FillEmptyRowsGrad, TensorFlowCases) {
   // The gradient of the 5x6 fill: entries moved to 0 1 2 3 5 6; slots 4 and 7 were filled.
   FillEmptyRowsGradResult g =
