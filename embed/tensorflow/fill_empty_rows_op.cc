@@ -104,7 +104,7 @@ class FillEmptyRowsKernel : public tfw::OpKernel {
                ": dense_shape must be a vector, got shape ", ShapeText(ctx->input(2)));
       TK_CHECK(def.dims() == 0, kInvalidArgument, op,
                ": default_value must be a scalar, got shape ", ShapeText(def));
-      const std::vector<int64_t> shape = IntVector(ctx->input(2), op, "dense_shape");
+      const std::vector<int64_t> shape = ShapeVector(ctx->input(2), op, "dense_shape");
       const int64_t nnz = ind.dim_size(0);
       TK_CHECK(!shape.empty(), kInvalidArgument, op,
                ": dense_shape must have at least one dim (the rows)");

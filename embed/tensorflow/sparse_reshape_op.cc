@@ -41,7 +41,7 @@ class SparseReshapeKernel : public tfw::OpKernel {
                ": input_shape must be a vector, got shape ", ShapeText(ctx->input(1)));
       TK_CHECK(ctx->input(2).dims() == 1, kInvalidArgument, op,
                ": new_shape must be a vector, got shape ", ShapeText(ctx->input(2)));
-      const std::vector<int64_t> shape = IntVector(ctx->input(1), op, "input_shape");
+      const std::vector<int64_t> shape = ShapeVector(ctx->input(1), op, "input_shape");
       const std::vector<int64_t> new_shape = IntVector(ctx->input(2), op, "new_shape");
       const int64_t nnz = ind.dim_size(0);
       TK_CHECK(ind.dim_size(1) == static_cast<int64_t>(shape.size()), kInvalidArgument, op,

@@ -70,16 +70,12 @@ SparseTensor SparseInput(const tfw::Tensor& ind, const tfw::Tensor& vals,
            ShapeText(vals));
   TK_CHECK(shape_t.dims() == 1, kInvalidArgument, op, ": shape must be a vector, got shape ",
            ShapeText(shape_t));
-  const std::vector<int64_t> shape = IntVector(shape_t, op, "shape");
+  const std::vector<int64_t> shape = ShapeVector(shape_t, op, "shape");
   const int64_t nnz = ind.dim_size(0);
   TK_CHECK(ind.dim_size(1) == static_cast<int64_t>(shape.size()) && vals.dim_size(0) == nnz,
            kInvalidArgument, op, ": indices ", ShapeText(ind), ", values ", ShapeText(vals),
            " and a shape of ", shape.size(), " dims disagree; they need [nnz, ", shape.size(),
            "], [nnz]");
-  for (size_t a = 0; a < shape.size(); ++a) {
-    TK_CHECK(shape[a] >= 0, kInvalidArgument, op, ": shape ", ShapeString(shape),
-             " has a negative dim at axis ", a);
-  }
   const std::optional<DType> bit = BitDType(vals.dtype());
   return SparseTensor::Create(Wrap(ind, DType::kInt64), bit ? Wrap(vals, *bit) : Positions(nnz),
                               shape);

@@ -61,14 +61,10 @@ class SparseToDenseKernel : public tfw::OpKernel {
       // A scalar is one index of a 1-D output; a vector [n] is n indices of a 1-D output.
       const int64_t n = ind.dims() > 0 ? ind.dim_size(0) : 1;
       const int64_t rank = ind.dims() > 1 ? ind.dim_size(1) : 1;
-      const std::vector<int64_t> shape = IntVector(ctx->input(1), op, "output_shape");
+      const std::vector<int64_t> shape = ShapeVector(ctx->input(1), op, "output_shape");
       TK_CHECK(static_cast<int64_t>(shape.size()) == rank, kInvalidArgument, op, ": output_shape ",
                ShapeString(shape), " has ", shape.size(), " dims but sparse_indices ",
                ShapeText(ind), " index ", rank);
-      for (size_t a = 0; a < shape.size(); ++a) {
-        TK_CHECK(shape[a] >= 0, kInvalidArgument, op, ": output_shape ", ShapeString(shape),
-                 " has a negative dim at axis ", a);
-      }
       TK_CHECK(vals.dims() == 0 || (vals.dims() == 1 && vals.dim_size(0) == n), kInvalidArgument,
                op, ": sparse_values must be a scalar or a vector [", n, "], got shape ",
                ShapeText(vals));

@@ -100,6 +100,18 @@ std::vector<int64_t> IntVector(const tfw::Tensor& t, const char* op, const char*
   return v;
 }
 
+std::vector<int64_t> ShapeVector(const tfw::Tensor& t, const char* op, const char* what) {
+  const std::vector<int64_t> dims = IntVector(t, op, what);
+  int64_t volume = 1;
+  for (size_t a = 0; a < dims.size(); ++a) {
+    TK_CHECK(dims[a] >= 0, kInvalidArgument, op, ": ", what, " ", ShapeString(dims),
+             " has a negative dim at axis ", a);
+    TK_CHECK(!__builtin_mul_overflow(volume, dims[a], &volume), kInvalidArgument, op, ": ", what,
+             " ", ShapeString(dims), " has more elements than int64 can count");
+  }
+  return dims;
+}
+
 Tensor IndicesAsInt64(const tfw::Tensor& t, int64_t rows, int64_t cols) {
   if (t.dtype() == tfw::DT_INT64) return Wrap(t, DType::kInt64, std::vector<int64_t>{rows, cols});
   Tensor out = Tensor::Empty({rows, cols}, DType::kInt64);

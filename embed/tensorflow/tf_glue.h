@@ -73,6 +73,9 @@ std::vector<int> StdOrder(int rank);
 // in the error for any other shape.
 std::vector<int64_t> IntVector(const tfw::Tensor& t, const char* op, const char* what,
                                bool allow_scalar = false);
+// A dense shape from a 1-D int32 or int64 tensor named `what`: every dim >= 0 and their product
+// within int64 (TensorFlow's shape advisories), else an Error naming the dims.
+std::vector<int64_t> ShapeVector(const tfw::Tensor& t, const char* op, const char* what);
 // A contiguous int64 [rows, cols] copy of int32 indices, or the int64 buffer wrapped as is.
 Tensor IndicesAsInt64(const tfw::Tensor& t, int64_t rows, int64_t cols);
 // st with axes merged: new axis g is the row-major position of st's coordinates on the axes

@@ -219,6 +219,9 @@ def test_slice_bad_inputs():
                       start=i64([0, 0]), size=i64([1, 1])), "disagree")
     refused(lambda: s(indices=SLICE_IDX, values=SLICE_VALS, shape=i64([4, -6]),
                       start=i64([0, 0]), size=i64([1, 1])), "negative")
+    # A shape whose element count overflows int64.
+    refused(lambda: s(indices=SLICE_IDX, values=SLICE_VALS, shape=i64([2**62, 8]),
+                      start=i64([0, 0]), size=i64([1, 1])), "int64")
 
 
 # --- SparseSplit ------------------------------------------------------------------------------
@@ -254,6 +257,8 @@ def test_split_bad_inputs():
     refused(lambda: sp(split_dim=tf.constant(2, tf.int64), num_split=2, **args), "split_dim 2")
     refused(lambda: sp(split_dim=tf.constant(-3, tf.int64), num_split=2, **args), "split_dim -3")
     refused(lambda: sp(split_dim=tf.constant(0, tf.int64), num_split=5, **args), "num_split 5")
+    refused(lambda: sp(split_dim=tf.constant(0, tf.int64), num_split=2, indices=SLICE_IDX,
+                       values=SLICE_VALS, shape=i64([2**62, 8])), "int64")
     # An index past the split axis would pick a piece that does not exist (a heap overflow in
     # TensorFlow before its fix).
     refused(lambda: sp(split_dim=tf.constant(0, tf.int64), num_split=2, indices=i64([[9, 0]]),
@@ -323,6 +328,9 @@ def test_fill_empty_rows_bad_inputs():
     refused(lambda: f(indices=i64([[0, 0]]), values=tf.constant([1.0]), dense_shape=i64([]),
                       default_value=d), "at least one dim|disagree")
     refused(lambda: f(**fill_case([[0, 0], [1, 2]], v, [2, 6], tf.constant([0.0]))), "scalar")
+    # A dense_shape whose element count overflows int64, and a negative dim.
+    refused(lambda: f(**fill_case([[0, 0], [1, 2]], v, [2**62, 2**62], d)), "int64")
+    refused(lambda: f(**fill_case([[0, 0], [1, 2]], v, [2, -6], d)), "negative")
 
 
 @pytest.mark.parametrize("mode", MODES)
