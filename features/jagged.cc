@@ -71,23 +71,21 @@ Tensor JaggedTensor::lengths() const {
   return device().is_cpu() ? out : out.To(device());
 }
 
-Tensor JaggedTensor::Row(int64_t i) const {
-  const int64_t b = batch_size();
-  TK_CHECK(i >= 0 && i < b, kOutOfRange, "JaggedTensor::Row: row ", i,
-           " is out of range for a batch of ", b, " rows");
-  const int64_t* off = offsets_data();
-  return SliceRows(values_, off[i], off[i + 1]);
-}
+Tensor JaggedTensor::Row(int64_t i) const { return RowOf(values_, i, "JaggedTensor::Row"); }
 
 Tensor JaggedTensor::RowWeights(int64_t i) const {
   TK_CHECK(has_weights(), kInvalidArgument,
            "JaggedTensor::RowWeights: the jagged tensor has no weights; add them with "
            "WithWeights(weights)");
+  return RowOf(weights_, i, "JaggedTensor::RowWeights");
+}
+
+Tensor JaggedTensor::RowOf(const Tensor& t, int64_t i, const char* op) const {
   const int64_t b = batch_size();
-  TK_CHECK(i >= 0 && i < b, kOutOfRange, "JaggedTensor::RowWeights: row ", i,
-           " is out of range for a batch of ", b, " rows");
+  TK_CHECK(i >= 0 && i < b, kOutOfRange, op, ": row ", i, " is out of range for a batch of ", b,
+           " rows");
   const int64_t* off = offsets_data();
-  return SliceRows(weights_, off[i], off[i + 1]);
+  return SliceRows(t, off[i], off[i + 1]);
 }
 
 JaggedTensor JaggedTensor::WithWeights(Tensor weights) const {

@@ -91,6 +91,8 @@ class JaggedTensor {
  private:
   // Throws naming `op` for a default-constructed jagged tensor.
   void CheckDefined(const char* op) const;
+  // Row i of t (the values or the weights): a view; an i outside [0, B) is an Error naming op.
+  Tensor RowOf(const Tensor& t, int64_t i, const char* op) const;
 
   Tensor values_, offsets_, weights_;
   Tensor host_offsets_;  // offsets_ on the CPU (the same tensor for a CPU jagged tensor)
