@@ -34,12 +34,6 @@ void CheckJaggedValues(const Tensor& values, const char* op) {
            "rank-0 tensor; Unsqueeze(values, 0) makes it [1]");
 }
 
-void CheckSameDevice(const Tensor& values, const Tensor& other, const char* what, const char* op) {
-  TK_CHECK(values.device() == other.device(), kDeviceMismatch, op, ": values is on ",
-           values.device(), " but ", what, " is on ", other.device(), "; move ", what, " with To(",
-           values.device(), ")");
-}
-
 Tensor HostOffsets(const Tensor& offsets) { return sparse_internal::HostContiguous(offsets); }
 
 void CheckOffsets(const int64_t* off, int64_t n, int64_t num_values, const char* op) {
@@ -83,7 +77,7 @@ void CheckWeights(const Tensor& weights, int64_t n, const Tensor& values, const 
            DTypeName(weights.dtype()));
   TK_CHECK(weights.NumAxes() == 1 && weights.Dim(0) == n, kShapeMismatch, op, ": weights must be [",
            n, "] (one per value), got ", ShapeString(weights.Dims()));
-  CheckSameDevice(values, weights, "weights", op);
+  sparse_internal::CheckSameDevice(values.device(), weights.device(), op, "values", "weights");
 }
 
 void CheckOnCpu(const Tensor& t, const char* what, const char* op) {

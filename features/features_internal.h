@@ -16,9 +16,6 @@ namespace tensorkit::features_internal {
 
 // Throws unless values is defined with at least one axis (the item axis).
 void CheckJaggedValues(const Tensor& values, const char* op);
-// Throws kDeviceMismatch naming both devices unless `other` (called `what`) is on values'
-// device.
-void CheckSameDevice(const Tensor& values, const Tensor& other, const char* what, const char* op);
 // A contiguous int64 offsets tensor on the CPU (offsets itself when it is one).
 Tensor HostOffsets(const Tensor& offsets);
 // Throws naming the first bad offset unless off[0] == 0, off is non-decreasing and

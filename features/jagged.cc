@@ -22,7 +22,7 @@ JaggedTensor JaggedTensor::FromOffsets(Tensor values, Tensor offsets, Tensor wei
            offsets.defined() ? ShapeString(offsets.Dims()) : std::string("an undefined tensor"));
   TK_CHECK(offsets.dtype() == DType::kInt64, kDTypeMismatch, op, ": offsets must be int64, got ",
            DTypeName(offsets.dtype()), "; convert them with Converted(offsets, DType::kInt64)");
-  fi::CheckSameDevice(values, offsets, "offsets", op);
+  sparse_internal::CheckSameDevice(values.device(), offsets.device(), op, "values", "offsets");
   JaggedTensor jt;
   jt.offsets_ = sparse_internal::Contiguous(offsets);
   const Tensor host = fi::HostOffsets(jt.offsets_);
@@ -39,7 +39,7 @@ JaggedTensor JaggedTensor::FromLengths(Tensor values, Tensor lengths, Tensor wei
   TK_CHECK(lengths.defined() && lengths.NumAxes() == 1, kShapeMismatch, op,
            ": lengths must be a 1-D tensor [B], got ",
            lengths.defined() ? ShapeString(lengths.Dims()) : std::string("an undefined tensor"));
-  fi::CheckSameDevice(values, lengths, "lengths", op);
+  sparse_internal::CheckSameDevice(values.device(), lengths.device(), op, "values", "lengths");
   const Tensor host = fi::OffsetsFromLengths(lengths, values.Dim(0), op);
   JaggedTensor jt;
   jt.host_offsets_ = host;
@@ -115,7 +115,7 @@ KeyedJaggedTensor::KeyedJaggedTensor(std::vector<std::string> keys, Tensor value
            kShapeMismatch, op, ": lengths must be [F, B] with F = ", num_keys,
            " (the number of keys), got ",
            lengths.defined() ? ShapeString(lengths.Dims()) : std::string("an undefined tensor"));
-  fi::CheckSameDevice(values, lengths, "lengths", op);
+  sparse_internal::CheckSameDevice(values.device(), lengths.device(), op, "values", "lengths");
   batch_size_ = lengths.Dim(1);
   const Tensor flat = *View(sparse_internal::Contiguous(lengths), {lengths.NumElements()});
   host_offsets_ = fi::OffsetsFromLengths(flat, values.Dim(0), op);

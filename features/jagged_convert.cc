@@ -222,7 +222,8 @@ JaggedTensor JaggedTensor::FromPadded(const Tensor& dense, const Tensor& lengths
            ": dense must be [B, L, ...] (at least 2 axes), got ",
            dense.defined() ? ShapeString(dense.Dims()) : std::string("an undefined tensor"));
   TK_CHECK(lengths.defined(), kInvalidArgument, op, ": lengths is an undefined tensor");
-  fi::CheckSameDevice(dense, lengths, "lengths", op);
+  sparse_internal::CheckSameDevice(dense.device(), lengths.device(), op, "the padded tensor",
+                                   "lengths");
   features_internal::CheckOnCpu(dense, "the padded tensor", op);
   const int64_t b = dense.Dim(0), len = dense.Dim(1);
   TK_CHECK(lengths.NumAxes() == 1 && lengths.Dim(0) == b, kShapeMismatch, op,

@@ -20,9 +20,9 @@ void CheckCreated(const SparseTensor& st, const char* op) {
            "SparseTensor::Create or SparseTensor::FromDense");
 }
 
-void CheckSameDevice(Device a, Device b, const char* op) {
-  TK_CHECK(a == b, kDeviceMismatch, op, ": a is on ", a, " but b is on ", b, "; move one with To(",
-           a, ")");
+void CheckSameDevice(Device a, Device b, const char* op, const char* a_name, const char* b_name) {
+  TK_CHECK(a == b, kDeviceMismatch, op, ": ", a_name, " is on ", a, " but ", b_name, " is on ", b,
+           "; move ", b_name, " with To(", a, ")");
 }
 
 std::string RowString(const int64_t* row, int rank) {

@@ -73,9 +73,10 @@ Tensor Contiguous(const Tensor& t);
 void CheckCreated(const SparseTensor& st, const char* op);
 void CheckCreated(const CsrMatrix& m, const char* op);
 void CheckCreated(const CscMatrix& m, const char* op);
-// Throws Error (kDeviceMismatch) naming `op`, both devices and the fix unless operands a and b
-// are on one device.
-void CheckSameDevice(Device a, Device b, const char* op);
+// Throws Error (kDeviceMismatch) naming `op`, both operands (a_name, b_name), their devices and
+// the fix unless they are on one device.
+void CheckSameDevice(Device a, Device b, const char* op, const char* a_name = "a",
+                     const char* b_name = "b");
 // Throws Error naming `op` unless the matrix was created and is on the CPU (col_indices32, a
 // host array).
 void CheckOnCpu(const CsrMatrix& m, const char* op);
