@@ -16,6 +16,7 @@
 #include "tensorkit/dense/views.h"
 #include "tensorkit/features/combiner.h"
 #include "tensorkit/features/embedding.h"
+#include "tensorkit/features/hash.h"
 #include "tensorkit/features/jagged.h"
 #include "tensorkit/features/segment.h"
 #include "tensorkit/io/io.h"

@@ -10,6 +10,7 @@ packages=(
   libopenblas-dev libblis-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libdlpack-dev
+  libfarmhash-dev
   zlib1g-dev
   clang libclang-rt-14-dev
   python3 python3-numpy python3-scipy
