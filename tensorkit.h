@@ -15,6 +15,7 @@
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/features/combiner.h"
+#include "tensorkit/features/cross.h"
 #include "tensorkit/features/embedding.h"
 #include "tensorkit/features/hash.h"
 #include "tensorkit/features/jagged.h"
