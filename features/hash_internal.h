@@ -20,26 +20,33 @@ std::string_view DecimalOf(int64_t v, DecimalBuffer* buf);
 // Throws unless values is a defined kString, int32 or int64 tensor on the CPU.
 void CheckHashable(const Tensor& values, const char* op);
 
+// Calls fn(i, bytes_of(i)) for i in [0, n), in parallel over fixed chunks; fn must only write
+// slot i. For byte strings held by any container (a TensorFlow buffer among them).
+template <typename BytesOf, typename Fn>
+void ForEachBytes(int64_t n, const BytesOf& bytes_of, const Fn& fn) {
+  ParallelChunks(n, int64_t{1} << 12, [&](int64_t, int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) fn(i, bytes_of(i));
+  });
+}
+
 // Calls fn(i, bytes) for every value in C order, i its position: a string's bytes or an
 // integer's decimal string. Parallel over fixed chunks; fn must only write slot i.
 template <typename Fn>
 void ForEachHashInput(const Tensor& values, const Fn& fn) {
   const Tensor v = values.HostContiguous();
   const int64_t n = v.NumElements();
-  const int64_t grain = int64_t{1} << 12;
   switch (v.dtype()) {
     case DType::kString: {
       const std::string* s = v.data<std::string>();
-      ParallelChunks(n, grain, [&](int64_t, int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) fn(i, std::string_view(s[i]));
-      });
+      ForEachBytes(
+          n, [s](int64_t i) { return std::string_view(s[i]); }, fn);
       break;
     }
     case DType::kInt32:
     case DType::kInt64: {
       const bool wide = v.dtype() == DType::kInt64;
       const void* p = v.raw_data();
-      ParallelChunks(n, grain, [&](int64_t, int64_t b, int64_t e) {
+      ParallelChunks(n, int64_t{1} << 12, [&](int64_t, int64_t b, int64_t e) {
         DecimalBuffer buf;
         for (int64_t i = b; i < e; ++i) {
           const int64_t x =
