@@ -6,7 +6,10 @@
 //     default id, as tf.sparse.fill_empty_rows does before an embedding lookup.
 //  3. Each feature is reduced over its own embedding table (sum, mean and sqrtn bags) in one
 //     table-batched pass into one [batch, sum of widths] matrix.
-//  4. A loss gradient flows back: the table gradient of the item feature is a sparse set of
+//  4. Ids made from raw values, as TensorFlow's feature columns make them: the tokens hashed
+//     into buckets through their decimal strings, and (item, country) crossed and hashed
+//     (tf.sparse.cross_hashed), then pooled over a table of their own.
+//  5. A loss gradient flows back: the table gradient of the item feature is a sparse set of
 //     rows (only the ids that occurred), summed deterministically.
 #include <iostream>
 #include <random>
@@ -72,7 +75,19 @@ int main() {
   const Tensor country_vectors = EmbeddingBag(tables[2], country_ids, Combiner::kSum);
   std::cout << "country embeddings (filled): " << ShapeString(country_vectors.Dims()) << "\n";
 
-  // 4. A gradient of ones through the item bags: the table gradient touches only the ids seen.
+  // 4. Hashed tokens keep their rows (the offsets are shared); crosses pair every item of an
+  //    example with its country, in TensorFlow's order, and become a jagged feature again.
+  const JaggedTensor hashed_tokens = HashBucketFast(features.Get("tokens"), 1 << 10);
+  std::cout << "hashed tokens of example 0: " << hashed_tokens.Row(0) << "\n";
+  CrossOptions cross;
+  cross.num_buckets = 1000;
+  const SparseTensor crossed = Cross({features.ToSparse("items"), filled.output}, cross);
+  const Tensor cross_vectors = EmbeddingBag(RandomTable(cross.num_buckets, 4, rng),
+                                            JaggedTensor::FromSparse(crossed), Combiner::kMean);
+  std::cout << crossed.nnz() << " item x country crosses, pooled into "
+            << ShapeString(cross_vectors.Dims()) << "\n";
+
+  // 5. A gradient of ones through the item bags: the table gradient touches only the ids seen.
   const JaggedTensor items = features.Get("items");
   Tensor grad = Tensor::Zeros({batch, widths[0]}, DType::kFloat32);
   Set(1.0f, &grad);
