@@ -218,6 +218,7 @@ int64_t AddColumn(const CrossFeature& feature, int index, const CrossOptions& o,
     }
   }
   fi::CheckHashable(items, kOp);
+  fi::CheckOnCpu(items, "values", kOp);  // strings live on the CPU; crosses run there
   const Tensor host = items.HostContiguous();
   keep->push_back(host);
   const int64_t n = host.NumElements();

@@ -20,6 +20,7 @@
 #include "tensorkit/common/dtype.h"
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/features/combiner.h"
+#include "tensorkit/features/features_internal.h"
 #include "tensorkit/features/jagged.h"
 
 namespace tensorkit::embedding_internal {
@@ -29,7 +30,7 @@ namespace tensorkit::embedding_internal {
 // ---------------------------------------------------------------------------------------------
 
 inline constexpr DTypeSet kTableDTypes = kFloatDTypes;
-inline constexpr DTypeSet kIdDTypes = Bit(DType::kInt32) | Bit(DType::kInt64);
+using features_internal::kIdDTypes;
 
 // Throws kUnsupported naming `op` when `t` (called `what`) lives on a CUDA device.
 void CheckOnCpu(const Tensor& t, const char* what, const char* op);

@@ -14,6 +14,12 @@
 
 namespace tensorkit::features_internal {
 
+// The dtypes of ids, segment ids, lengths and integer features.
+inline constexpr DTypeSet kIdDTypes = Bit(DType::kInt32) | Bit(DType::kInt64);
+// The one device predicate of features/ (Note [device choice] of sparse/device_ops.h): an
+// operation checks what does not depend on the device, then chooses once.
+inline bool OnCuda(const Tensor& t) { return t.defined() && t.device().is_cuda(); }
+
 // Throws unless values is defined with at least one axis (the item axis).
 void CheckJaggedValues(const Tensor& values, const char* op);
 // A contiguous int64 offsets tensor on the CPU (offsets itself when it is one).

@@ -9,7 +9,9 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
+#include "tensorkit/features/hash_device.h"
 #include "tensorkit/features/hash_internal.h"
 
 namespace tensorkit {
@@ -29,56 +31,8 @@ uint64_t FingerprintCat64(uint64_t fp1, uint64_t fp2) {
   return mix(h);
 }
 
-namespace {
-
-inline uint64_t Rotl(uint64_t v, int b) { return (v << b) | (v >> (64 - b)); }
-
-struct SipState {
-  uint64_t v0, v1, v2, v3;
-  void Round() {
-    v0 += v1;
-    v1 = Rotl(v1, 13) ^ v0;
-    v0 = Rotl(v0, 32);
-    v2 += v3;
-    v3 = Rotl(v3, 16) ^ v2;
-    v0 += v3;
-    v3 = Rotl(v3, 21) ^ v0;
-    v2 += v1;
-    v1 = Rotl(v1, 17) ^ v2;
-    v2 = Rotl(v2, 32);
-  }
-  void Absorb(uint64_t m) {  // two compression rounds per 8-byte word
-    v3 ^= m;
-    Round();
-    Round();
-    v0 ^= m;
-  }
-};
-
-inline uint64_t LoadLe64(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);  // x86-64 and every CUDA host are little-endian
-  return v;
-}
-
-}  // namespace
-
 uint64_t StrongKeyedHash(uint64_t key0, uint64_t key1, std::string_view bytes) {
-  // SipHash-2-4 (Aumasson and Bernstein): the initial constants spell "somepseudorandomlygenerat"
-  // "edbytes"; the last word carries the length's low byte in its top byte.
-  SipState s{key0 ^ 0x736f6d6570736575ULL, key1 ^ 0x646f72616e646f6dULL,
-             key0 ^ 0x6c7967656e657261ULL, key1 ^ 0x7465646279746573ULL};
-  const size_t n = bytes.size();
-  const size_t full = n & ~size_t{7};
-  for (size_t i = 0; i < full; i += 8) s.Absorb(LoadLe64(bytes.data() + i));
-  uint64_t last = static_cast<uint64_t>(n & 0xff) << 56;
-  for (size_t i = full; i < n; ++i) {
-    last |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * (i - full));
-  }
-  s.Absorb(last);
-  s.v2 ^= 0xff;
-  for (int r = 0; r < 4; ++r) s.Round();
-  return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
+  return features_internal::SipHash24(key0, key1, bytes.data(), static_cast<int64_t>(bytes.size()));
 }
 
 namespace features_internal {
@@ -95,7 +49,6 @@ void CheckHashable(const Tensor& values, const char* op) {
     Throw(ErrorCode::kDTypeMismatch, op, ": values of dtype ", DTypeName(dt),
           " cannot be hashed; pass strings, int32 or int64 (convert other numbers first)");
   }
-  CheckOnCpu(values, "values", op);
 }
 
 }  // namespace features_internal
@@ -110,17 +63,38 @@ void CheckBuckets(int64_t num_buckets, const char* op) {
   }
 }
 
-// out[i] = hash(value i) % num_buckets over the values in C order.
-template <typename Hash>
-Tensor BucketsOf(const Tensor& values, int64_t num_buckets, const Hash& hash, const char* op) {
+// out[i] = hash(value i) % num_buckets over the values in C order: strings by Fingerprint64 or
+// SipHash-2-4, integers through their decimal string (IntegerHash, the same function on a CUDA
+// device).
+Tensor BucketsOf(const Tensor& values, int64_t num_buckets, bool strong,
+                 const std::array<uint64_t, 2>& key, const char* op) {
   fi::CheckHashable(values, op);
   CheckBuckets(num_buckets, op);
   const uint64_t buckets = static_cast<uint64_t>(num_buckets);
+  if (fi::OnCuda(values))
+    return features_cuda::IntegerHashBuckets(values, buckets, strong, key, op);
   return fi::ReportingAllocationFailure(op, [&] {
+    const Tensor v = values.HostContiguous();
     Tensor out = Tensor::Empty(values.Dims(), DType::kInt64);
     int64_t* o = out.data<int64_t>();
-    fi::ForEachHashInput(values, [&](int64_t i, std::string_view bytes) {
-      o[i] = static_cast<int64_t>(hash(bytes) % buckets);
+    const int64_t n = v.NumElements();
+    if (v.dtype() == DType::kString) {
+      const std::string* s = v.data<std::string>();
+      fi::ForEachBytes(
+          n, [s](int64_t i) { return std::string_view(s[i]); },
+          [&](int64_t i, std::string_view b) {
+            const uint64_t h = strong ? StrongKeyedHash(key[0], key[1], b) : Fingerprint64(b);
+            o[i] = static_cast<int64_t>(h % buckets);
+          });
+      return out;
+    }
+    Dispatch<fi::kIdDTypes>(v.dtype(), op, [&]<typename T>() {
+      const T* x = v.data<T>();
+      ParallelChunks(n, int64_t{1} << 14, [&](int64_t, int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          o[i] = static_cast<int64_t>(fi::IntegerHash(x[i], strong, key[0], key[1]) % buckets);
+        }
+      });
     });
     return out;
   });
@@ -137,8 +111,7 @@ SparseTensor SameIndices(const SparseTensor& in, Tensor values) {
 }  // namespace
 
 Tensor HashBucketFast(const Tensor& values, int64_t num_buckets) {
-  return BucketsOf(
-      values, num_buckets, [](std::string_view b) { return Fingerprint64(b); }, "HashBucketFast");
+  return BucketsOf(values, num_buckets, false, {0, 0}, "HashBucketFast");
 }
 JaggedTensor HashBucketFast(const JaggedTensor& values, int64_t num_buckets) {
   return SameOffsets(values, HashBucketFast(values.values(), num_buckets));
@@ -149,10 +122,7 @@ SparseTensor HashBucketFast(const SparseTensor& values, int64_t num_buckets) {
 
 Tensor HashBucketStrong(const Tensor& values, int64_t num_buckets,
                         const std::array<uint64_t, 2>& key) {
-  return BucketsOf(
-      values, num_buckets,
-      [&key](std::string_view b) { return StrongKeyedHash(key[0], key[1], b); },
-      "HashBucketStrong");
+  return BucketsOf(values, num_buckets, true, key, "HashBucketStrong");
 }
 JaggedTensor HashBucketStrong(const JaggedTensor& values, int64_t num_buckets,
                               const std::array<uint64_t, 2>& key) {

@@ -37,9 +37,10 @@ uint64_t FingerprintCat64(uint64_t fp1, uint64_t fp2);
 uint64_t StrongKeyedHash(uint64_t key0, uint64_t key1, std::string_view bytes);
 
 // Every value's Fingerprint64 % num_buckets as int64 (TensorFlow's StringToHashBucketFast).
-// Values of kString, int32 or int64 (integers through their decimal string), on the CPU (strings
-// live there; a CUDA tensor is kUnsupported in this version). num_buckets < 1 is an Error. The
-// output has the input's structure; results do not depend on the thread count.
+// Values of kString, int32 or int64 (integers through their decimal string). Strings live on the
+// CPU; integer ids on a CUDA device are hashed there, into an output on that device, with the
+// same bits (the decimal string is built in registers, never in memory). num_buckets < 1 is an
+// Error. The output has the input's structure; results do not depend on the thread count.
 Tensor HashBucketFast(const Tensor& values, int64_t num_buckets);
 JaggedTensor HashBucketFast(const JaggedTensor& values, int64_t num_buckets);
 SparseTensor HashBucketFast(const SparseTensor& values, int64_t num_buckets);

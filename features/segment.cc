@@ -30,7 +30,7 @@ namespace {
 namespace fi = features_internal;
 namespace si = sparse_internal;
 
-constexpr DTypeSet kIndexDTypes = Bit(DType::kInt32) | Bit(DType::kInt64);
+constexpr DTypeSet kIndexDTypes = fi::kIdDTypes;
 constexpr DTypeSet kDataDTypes = kFloatDTypes | kIndexDTypes;
 
 // --- Checks ----------------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tensorkit/features/hash_device.h"
 #include "test_util.h"
 
 namespace tensorkit {
@@ -141,6 +142,34 @@ TEST(HashBucket, SameAtEveryThreadCount) {
   EXPECT_EQ(runs[0], runs[2]);
   for (size_t i = 0; i < v.size(); i += 997) {
     EXPECT_EQ(runs[0][i], static_cast<int64_t>(Fingerprint64(v[i]) % (1 << 20)));
+  }
+}
+
+// The host/device forms (hash_device.h) that CUDA bodies run: the short Fingerprint64 equals
+// farmhash's at every length it covers, the decimal writer std::to_string.
+TEST(HashDevice, ShortFingerprintEqualsFarmhash) {
+  std::mt19937_64 rng(11);
+  for (int n = 0; n <= 32; ++n) {
+    for (int trial = 0; trial < 200; ++trial) {
+      std::string s(static_cast<size_t>(n), '\0');
+      for (char& c : s) c = static_cast<char>(trial % 2 ? rng() : '0' + rng() % 10);
+      ASSERT_EQ(features_internal::ShortFingerprint64(s.data(), n), Fingerprint64(s))
+          << "length " << n;
+    }
+  }
+}
+
+TEST(HashDevice, IntegersHashAsTheirDecimalString) {
+  std::mt19937_64 rng(12);
+  std::vector<int64_t> v = {0, 1, -1, 9, 10, -10, INT64_MIN, INT64_MAX, INT64_MIN + 1};
+  for (int i = 0; i < 5000; ++i) v.push_back(static_cast<int64_t>(rng()) >> (rng() % 64));
+  for (int64_t x : v) {
+    char buf[20];
+    const int n = features_internal::WriteDecimal(x, buf);
+    const std::string dec = std::to_string(x);
+    ASSERT_EQ(std::string(buf, n), dec);
+    ASSERT_EQ(features_internal::IntegerHash(x, false, 0, 0), Fingerprint64(dec));
+    ASSERT_EQ(features_internal::IntegerHash(x, true, 5, 6), StrongKeyedHash(5, 6, dec));
   }
 }
 

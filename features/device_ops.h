@@ -1,0 +1,25 @@
+// tensorkit/features/device_ops.h: the CUDA bodies of features/' operations (not a public
+// header). Each operation checks what does not depend on the device, then chooses once
+// (`if (fi::OnCuda(x)) return features_cuda::Op(...)`, Note [device choice] of
+// sparse/device_ops.h); the bodies live in cuda/*.cu, and builds without CUDA link no_gpu/'s
+// stubs, which nothing reaches (no tensor can live on a CUDA device there). A body gets checked
+// operands on one CUDA device and returns its result on that device, computed there with the
+// same host/device functions as the CPU body (hash_device.h), so the bits are the same.
+#ifndef TENSORKIT_FEATURES_DEVICE_OPS_H_
+#define TENSORKIT_FEATURES_DEVICE_OPS_H_
+
+#include <array>
+#include <cstdint>
+
+#include "tensorkit/dense/tensor.h"
+
+namespace tensorkit::features_cuda {
+
+// HashBucketFast / HashBucketStrong of int32 or int64 values on their CUDA device: int64 [same
+// dims], IntegerHash(v) % buckets. Strings never live on a device.
+Tensor IntegerHashBuckets(const Tensor& values, uint64_t buckets, bool strong,
+                          const std::array<uint64_t, 2>& key, const char* op);
+
+}  // namespace tensorkit::features_cuda
+
+#endif  // TENSORKIT_FEATURES_DEVICE_OPS_H_

@@ -1,0 +1,14 @@
+// Linked when tensorkit is built without CUDA. Never reached (a CUDA tensor cannot be allocated
+// in such a build), but a clear Error beats a crash if it were.
+#include "tensorkit/common/error.h"
+#include "tensorkit/features/device_ops.h"
+
+namespace tensorkit::features_cuda {
+
+Tensor IntegerHashBuckets(const Tensor& values, uint64_t, bool, const std::array<uint64_t, 2>&,
+                          const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", values.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
+}  // namespace tensorkit::features_cuda

@@ -1,0 +1,56 @@
+// features/ on a CUDA device against the CPU bits: hash buckets of int32 and int64 ids (dense,
+// strided, jagged), fast and strong. Skipped with a message when no CUDA device is visible.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "gpu/gpu_test_util.h"
+#include "tensorkit/dense/views.h"
+#include "tensorkit/features/hash.h"
+
+namespace tensorkit {
+namespace {
+
+const Device kGpu = Device::Cuda(0);
+
+std::vector<int64_t> Host(const Tensor& t) {
+  const Tensor c = t.To(Device::Cpu()).HostContiguous();
+  return std::vector<int64_t>(c.data<int64_t>(), c.data<int64_t>() + c.NumElements());
+}
+
+template <typename T>
+Tensor RandomIds(int64_t n) {
+  std::mt19937_64 rng(5);
+  std::vector<T> v(static_cast<size_t>(n));
+  for (T& x : v) x = static_cast<T>(static_cast<int64_t>(rng()) >> (rng() % 64));
+  if (n > 2) {
+    v[0] = std::numeric_limits<T>::min();
+    v[1] = std::numeric_limits<T>::max();
+  }
+  return Tensor::FromVector(std::move(v));
+}
+
+TEST(FeaturesGpu, HashBucketsOfIdsEqualTheCpu) {
+  TK_REQUIRE_GPU();
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{1000}, int64_t{3} << 20}) {
+    for (const Tensor& ids : {RandomIds<int64_t>(n), RandomIds<int32_t>(n)}) {
+      const Tensor on = ids.To(kGpu);
+      EXPECT_EQ(Host(HashBucketFast(on, 1000003)), Host(HashBucketFast(ids, 1000003)));
+      EXPECT_EQ(Host(HashBucketStrong(on, INT64_MAX, {7, 8})),
+                Host(HashBucketStrong(ids, INT64_MAX, {7, 8})));
+      EXPECT_TRUE(HashBucketFast(on, 10).device() == kGpu);
+    }
+  }
+  // A strided view and a jagged feature.
+  const Tensor m = SplitAxis(RandomIds<int64_t>(600), 0, {20, 30});
+  const Tensor t = Transpose(m, 0, 1);
+  EXPECT_EQ(Host(HashBucketFast(Transpose(m.To(kGpu), 0, 1), 97)), Host(HashBucketFast(t, 97)));
+  const JaggedTensor j = JaggedTensor::FromLengths(
+      RandomIds<int64_t>(10).To(kGpu), Tensor::FromVector(std::vector<int64_t>{3, 0, 7}).To(kGpu));
+  EXPECT_EQ(Host(HashBucketFast(j, 50).values()), Host(HashBucketFast(RandomIds<int64_t>(10), 50)));
+}
+
+}  // namespace
+}  // namespace tensorkit
