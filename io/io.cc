@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "tensorkit/io/formats.h"
+#include "tensorkit/io/libsvm.h"
 
 namespace tensorkit::io {
 
@@ -25,6 +26,9 @@ std::optional<Format> FormatFromExtension(std::string_view extension) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (const FormatInfo& f : kFileFormats) {
     if (ext == f.extension) return f.format;
+  }
+  for (const FormatAlias& a : kFormatAliases) {
+    if (ext == a.extension) return a.format;
   }
   return std::nullopt;
 }
@@ -103,6 +107,13 @@ TensorData ReadAny(const Bytes& bytes, Format format, const ReadOptions& options
       return ReadMtxBytes(bytes, options);
     case Format::kTns:
       return ReadTnsBytes(bytes, options);
+    case Format::kLibsvm: {
+      LibsvmReadOptions lo;
+      lo.base = options.index_base;
+      TensorData out;
+      out.sparse = ReadLibsvmFromMemory(bytes.data, bytes.size, bytes.name, lo).features;
+      return out;
+    }
   }
   Throw(ErrorCode::kInvalidArgument, "io: unknown format for '", bytes.name, "'");
 }
@@ -158,6 +169,14 @@ void Write(const std::string& path, const TensorData& data, const WriteOptions& 
                "SparseTensor::FromDense before writing a dense tensor to '", path, "'");
       WriteTns(path, data.sparse);
       return;
+    case Format::kLibsvm: {
+      TK_CHECK(data.is_sparse(), kInvalidArgument, "io::Write: .svm holds sparse matrices; call ",
+               "SparseTensor::FromDense before writing a dense tensor to '", path, "'");
+      LibsvmData d;
+      d.features = data.sparse;  // labels 0: WriteLibsvm with LibsvmData writes real ones
+      WriteLibsvm(path, d);
+      return;
+    }
   }
 }
 

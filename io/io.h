@@ -1,7 +1,8 @@
 // tensorkit/io/io.h: reading and writing tensor files.
 //
 // Glossary
-//   Format      chosen from the file extension: .npy, .npz, .mtx, .tns.
+//   Format      chosen from the file extension: .npy, .npz, .mtx, .tns, .svm (also .libsvm,
+//               .svmlight: libsvm.h).
 //   TensorData  what a file holds: a dense Tensor or a SparseTensor (exactly one is defined).
 //   dtypes      .npy/.npz keep the dtype (bool, int8..int64, uint8, float16/32/64; NumPy byte
 //               strings |S and unicode <U read as string, which is written as <U); .mtx and .tns
@@ -31,7 +32,7 @@
 
 namespace tensorkit::io {
 
-enum class Format { kNpy, kNpz, kMtx, kTns };
+enum class Format { kNpy, kNpz, kMtx, kTns, kLibsvm };
 
 // The one table of formats, in the order of Format: each one's extension and what it holds,
 // dense arrays (.npy), sparse tensors (.tns) or both (.npz; .mtx writes a sparse tensor as its
@@ -45,7 +46,18 @@ struct FormatInfo {
 inline constexpr FormatInfo kFileFormats[] = {{Format::kNpy, "npy", true, false},
                                               {Format::kNpz, "npz", true, true},
                                               {Format::kMtx, "mtx", true, true},
-                                              {Format::kTns, "tns", false, true}};
+                                              {Format::kTns, "tns", false, true},
+                                              {Format::kLibsvm, "svm", false, true}};
+// Other extensions of the same formats.
+struct FormatAlias {
+  const char* extension;
+  Format format;
+};
+inline constexpr FormatAlias kFormatAliases[] = {{"libsvm", Format::kLibsvm},
+                                                 {"svmlight", Format::kLibsvm}};
+
+// The index base of a libsvm file (libsvm.h): kAuto is scikit-learn's rule.
+enum class IndexBase { kZero, kOne, kAuto };
 
 struct ReadOptions {
   // .mtx symmetric/skew-symmetric: also return the mirrored entries (the full matrix); when
@@ -55,10 +67,17 @@ struct ReadOptions {
   std::vector<int64_t> shape;
   // .npz: the member to read ("a" or "a.npy"); empty means the first (or scipy.sparse matrix).
   std::string member;
+  // .svm: how its indices count (libsvm.h; the labels and qids need ReadLibsvm).
+  IndexBase index_base = IndexBase::kAuto;
 };
 
 struct WriteOptions {
   bool compress = false;  // .npz: deflate the members (np.savez_compressed) instead of storing
+  // .npz of a 2-D sparse matrix: scipy CSR (format 'csr', indptr, indices) instead of COO.
+  bool csr = false;
+  // .npz: more arrays after the tensor's own members (e.g. a libsvm file's labels and qids;
+  // scipy.sparse.load_npz ignores them, np.load lists them), named without ".npy".
+  std::vector<std::pair<std::string, Tensor>> extra_members;
 };
 
 struct TensorData {

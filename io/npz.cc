@@ -174,6 +174,28 @@ std::vector<std::string_view> NpyPieces(const Tensor& t, NpyImage* image) {
   return {std::string_view(image->header), image->data};
 }
 
+// The CSR members of a 2-D matrix: indptr [rows + 1] and indices, with *st sorted in row order
+// first (data.npy then follows in that order).
+void WriteCsrMembers(SparseTensor* st, ZipWriter* zip, bool compress) {
+  if (!st->SortedIn({0, 1})) st->Reorder({0, 1});
+  const int64_t rows = st->shape()[0], nnz = st->nnz();
+  Tensor indptr = Tensor::Zeros({rows + 1}, DType::kInt64);
+  Tensor indices = Tensor::Empty({nnz}, DType::kInt64);
+  const Tensor idx = st->indices().HostContiguous();
+  const int64_t* in = idx.data<int64_t>();
+  int64_t* ptr = indptr.data<int64_t>();
+  int64_t* col = indices.data<int64_t>();
+  for (int64_t k = 0; k < nnz; ++k) {
+    ++ptr[in[2 * k] + 1];
+    col[k] = in[2 * k + 1];
+  }
+  for (int64_t r = 0; r < rows; ++r) ptr[r + 1] += ptr[r];
+  NpyImage image;
+  zip->Add("indices.npy", NpyPieces(indices, &image), compress);
+  zip->Add("indptr.npy", NpyPieces(indptr, &image), compress);
+  *st = HostContiguous(*st);
+}
+
 }  // namespace
 
 TensorData ReadNpzBytes(const Bytes& bytes, const ReadOptions& options) {
@@ -219,13 +241,15 @@ void WriteNpz(const std::string& path, const TensorData& data, const WriteOption
     for (int64_t i = 0; i < nnz; ++i) {
       for (int a = 0; a < rank; ++a) out[a * nnz + i] = idx[i * rank + a];
     }
-    const std::string fmt = "coo";
+    const std::string fmt = rank == 2 && options.csr ? "csr" : "coo";
     std::string fmt_header = NpyByteStringHeader(fmt.size());
     zip.Add("format.npy", {fmt_header, fmt}, options.compress);
     Tensor shape = Tensor::FromVector<int64_t>(st.shape());
     NpyImage image;  // each Add writes its member before the next one reuses the image
     zip.Add("shape.npy", NpyPieces(shape, &image), options.compress);
-    if (rank == 2) {
+    if (rank == 2 && options.csr) {
+      WriteCsrMembers(&st, &zip, options.compress);
+    } else if (rank == 2) {
       zip.Add("row.npy", NpyPieces(Select(coords, 0, 0), &image), options.compress);
       zip.Add("col.npy", NpyPieces(Select(coords, 0, 1), &image), options.compress);
     } else {
@@ -234,6 +258,10 @@ void WriteNpz(const std::string& path, const TensorData& data, const WriteOption
       zip.Add("_is_array.npy", NpyPieces(is_array, &image), options.compress);
     }
     zip.Add("data.npy", NpyPieces(st.values(), &image), options.compress);
+  }
+  for (const auto& [name, array] : options.extra_members) {
+    NpyImage image;
+    zip.Add(name + ".npy", NpyPieces(array.HostContiguous(), &image), options.compress);
   }
   zip.Finish();
   file.Commit();

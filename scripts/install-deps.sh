@@ -10,10 +10,10 @@ packages=(
   libopenblas-dev libblis-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libdlpack-dev
-  libfarmhash-dev
+  libfarmhash-dev libfast-float-dev
   zlib1g-dev
   clang libclang-rt-14-dev
-  python3 python3-numpy python3-scipy
+  python3 python3-numpy python3-scipy python3-sklearn
 )
 # Peers for bench/peers only; large, so opt-in.
 if [[ "${TENSORKIT_BENCH_PEERS:-0}" == "1" ]]; then

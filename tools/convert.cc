@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -137,6 +138,14 @@ Subcommand AddConvert(CLI::App& app) {
   sub->add_flag("--coalesce", args->options.coalesce,
                 "Sort sparse entries and sum duplicates before writing");
   sub->add_flag("--compress", args->options.compress, "Deflate .npz members");
+  const std::map<std::string, io::IndexBase> bases = {
+      {"auto", io::IndexBase::kAuto}, {"zero", io::IndexBase::kZero}, {"one", io::IndexBase::kOne}};
+  sub->add_option("--index-base", args->options.index_base,
+                  "How .svm indices count: auto (scikit-learn's rule: 1-based when no index is "
+                  "0), zero or one")
+      ->transform(CLI::CheckedTransformer(bases, CLI::ignore_case));
+  sub->add_flag("--multilabel", args->options.multilabel,
+                ".svm inputs: labels are comma-separated lists (scikit-learn's multilabel)");
   AddBatchOptions(sub, &args->batch);
   sub->footer(
       "Dense inputs become sparse for .mtx/.tns outputs (nonzeros); sparse inputs become dense "

@@ -9,7 +9,8 @@ namespace tensorkit::tools {
 
 io::TensorData ForOutput(io::TensorData data, io::Format out, const ConvertOptions& options) {
   // .mtx is written as coordinate entries and .tns holds only entries; .npz keeps either form.
-  const bool needs_sparse = out == io::Format::kTns || out == io::Format::kMtx;
+  const bool needs_sparse =
+      out == io::Format::kTns || out == io::Format::kMtx || out == io::Format::kLibsvm;
   if (!data.is_sparse() && needs_sparse) {
     data.sparse = SparseTensor::FromDense(data.dense);
     data.dense = Tensor();
@@ -37,8 +38,59 @@ Tensor SummedDense(SparseTensor sparse) {
   return sparse.ToDense();
 }
 
+namespace {
+
+// A libsvm file's labels (and qids) travel with its features: to .npz as a scipy CSR matrix plus
+// members `labels` (and `label_offsets` for multilabel files, `qids`), from an .npz that has a
+// `labels` member back into the libsvm lines; other formats hold the features only.
+void ConvertLibsvm(const std::string& in, io::Format in_format, const std::string& out,
+                   io::Format out_format, const ConvertOptions& options) {
+  io::LibsvmData d;
+  if (in_format == io::Format::kLibsvm) {
+    io::LibsvmReadOptions ro;
+    ro.base = options.index_base;
+    ro.multilabel = options.multilabel;
+    d = io::ReadLibsvm(in, ro);
+  } else {
+    io::ReadOptions ro;
+    ro.index_base = options.index_base;
+    io::TensorData data = ForOutput(io::Read(in, ro), io::Format::kLibsvm, options);
+    d.features = data.sparse;
+    if (in_format == io::Format::kNpz) {
+      for (auto& [name, array] : io::ReadNpzMembers(in)) {
+        if (name == "labels") d.labels = array;
+        if (name == "label_offsets") d.label_offsets = array;
+        if (name == "qids") d.qids = array;
+      }
+    }
+  }
+  if (out_format == io::Format::kLibsvm) {
+    io::WriteLibsvm(out, d);
+    return;
+  }
+  io::TensorData data;
+  data.sparse = d.features;
+  data = ForOutput(data, out_format, options);
+  io::WriteOptions wo;
+  wo.compress = options.compress;
+  if (out_format == io::Format::kNpz && in_format == io::Format::kLibsvm) {
+    wo.csr = true;
+    wo.extra_members.emplace_back("labels", d.labels);
+    if (d.label_offsets.defined()) wo.extra_members.emplace_back("label_offsets", d.label_offsets);
+    if (d.qids.defined()) wo.extra_members.emplace_back("qids", d.qids);
+  }
+  io::Write(out, data, wo);
+}
+
+}  // namespace
+
 void ConvertFile(const std::string& in, const std::string& out, const ConvertOptions& options) {
+  const io::Format in_format = io::FormatFromPath(in);
   const io::Format out_format = io::FormatFromPath(out);
+  if (in_format == io::Format::kLibsvm || out_format == io::Format::kLibsvm) {
+    ConvertLibsvm(in, in_format, out, out_format, options);
+    return;
+  }
   io::TensorData data = ForOutput(io::Read(in), out_format, options);
   io::WriteOptions wo;
   wo.compress = options.compress;

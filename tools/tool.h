@@ -16,6 +16,7 @@
 #include <string>
 
 #include "tensorkit/io/io.h"
+#include "tensorkit/io/libsvm.h"
 
 namespace tensorkit::tools {
 
@@ -46,6 +47,8 @@ struct ConvertOptions {
   bool reorder = false;   // sort sparse entries in C order (Reorder({0..rank-1}))
   bool coalesce = false;  // sort and sum duplicate entries
   bool compress = false;  // deflate .npz members
+  io::IndexBase index_base = io::IndexBase::kAuto;  // of .svm inputs (--index-base)
+  bool multilabel = false;  // .svm inputs: comma-separated label lists (--multilabel)
 };
 
 // `data` in the form the output format needs, with --reorder/--coalesce applied.

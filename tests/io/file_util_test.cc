@@ -244,8 +244,10 @@ TEST(FormatTest, OneTableNamesEveryFormat) {
   EXPECT_EQ(FormatFromExtension("MTX"), Format::kMtx);
   EXPECT_EQ(FormatFromExtension("csv"), std::nullopt);
   EXPECT_EQ(FormatFromExtension(""), std::nullopt);
-  EXPECT_EQ(FormatList(".", ", ", " or "), ".npy, .npz, .mtx or .tns");
-  EXPECT_EQ(FormatList("", ", ", ", "), "npy, npz, mtx, tns");
+  EXPECT_EQ(FormatList(".", ", ", " or "), ".npy, .npz, .mtx, .tns or .svm");
+  EXPECT_EQ(FormatFromExtension("LibSVM"), Format::kLibsvm);
+  EXPECT_EQ(FormatFromPath("a.svmlight"), Format::kLibsvm);
+  EXPECT_EQ(FormatList("", ", ", ", "), "npy, npz, mtx, tns, svm");
 }
 
 TEST(FormatTest, FromPath) {

@@ -1,0 +1,320 @@
+// libsvm / svmlight files: a parallel reader over text.h's chunks of whole lines (each chunk
+// parsed into its own arrays, then the chunks concatenated in order) and a parallel writer.
+#include "tensorkit/io/libsvm.h"
+
+#include <fast_float/fast_float.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "tensorkit/common/error.h"
+#include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/ops.h"
+#include "tensorkit/io/file_util.h"
+#include "tensorkit/io/text.h"
+
+namespace tensorkit::io {
+namespace {
+
+constexpr const char* kFmt = "libsvm";
+
+bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+// What one chunk of lines parses into.
+struct ChunkOut {
+  std::vector<int64_t> row_nnz;  // per sample
+  std::vector<int64_t> cols;
+  std::vector<double> vals;
+  std::vector<double> labels;        // one per sample, or (multilabel) all of them
+  std::vector<int64_t> label_count;  // multilabel: per sample
+  std::vector<int64_t> qids;         // per sample, valid where has_qid
+  std::vector<uint8_t> has_qid;
+  int64_t min_col = std::numeric_limits<int64_t>::max();
+  int64_t max_col = -1;
+};
+
+// The 1-based column of p in its line (the line starts after the previous '\n' or at base).
+int64_t ColumnOf(const char* base, const char* p) {
+  const char* s = p;
+  while (s > base && s[-1] != '\n') --s;
+  return (p - s) + 1;
+}
+
+// A token [b, e) that the caller has cut out of a line.
+struct Token {
+  const char* b;
+  const char* e;
+  std::string_view view() const { return std::string_view(b, static_cast<size_t>(e - b)); }
+};
+
+[[noreturn]] void Bad(const char* base, const char* at, const char* what, const Token& t,
+                      const char* expected) {
+  Throw(ErrorCode::kCorrupt, "column ", ColumnOf(base, at), ": ", what, " '", Excerpt(t.view()),
+        "' is not ", expected);
+}
+
+double ParseNumber(const char* base, const Token& t, const char* what) {
+  const char* first = t.b;
+  // A leading '+' as Python's float() takes it; fast_float does not.
+  if (first < t.e && *first == '+' && t.e - first > 1 && first[1] != '-') ++first;
+  double v = 0;
+  const auto [p, ec] = fast_float::from_chars(first, t.e, v);
+  if (p == t.e && ec == std::errc::result_out_of_range) return OutOfRangeValue<double>(first, t.e);
+  if (p != t.e || ec != std::errc() || first == t.e) Bad(base, t.b, what, t, "a number");
+  return v;
+}
+
+int64_t ParseInteger(const char* base, const Token& t, const char* what) {
+  const char* first = t.b;
+  if (first < t.e && *first == '+') ++first;
+  int64_t v = 0;
+  const auto [p, ec] = std::from_chars(first, t.e, v);
+  if (p != t.e || ec != std::errc() || first == t.e) Bad(base, t.b, what, t, "an integer");
+  return v;
+}
+
+// Parses one data line [b, e) (leading blanks already skipped) into *out.
+void ParseLine(const char* base, const char* b, const char* e, bool multilabel, bool base_one,
+               ChunkOut* out) {
+  if (const void* hash = std::memchr(b, '#', static_cast<size_t>(e - b))) {
+    e = static_cast<const char*>(hash);
+  }
+  auto next = [&](Token* t) {
+    while (b < e && IsBlank(*b)) ++b;
+    if (b == e) return false;
+    t->b = b;
+    while (b < e && !IsBlank(*b)) ++b;
+    t->e = b;
+    return true;
+  };
+  Token t{};
+  if (!next(&t)) return;  // only a comment: not a sample
+  int64_t labels = 0;
+  bool have_feature_token = false;
+  if (multilabel && std::memchr(t.b, ':', static_cast<size_t>(t.e - t.b)) != nullptr) {
+    have_feature_token = true;  // no labels: the first token already is a feature
+  } else if (multilabel) {
+    const size_t first = out->labels.size();
+    for (const char* s = t.b; s <= t.e;) {
+      const char* comma = static_cast<const char*>(std::memchr(s, ',', t.e - s));
+      const char* end = comma ? comma : t.e;
+      out->labels.push_back(ParseNumber(base, Token{s, end}, "label"));
+      ++labels;
+      s = end + 1;
+    }
+    std::sort(out->labels.begin() + static_cast<int64_t>(first), out->labels.end());
+  } else {
+    out->labels.push_back(ParseNumber(base, t, "label"));
+  }
+  if (multilabel) out->label_count.push_back(labels);
+  bool has_qid = false;
+  int64_t qid = 0, nnz = 0, prev = -1;
+  while (have_feature_token || next(&t)) {
+    have_feature_token = false;
+    const char* colon = static_cast<const char*>(std::memchr(t.b, ':', t.e - t.b));
+    if (colon == nullptr) {
+      Throw(ErrorCode::kCorrupt, "column ", ColumnOf(base, t.b), ": '", Excerpt(t.view()),
+            "' is not index:value");
+    }
+    if (nnz == 0 && !has_qid && colon - t.b == 3 && std::memcmp(t.b, "qid", 3) == 0) {
+      has_qid = true;
+      qid = ParseInteger(base, Token{colon + 1, t.e}, "qid");
+      continue;
+    }
+    const int64_t idx = ParseInteger(base, Token{t.b, colon}, "index");
+    if (idx < 0 || (base_one && idx == 0)) {
+      Throw(ErrorCode::kCorrupt, "column ", ColumnOf(base, t.b), ": index ", idx,
+            idx < 0 ? " is negative" : " is 0 in a file read as 1-based (read it as zero-based)");
+    }
+    if (idx <= prev) {
+      Throw(ErrorCode::kCorrupt, "column ", ColumnOf(base, t.b), ": index ", idx, " follows index ",
+            prev, "; indices must be sorted and unique within a line");
+    }
+    prev = idx;
+    out->cols.push_back(idx);
+    out->vals.push_back(ParseNumber(base, Token{colon + 1, t.e}, "value"));
+    ++nnz;
+  }
+  if (nnz > 0) {
+    out->min_col = std::min(out->min_col, out->cols[out->cols.size() - nnz]);
+    out->max_col = std::max(out->max_col, prev);
+  }
+  out->row_nnz.push_back(nnz);
+  out->qids.push_back(qid);
+  out->has_qid.push_back(has_qid ? 1 : 0);
+}
+
+// Exclusive running sums of per-chunk sizes (the chunks' first positions), the total last.
+template <typename Size>
+std::vector<int64_t> Starts(const std::vector<ChunkOut>& outs, const Size& size) {
+  std::vector<int64_t> s(outs.size() + 1, 0);
+  for (size_t c = 0; c < outs.size(); ++c) s[c + 1] = s[c] + size(outs[c]);
+  return s;
+}
+
+LibsvmData Assemble(std::vector<ChunkOut>& outs, const LibsvmReadOptions& o,
+                    const std::vector<TextChunk>& chunks, const std::string& name) {
+  const std::vector<int64_t> row0 =
+      Starts(outs, [](const ChunkOut& c) { return static_cast<int64_t>(c.row_nnz.size()); });
+  const std::vector<int64_t> nz0 =
+      Starts(outs, [](const ChunkOut& c) { return static_cast<int64_t>(c.cols.size()); });
+  const std::vector<int64_t> lab0 =
+      Starts(outs, [](const ChunkOut& c) { return static_cast<int64_t>(c.labels.size()); });
+  const int64_t samples = row0.back(), nnz = nz0.back();
+  int64_t min_col = std::numeric_limits<int64_t>::max(), max_col = -1, with_qid = 0;
+  for (const ChunkOut& c : outs) {
+    min_col = std::min(min_col, c.min_col);
+    max_col = std::max(max_col, c.max_col);
+    with_qid += std::count(c.has_qid.begin(), c.has_qid.end(), 1);
+  }
+  LibsvmData d;
+  d.one_based = o.base == IndexBase::kOne || (o.base == IndexBase::kAuto && nnz > 0 && min_col > 0);
+  const int64_t shift = d.one_based ? 1 : 0;
+  const int64_t cols = o.num_features >= 0 ? o.num_features : max_col + 1 - shift;
+  if (o.num_features >= 0 && max_col - shift >= o.num_features) {
+    Throw(ErrorCode::kCorrupt, kFmt, ": '", name, "' has feature index ", max_col - shift, " (",
+          d.one_based ? "1-based " : "", "index ", max_col, ") but num_features is ",
+          o.num_features, "; pass a larger num_features or -1");
+  }
+  if (with_qid > 0 && with_qid < samples) {
+    // Name the first sample without one: its line is found by walking its chunk again.
+    for (size_t c = 0; c < outs.size(); ++c) {
+      const auto it = std::find(outs[c].has_qid.begin(), outs[c].has_qid.end(), 0);
+      if (it == outs[c].has_qid.end()) continue;
+      Throw(ErrorCode::kCorrupt, kFmt, ": '", name, "': sample ",
+            row0[c] + (it - outs[c].has_qid.begin()), " (in the lines from ", chunks[c].first_line,
+            ") has no qid but ", with_qid, " samples have one; give every line a qid or none");
+    }
+  }
+  Tensor indices = Tensor::Empty({nnz, 2}, DType::kInt64);
+  Tensor values = Tensor::Empty({nnz}, o.dtype);
+  d.labels = Tensor::Empty({lab0.back()}, DType::kFloat64);
+  if (o.multilabel) d.label_offsets = Tensor::Empty({samples + 1}, DType::kInt64);
+  if (with_qid > 0) d.qids = Tensor::Empty({samples}, DType::kInt64);
+  int64_t* ind = indices.data<int64_t>();
+  double* lab = d.labels.data<double>();
+  ParallelChunks(static_cast<int64_t>(outs.size()), 1, [&](int64_t c, int64_t, int64_t) {
+    const ChunkOut& ch = outs[c];
+    int64_t k = nz0[c];
+    for (size_t r = 0; r < ch.row_nnz.size(); ++r) {
+      for (int64_t j = 0; j < ch.row_nnz[r]; ++j, ++k) ind[2 * k] = row0[c] + r;
+    }
+    for (size_t j = 0; j < ch.cols.size(); ++j) ind[2 * (nz0[c] + j) + 1] = ch.cols[j] - shift;
+    if (o.dtype == DType::kFloat32) {
+      float* v = values.data<float>() + nz0[c];
+      for (size_t j = 0; j < ch.vals.size(); ++j) v[j] = static_cast<float>(ch.vals[j]);
+    } else {
+      std::copy(ch.vals.begin(), ch.vals.end(), values.data<double>() + nz0[c]);
+    }
+    std::copy(ch.labels.begin(), ch.labels.end(), lab + lab0[c]);
+    if (o.multilabel) {
+      int64_t* off = d.label_offsets.data<int64_t>();
+      int64_t at = lab0[c];
+      for (size_t r = 0; r < ch.label_count.size(); ++r) {
+        off[row0[c] + r] = at;
+        at += ch.label_count[r];
+      }
+    }
+    if (with_qid > 0) std::copy(ch.qids.begin(), ch.qids.end(), d.qids.data<int64_t>() + row0[c]);
+  });
+  if (o.multilabel) d.label_offsets.data<int64_t>()[samples] = lab0.back();
+  d.features = SparseTensor::Create(std::move(indices), std::move(values),
+                                    {samples, std::max<int64_t>(cols, 0)}, {0, 1});
+  return d;
+}
+
+}  // namespace
+
+LibsvmData ReadLibsvmFromMemory(const void* data, size_t size, const std::string& name,
+                                const LibsvmReadOptions& options) {
+  TK_CHECK(options.dtype == DType::kFloat64 || options.dtype == DType::kFloat32, kInvalidArgument,
+           "ReadLibsvm: dtype ", DTypeName(options.dtype),
+           " is not a feature dtype; pass float64 or float32");
+  const Bytes bytes{static_cast<const uint8_t*>(data), size, name};
+  const std::vector<TextChunk> chunks = ChunkLines(bytes, 0, 1, '#');
+  std::vector<ChunkOut> outs(chunks.size());
+  const char* base = reinterpret_cast<const char*>(bytes.data);
+  const bool base_one = options.base == IndexBase::kOne;
+  ParseDataLines(bytes, chunks, '#', kFmt,
+                 [&](const char* b, const char* e, int64_t, int64_t, int64_t c) {
+                   ParseLine(base, b, e, options.multilabel, base_one, &outs[c]);
+                 });
+  return Assemble(outs, options, chunks, name);
+}
+
+LibsvmData ReadLibsvm(const std::string& path, const LibsvmReadOptions& options) {
+  const MappedFile file(path);
+  const Bytes b = file.bytes();
+  return ReadLibsvmFromMemory(b.data, b.size, path, options);
+}
+
+void WriteLibsvm(const std::string& path, const LibsvmData& data,
+                 const LibsvmWriteOptions& options) {
+  const char* op = "WriteLibsvm";
+  const SparseTensor& f = data.features;
+  TK_CHECK(f.rank() == 2, kInvalidArgument, op, ": features have rank ", f.rank(),
+           "; libsvm holds a 2-D [samples, features] matrix");
+  TK_CHECK(f.dtype() != DType::kString && f.dtype() != DType::kBool, kInvalidArgument, op,
+           ": features of dtype ", DTypeName(f.dtype()), " are not numbers");
+  SparseTensor st = f.To(Device::Cpu());
+  if (!st.SortedIn({0, 1})) st.Reorder({0, 1});
+  st.ValidateIndices();
+  const int64_t samples = st.shape()[0];
+  const bool multi = data.label_offsets.defined();
+  const Tensor labels =
+      data.labels.defined() ? data.labels.To(Device::Cpu()).HostContiguous() : Tensor();
+  const Tensor loff = multi ? data.label_offsets.HostContiguous() : Tensor();
+  TK_CHECK(!labels.defined() || multi || labels.NumElements() == samples, kShapeMismatch, op, ": ",
+           labels.NumElements(), " labels for ", samples, " samples");
+  TK_CHECK(!multi || loff.NumElements() == samples + 1, kShapeMismatch, op, ": label_offsets has ",
+           loff.NumElements(), " elements for ", samples, " samples (needs samples + 1)");
+  const Tensor qids = data.qids.defined() ? data.qids.HostContiguous() : Tensor();
+  TK_CHECK(!qids.defined() || qids.NumElements() == samples, kShapeMismatch, op, ": ",
+           qids.NumElements(), " qids for ", samples, " samples");
+  // Row starts over the sorted entries.
+  const Tensor idx = st.indices().HostContiguous();
+  const int64_t* ind = idx.data<int64_t>();
+  const int64_t nnz = st.nnz();
+  std::vector<int64_t> start(static_cast<size_t>(samples + 1), 0);
+  for (int64_t k = 0; k < nnz; ++k) ++start[ind[2 * k] + 1];
+  for (int64_t r = 0; r < samples; ++r) start[r + 1] += start[r];
+  const Tensor vals = st.values().HostContiguous();
+  const Tensor v64 = vals.dtype() == DType::kFloat64 ? vals : Converted(vals, DType::kFloat64);
+  const double* v = v64.data<double>();
+  const Tensor l64 = !labels.defined() || labels.dtype() == DType::kFloat64
+                         ? labels
+                         : Converted(labels, DType::kFloat64);
+  const int64_t one = options.one_based ? 1 : 0;
+  AtomicFile file(path);
+  WriteLinesParallel(&file, samples, [&](int64_t r, std::string* out) {
+    if (!l64.defined()) {
+      out->push_back('0');
+    } else if (multi) {
+      const int64_t* o = loff.data<int64_t>();
+      for (int64_t j = o[r]; j < o[r + 1]; ++j) {
+        if (j > o[r]) out->push_back(',');
+        AppendNumber(l64.data<double>()[j], out);
+      }
+    } else {
+      AppendNumber(l64.data<double>()[r], out);
+    }
+    if (qids.defined()) {
+      out->append(" qid:");
+      AppendNumber(qids.data<int64_t>()[r], out);
+    }
+    for (int64_t k = start[r]; k < start[r + 1]; ++k) {
+      out->push_back(' ');
+      AppendNumber(ind[2 * k + 1] + one, out);
+      out->push_back(':');
+      AppendNumber(v[k], out);
+    }
+    out->push_back('\n');
+  });
+  file.Commit();
+}
+
+}  // namespace tensorkit::io

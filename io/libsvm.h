@@ -1,0 +1,74 @@
+// tensorkit/io/libsvm.h: libsvm / svmlight text files (.svm, .libsvm, .svmlight), read as
+// scikit-learn's load_svmlight_file reads them.
+//
+// Glossary
+//   line         `label[,label...] [qid:Q] index:value index:value ... [# comment]`; tokens are
+//                separated by blanks (space, tab, \r, \v, \f); everything from a '#' on is a
+//                comment; a line with no token is skipped. Each other line is one sample (row).
+//   label        a number (as strtod reads it); with `multilabel`, a comma-separated list of
+//                numbers (kept sorted, as scikit-learn keeps them), or none when the first token
+//                already holds a ':' (a sample without labels).
+//   qid          a query id, an integer (the ranking sets: MSLR, Yahoo LTR).
+//   index base   libsvm files carry no marker of 0- or 1-based indices. kZero keeps them, kOne
+//                subtracts 1 (index 0 is then an Error), kAuto is scikit-learn's rule: 1-based
+//                (subtract 1) when the smallest index of the whole file is above 0, else 0-based.
+//   features     a 2-D SparseTensor [samples, features] of float64 (or float32) values, entries
+//                sorted in order {0, 1}; explicit zeros are kept, as scikit-learn keeps them.
+//                `features` columns: num_features when given (every index must be below it),
+//                else the largest index + 1.
+#ifndef TENSORKIT_IO_LIBSVM_H_
+#define TENSORKIT_IO_LIBSVM_H_
+
+#include <cstdint>
+#include <string>
+
+#include "tensorkit/common/dtype.h"
+#include "tensorkit/dense/tensor.h"
+#include "tensorkit/io/io.h"
+#include "tensorkit/sparse/sparse_tensor.h"
+
+namespace tensorkit::io {
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+// ---------------------------------------------------------------------------------------------
+
+struct LibsvmReadOptions {
+  IndexBase base = IndexBase::kAuto;
+  bool multilabel = false;
+  int64_t num_features = -1;      // -1: the largest index + 1
+  DType dtype = DType::kFloat64;  // of the feature values: float64 or float32
+};
+
+struct LibsvmData {
+  SparseTensor features;  // [samples, features], order {0, 1}
+  // float64 [samples]; with multilabel, every sample's labels back to back, label_offsets
+  // (int64 [samples + 1]) saying where each sample's start.
+  Tensor labels;
+  Tensor label_offsets;    // multilabel only
+  Tensor qids;             // int64 [samples] when every sample has a qid; undefined when none has
+  bool one_based = false;  // the base the indices were read with (kAuto's decision)
+};
+
+struct LibsvmWriteOptions {
+  bool one_based = true;  // write index + 1 (libsvm's own convention, scikit-learn's default)
+};
+
+// Reads a libsvm file in parallel (chunks of whole lines). Errors (kCorrupt) name the file, the
+// line and the column: a label or value that is not a number, an index that is not an integer,
+// negative or (kOne) zero, indices not strictly increasing within a line, a qid that is not an
+// integer, a qid on some lines but not others, an index >= num_features.
+LibsvmData ReadLibsvm(const std::string& path, const LibsvmReadOptions& options = {});
+LibsvmData ReadLibsvmFromMemory(const void* data, size_t size, const std::string& name,
+                                const LibsvmReadOptions& options = {});
+
+// Writes `data` (features a 2-D SparseTensor of numbers; labels float [samples], or empty for
+// labels 0; multilabel with label_offsets; qids optional) atomically, one line per row, numbers
+// in their shortest round-trip form. A repeated (row, column) or an index outside the shape is
+// an Error.
+void WriteLibsvm(const std::string& path, const LibsvmData& data,
+                 const LibsvmWriteOptions& options = {});
+
+}  // namespace tensorkit::io
+
+#endif  // TENSORKIT_IO_LIBSVM_H_

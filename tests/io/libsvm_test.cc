@@ -1,0 +1,171 @@
+// libsvm / svmlight files: the grammar scikit-learn's load_svmlight_file reads (labels,
+// multilabel, qid, comments, index bases), errors naming line and column, round trips, and the
+// same result at any thread count on a file of many chunks.
+#include "tensorkit/io/libsvm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace tensorkit::io {
+namespace {
+
+using testing::AtThreadCounts;
+using testing::ExpectError;
+
+LibsvmData Parse(const std::string& text, LibsvmReadOptions o = {}) {
+  return ReadLibsvmFromMemory(text.data(), text.size(), "t.svm", o);
+}
+std::vector<int64_t> I64(const Tensor& t) {
+  const Tensor c = t.HostContiguous();
+  return std::vector<int64_t>(c.data<int64_t>(), c.data<int64_t>() + c.NumElements());
+}
+std::vector<double> F64(const Tensor& t) {
+  const Tensor c = t.HostContiguous();
+  return std::vector<double>(c.data<double>(), c.data<double>() + c.NumElements());
+}
+
+TEST(Libsvm, ReadsWhatScikitLearnReads) {
+  const LibsvmData d = Parse(
+      "# a comment line\n"
+      "1 1:0.5 3:2 # trailing comment\n"
+      "\n"
+      "-1\t2:1e-400  4:+3\r\n"
+      "  0.25\n"
+      "2 1:inf 2:0\n");
+  EXPECT_TRUE(d.one_based);  // no index 0 anywhere: scikit-learn's auto rule
+  EXPECT_EQ(d.features.shape(), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(I64(d.features.indices()),
+            (std::vector<int64_t>{0, 0, 0, 2, 1, 1, 1, 3, 3, 0, 3, 1}));
+  const std::vector<double> v = F64(d.features.values());
+  EXPECT_EQ(v[0], 0.5);
+  EXPECT_EQ(v[2], 0.0);  // 1e-400 rounds to 0, as strtod does; the entry stays (explicit zero)
+  EXPECT_EQ(v[3], 3.0);
+  EXPECT_TRUE(std::isinf(v[4]));
+  EXPECT_EQ(v[5], 0.0);
+  EXPECT_EQ(F64(d.labels), (std::vector<double>{1, -1, 0.25, 2}));
+  EXPECT_FALSE(d.qids.defined());
+  EXPECT_EQ(d.features.order(), (std::vector<int>{0, 1}));
+}
+
+TEST(Libsvm, IndexBases) {
+  const std::string text = "1 0:1 2:2\n0 1:3\n";
+  const LibsvmData a = Parse(text);
+  EXPECT_FALSE(a.one_based);  // an index 0 occurs
+  EXPECT_EQ(a.features.shape()[1], 3);
+  LibsvmReadOptions one;
+  one.base = IndexBase::kOne;
+  ExpectError([&] { Parse(text, one); }, ErrorCode::kCorrupt,
+              {"libsvm", "'t.svm' line 1", "column 3", "index 0 is 0", "zero-based"});
+  LibsvmReadOptions zero;
+  zero.base = IndexBase::kZero;
+  const LibsvmData z = Parse("1 1:1 2:2\n", zero);
+  EXPECT_EQ(z.features.shape()[1], 3);
+  EXPECT_EQ(I64(z.features.indices()), (std::vector<int64_t>{0, 1, 0, 2}));
+  LibsvmReadOptions wide = zero;
+  wide.num_features = 10;
+  EXPECT_EQ(Parse("1 1:1\n", wide).features.shape()[1], 10);
+  wide.num_features = 2;
+  ExpectError([&] { Parse("1 1:1 2:2\n", wide); }, ErrorCode::kCorrupt,
+              {"feature index 2", "num_features is 2"});
+}
+
+TEST(Libsvm, MultilabelAndQid) {
+  LibsvmReadOptions o;
+  o.multilabel = true;
+  const LibsvmData d = Parse("3,1 qid:7 1:1\nqid:4 1:2\n2 qid:-3 2:1\n", o);
+  EXPECT_EQ(I64(d.qids), (std::vector<int64_t>{7, 4, -3}));
+  EXPECT_EQ(F64(d.labels), (std::vector<double>{1, 3, 2}));  // sorted within a sample
+  EXPECT_EQ(I64(d.label_offsets), (std::vector<int64_t>{0, 2, 2, 3}));
+  ExpectError([&] { Parse("3,1 qid:7 1:1\n1:2\n2 qid:-3 2:1\n"); }, ErrorCode::kCorrupt,
+              {"line 1", "label '3,1' is not a number"});
+  const LibsvmData q = Parse("1 qid:7 1:1\n0 qid:7 2:1\n1 qid:8\n");
+  EXPECT_EQ(I64(q.qids), (std::vector<int64_t>{7, 7, 8}));
+  ExpectError([&] { Parse("1 qid:7 1:1\n0 2:1\n"); }, ErrorCode::kCorrupt,
+              {"sample 1", "has no qid", "1 samples have one"});
+}
+
+TEST(Libsvm, BadLinesNameLineAndColumn) {
+  ExpectError([] { Parse("1 1:1\n2 3:x\n"); }, ErrorCode::kCorrupt,
+              {"'t.svm' line 2", "column 5", "value 'x' is not a number"});
+  ExpectError([] { Parse("1 2:1 1:1\n"); }, ErrorCode::kCorrupt,
+              {"line 1", "column 7", "index 1 follows index 2", "sorted and unique"});
+  ExpectError([] { Parse("1 2:1 2:1\n"); }, ErrorCode::kCorrupt, {"index 2 follows index 2"});
+  ExpectError([] { Parse("1 -2:1\n"); }, ErrorCode::kCorrupt, {"index -2 is negative"});
+  ExpectError([] { Parse("1 a:1\n"); }, ErrorCode::kCorrupt, {"index 'a' is not an integer"});
+  ExpectError([] { Parse("1 5\n"); }, ErrorCode::kCorrupt, {"'5' is not index:value"});
+  ExpectError([] { Parse("x 1:1\n"); }, ErrorCode::kCorrupt, {"label 'x' is not a number"});
+  ExpectError([] { Parse("1 qid:z 1:1\n"); }, ErrorCode::kCorrupt, {"qid 'z' is not an integer"});
+  ExpectError([] { Parse("1 99999999999999999999:1\n"); }, ErrorCode::kCorrupt,
+              {"is not an integer"});
+}
+
+TEST(Libsvm, EmptyFile) {
+  const LibsvmData d = Parse("# nothing\n\n");
+  EXPECT_EQ(d.features.shape(), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(d.labels.NumElements(), 0);
+}
+
+std::string RandomFile(std::mt19937_64& rng, int64_t lines, bool qid) {
+  std::string s;
+  for (int64_t i = 0; i < lines; ++i) {
+    s += std::to_string(static_cast<int>(rng() % 5) - 2);
+    if (qid) s += " qid:" + std::to_string(i / 7);
+    int64_t idx = 0;
+    const int n = static_cast<int>(rng() % 12);
+    for (int k = 0; k < n; ++k) {
+      idx += 1 + static_cast<int64_t>(rng() % 50);
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), " %lld:%.17g", static_cast<long long>(idx),
+                    static_cast<double>(static_cast<int64_t>(rng() % 2000000) - 1000000) / 7.0);
+      s += buf;
+    }
+    if (rng() % 10 == 0) s += " # comment";
+    s += "\n";
+  }
+  return s;
+}
+
+TEST(Libsvm, ManyChunksSameAtEveryThreadCount) {
+  std::mt19937_64 rng(9);
+  const std::string text = RandomFile(rng, 60000, true);  // several 1 MiB chunks
+  ASSERT_GT(text.size(), size_t{3} << 20);
+  const auto runs = AtThreadCounts({1, 2}, [&] {
+    const LibsvmData d = Parse(text);
+    return std::make_pair(I64(d.features.indices()), F64(d.features.values()));
+  });
+  EXPECT_EQ(runs[0], runs[1]);
+  EXPECT_EQ(Parse(text).labels.NumElements(), 60000);
+}
+
+TEST(Libsvm, WriteReadRoundTrip) {
+  std::mt19937_64 rng(10);
+  const LibsvmData d = Parse(RandomFile(rng, 500, true));
+  const std::string path = ::testing::TempDir() + "/round.svm";
+  for (bool one : {true, false}) {
+    LibsvmWriteOptions wo;
+    wo.one_based = one;
+    WriteLibsvm(path, d, wo);
+    LibsvmReadOptions ro;
+    ro.base = one ? IndexBase::kOne : IndexBase::kZero;
+    ro.num_features = d.features.shape()[1];
+    const LibsvmData back = ReadLibsvm(path, ro);
+    EXPECT_EQ(I64(back.features.indices()), I64(d.features.indices()));
+    EXPECT_EQ(F64(back.features.values()), F64(d.features.values()));  // shortest round trip
+    EXPECT_EQ(F64(back.labels), F64(d.labels));
+    EXPECT_EQ(I64(back.qids), I64(d.qids));
+  }
+  // Through io::Read / io::Write: the features.
+  const TensorData t = Read(path);
+  EXPECT_EQ(t.sparse.nnz(), d.features.nnz());
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace tensorkit::io
