@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -161,8 +162,11 @@ const std::shared_ptr<const Table>& EmptyTable() {
 // Throws unless `lookup` suits the table: num_oov_indices >= 0, a mask of the table's kind and
 // not among its tokens (Keras refuses a vocabulary that holds the mask).
 void CheckOptions(const Table& t, const LookupOptions& lookup, const char* op) {
-  TK_CHECK(lookup.num_oov_indices >= 0, kInvalidArgument, op, ": num_oov_indices ",
-           lookup.num_oov_indices, " must be at least 0");
+  // Every id, the last token's included, must fit in int64.
+  TK_CHECK(lookup.num_oov_indices >= 0 && lookup.num_oov_indices <= INT64_MAX - 1 - t.size,
+           kInvalidArgument, op, ": num_oov_indices ", lookup.num_oov_indices,
+           " must be at least 0 and leave the ids of the mask and the ", t.size,
+           " tokens in int64");
   const bool strings = t.dtype == DType::kString;
   const bool other_mask = strings ? lookup.mask_value.has_value() : lookup.mask_token.has_value();
   TK_CHECK(!other_mask, kInvalidArgument, op, ": a ", strings ? "string" : "integer",

@@ -449,6 +449,9 @@ TEST(Vocabulary, Errors) {
   neg.num_oov_indices = -1;
   ExpectError([&] { Vocabulary::FromTokens({"a"}, neg); }, ErrorCode::kInvalidArgument,
               {"num_oov_indices -1"});
+  neg.num_oov_indices = INT64_MAX - 1;
+  ExpectError([&] { Vocabulary::FromTokens({"a"}, neg); }, ErrorCode::kInvalidArgument,
+              {"leave the ids"});
   LookupOptions wrong_mask;
   wrong_mask.mask_value = 0;
   ExpectError([&] { Vocabulary::FromTokens({"a"}, wrong_mask); }, ErrorCode::kInvalidArgument,
