@@ -444,6 +444,13 @@ int HexDigit(char c) {
   return -1;
 }
 
+// An empty counter of integers: the kind, without tokens (an empty Add fixes the kind).
+VocabularyCounter IntegerKindOnly() {
+  VocabularyCounter c;
+  c.Add(Tensor::Empty({0}, DType::kInt64));
+  return c;
+}
+
 // Reads counts files line by line; every error names the file, line and column.
 class CountsParser {
  public:
@@ -502,9 +509,6 @@ class CountsParser {
   }
 
  private:
-  // An empty counter of integers (the kind, without tokens).
-  static VocabularyCounter IntegerKindOnly();
-
   template <typename Token>
   void Add(VocabularyCounter* c, Token token, int64_t count) {
     try {
@@ -609,15 +613,5 @@ VocabularyCounter VocabularyCounter::Load(const std::string& path) {
   const io::Bytes b = file.bytes();
   return Parse(std::string_view(reinterpret_cast<const char*>(b.data), b.size), path);
 }
-
-namespace {
-
-VocabularyCounter CountsParser::IntegerKindOnly() {
-  VocabularyCounter c;
-  c.Add(Tensor::Empty({0}, DType::kInt64));  // an empty Add fixes the kind
-  return c;
-}
-
-}  // namespace
 
 }  // namespace tensorkit
