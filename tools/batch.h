@@ -58,6 +58,10 @@ struct Shard {
 // JOB_COMPLETION_INDEX of the N in "auto/N". Throws UsageError naming the values.
 Shard ParseShard(const std::string& spec);
 
+// Appends the paths of `from` (a file, or "-" for standard input), one a line (blank lines and
+// a trailing '\r' ignored); a NUL byte is an Error naming the line.
+void ReadInputList(const std::string& from, std::vector<std::string>* paths);
+
 // The shard of `path` among `count`: SplitMix64's finalizer of FNV-1a-64 of the bytes, mod count.
 int64_t ShardOf(std::string_view path, int64_t count);
 

@@ -14,9 +14,10 @@
 
 int main(int argc, char** argv) {
   using namespace tensorkit::tools;
-  CLI::App app{"tensorkit: convert, inspect, validate and concatenate tensor files (" +
-               tensorkit::io::FormatList(".", ", ", ", ") +
-               ").\nExit codes: 0 ok, 1 invalid input or failed, 2 usage error."};
+  CLI::App app{
+      "tensorkit: convert, inspect, validate and concatenate tensor files and fit vocabularies (" +
+      tensorkit::io::FormatList(".", ", ", ", ") +
+      ").\nExit codes: 0 ok, 1 invalid input or failed, 2 usage error."};
   app.require_subcommand(1);
   int threads = 0;
   app.add_option("--threads", threads, "Worker threads (default: TENSORKIT_NUM_THREADS or all)")
@@ -28,8 +29,8 @@ int main(int argc, char** argv) {
             return "the thread count must be a whole number of at least 1, got '" + v + "'";
           },
           "N >= 1"));
-  std::vector<Subcommand> subs = {AddConvert(app), AddInfo(app), AddValidate(app), AddConcat(app),
-                                  AddManifest(app)};
+  std::vector<Subcommand> subs = {AddConvert(app), AddInfo(app),     AddValidate(app),
+                                  AddConcat(app),  AddManifest(app), AddVocab(app)};
   // A signal ends a batch without leaving temporary files behind.
   tensorkit::io::RemoveTemporariesOnSignal();
   try {

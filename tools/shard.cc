@@ -80,7 +80,18 @@ Shard KubernetesShard(std::optional<int64_t> count) {
   return Shard{index, *count};
 }
 
-// Appends the paths of `from` (a file, or "-" for standard input), one a line.
+// std::filesystem::path(p).stem() without building a path: the file name up to its last dot,
+// unless the name is "." or "..", or its only dot is the first character.
+std::string_view StemOf(std::string_view p) {
+  const size_t slash = p.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? p : p.substr(slash + 1);
+  if (name == "." || name == "..") return name;
+  const size_t dot = name.rfind('.');
+  return dot == std::string_view::npos || dot == 0 ? name : name.substr(0, dot);
+}
+
+}  // namespace
+
 void ReadInputList(const std::string& from, std::vector<std::string>* paths) {
   const bool is_stdin = from == "-";
   const std::string name = is_stdin ? "standard input" : "'" + from + "'";
@@ -112,18 +123,6 @@ void ReadInputList(const std::string& from, std::vector<std::string>* paths) {
   TK_CHECK(bad.empty(), kInvalidArgument, "convert: the input list ", name, ": ", bad,
            " (is it a list of paths, one a line?)");
 }
-
-// std::filesystem::path(p).stem() without building a path: the file name up to its last dot,
-// unless the name is "." or "..", or its only dot is the first character.
-std::string_view StemOf(std::string_view p) {
-  const size_t slash = p.rfind('/');
-  const std::string_view name = slash == std::string_view::npos ? p : p.substr(slash + 1);
-  if (name == "." || name == "..") return name;
-  const size_t dot = name.rfind('.');
-  return dot == std::string_view::npos || dot == 0 ? name : name.substr(0, dot);
-}
-
-}  // namespace
 
 void AddBatchOptions(CLI::App* convert, BatchOptions* options) {
   convert->add_option("--shard", options->shard,

@@ -15,3 +15,12 @@ elseif(NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize")
     "echo 'tf_ops: SKIPPED, libtensorkit_tf_ops.so is not built (no tensorflow-cpu wheel in .venvs/tf; make tf-ops installs it)'; exit 77")
   set_tests_properties(tf_ops PROPERTIES LABELS embed SKIP_RETURN_CODE 77)
 endif()
+
+# `tensorkit vocab` against Keras's StringLookup / IntegerLookup: needs the tool and the TensorFlow
+# venv, not the op library (skipped, exit 77 from pytest's "no tests ran", without TensorFlow).
+if(TARGET tensorkit_tool AND EXISTS "${TENSORKIT_TF_PYTHON}" AND NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize")
+  add_test(NAME keras_vocab COMMAND ${TENSORKIT_TF_PYTHON} -m pytest -q -p no:cacheprovider
+                                    ${CMAKE_CURRENT_LIST_DIR}/test_keras_vocab.py)
+  set_tests_properties(keras_vocab PROPERTIES LABELS embed TIMEOUT 600
+    ENVIRONMENT "TENSORKIT_TOOL=$<TARGET_FILE:tensorkit_tool>;TF_CPP_MIN_LOG_LEVEL=2")
+endif()

@@ -476,6 +476,64 @@ std::vector<C> EmbeddingBagGradRef(const std::vector<C>& grad, int64_t num_rows,
   return out;
 }
 
+// --- vocabularies ----------------------------------------------------------------------------
+
+// Keras's fit of a vocabulary from values (T std::string or int64_t): the distinct values but
+// `mask` seen at least min_frequency times, by count descending, then value ascending (or
+// descending), the first max_tokens (-1: all). Counted with a linear scan per value.
+template <typename T>
+std::vector<T> VocabularyFit(const std::vector<T>& values, int64_t min_frequency,
+                             int64_t max_tokens, bool ascending, const T* mask = nullptr) {
+  std::vector<std::pair<T, int64_t>> counts;
+  for (const T& v : values) {
+    bool found = false;
+    for (auto& c : counts) {
+      if (c.first == v) {
+        ++c.second;
+        found = true;
+        break;
+      }
+    }
+    if (!found) counts.push_back({v, 1});
+  }
+  std::sort(counts.begin(), counts.end(), [&](const auto& a, const auto& b) {
+    if (a.second != b.second) return a.second > b.second;
+    return ascending ? a.first < b.first : b.first < a.first;
+  });
+  std::vector<T> out;
+  for (const auto& c : counts) {
+    if (c.second < min_frequency || (mask && c.first == *mask)) continue;
+    if (max_tokens >= 0 && static_cast<int64_t>(out.size()) >= max_tokens) break;
+    out.push_back(c.first);
+  }
+  return out;
+}
+
+// Keras's StringLookup / IntegerLookup ids of `values` for `vocab`: the mask (when given) is 0,
+// then num_oov OOV ids, then the tokens; oov_bucket(v) picks an OOV value's id among the OOV ids
+// when num_oov > 1. An OOV value with num_oov == 0 gives -1 (the library throws).
+template <typename T, typename Bucket>
+std::vector<int64_t> VocabularyLookup(const std::vector<T>& vocab, const std::vector<T>& values,
+                                      int64_t num_oov, const T* mask, const Bucket& oov_bucket) {
+  const int64_t oov_start = mask ? 1 : 0;
+  std::vector<int64_t> out;
+  for (const T& v : values) {
+    if (mask && v == *mask) {
+      out.push_back(0);
+      continue;
+    }
+    const auto it = std::find(vocab.begin(), vocab.end(), v);
+    if (it != vocab.end()) {
+      out.push_back(oov_start + num_oov + (it - vocab.begin()));
+    } else if (num_oov == 0) {
+      out.push_back(-1);
+    } else {
+      out.push_back(oov_start + (num_oov == 1 ? 0 : oov_bucket(v)));
+    }
+  }
+  return out;
+}
+
 }  // namespace tensorkit::ref
 
 #endif  // TENSORKIT_TESTS_REFERENCE_FEATURES_REFERENCE_H_

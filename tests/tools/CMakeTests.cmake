@@ -4,6 +4,10 @@ if(TARGET tensorkit_tool)
            COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/tool_test.py
                    --tool $<TARGET_FILE:tensorkit_tool>)
   set_tests_properties(tools.tensorkit_cli PROPERTIES LABELS tools)
+  add_test(NAME tools.vocab
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/vocab_test.py
+                   --tool $<TARGET_FILE:tensorkit_tool>)
+  set_tests_properties(tools.vocab PROPERTIES LABELS tools)
 endif()
 
 # Batch conversion beyond one process; the Dask driver needs the venv that `make test` creates
