@@ -10,7 +10,7 @@
 #include <random>
 #include <string>
 
-#include "tensorkit/io/file_util.h"
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/io/io.h"
 
 namespace tensorkit {

@@ -14,7 +14,7 @@
 #include "tensorkit/features/hash.h"
 #include "tensorkit/features/hash_internal.h"
 #include "tensorkit/features/vocabulary_internal.h"
-#include "tensorkit/io/file_util.h"
+#include "tensorkit/common/file_util.h"
 
 namespace tensorkit {
 

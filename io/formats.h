@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "tensorkit/io/file_util.h"
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/io/io.h"
 
 namespace tensorkit::io {

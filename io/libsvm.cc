@@ -14,7 +14,7 @@
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/ops.h"
-#include "tensorkit/io/file_util.h"
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/io/text.h"
 
 namespace tensorkit::io {

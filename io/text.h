@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "tensorkit/common/parallel.h"
-#include "tensorkit/io/file_util.h"
+#include "tensorkit/common/file_util.h"
 
 namespace tensorkit::io {
 

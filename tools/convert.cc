@@ -11,7 +11,7 @@
 #include <mutex>
 
 #include "tensorkit/common/parallel.h"
-#include "tensorkit/io/file_util.h"
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/tools/batch.h"
 #include "tensorkit/tools/tool.h"
 

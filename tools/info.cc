@@ -4,7 +4,7 @@
 #include <memory>
 #include <sstream>
 
-#include "tensorkit/io/file_util.h"
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/tools/json.h"
 #include "tensorkit/tools/tool.h"
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "tensorkit/io/file_util.h"
+#include "tensorkit/common/file_util.h"
 
 namespace tensorkit::tools {
 namespace {

@@ -16,7 +16,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "tensorkit/io/file_util.h"
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/tools/batch.h"
 #include "tensorkit/tools/json.h"
 

@@ -20,7 +20,8 @@ is_internal() {
 # installed (a name here that no longer exists fails the test rather than proving nothing).
 known="common/cpu_memory.h common/simd_path.h common/streaming.h dense/engine.h
   dense/executor.h dense/functors.h dense/ops_internal.h dense/simd_math.h
-  dense/transpose_internal.h io/file_util.h io/formats.h io/text.h sparse/internal.h"
+  dense/transpose_internal.h common/file_util.h io/formats.h io/text.h sparse/internal.h
+  features/hash_device.h features/device_ops.h"
 for h in $known; do
   test -f "$src_dir/$h" || { echo "listed internal header $h does not exist" >&2; exit 1; }
   is_internal "$src_dir/$h" || { echo "$h does not say it is internal" >&2; exit 1; }

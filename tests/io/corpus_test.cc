@@ -14,7 +14,7 @@
 
 #include "io/io_test_util.h"
 #include "tensorkit/dense/ops.h"
-#include "tensorkit/io/file_util.h"
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/io/io.h"
 
 namespace tensorkit::io {

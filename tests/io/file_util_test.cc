@@ -1,4 +1,4 @@
-#include "tensorkit/io/file_util.h"
+#include "tensorkit/common/file_util.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

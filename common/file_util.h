@@ -1,4 +1,6 @@
-// tensorkit/io/file_util.h: files for the readers and writers (internal to io/ and tools/).
+// tensorkit/common/file_util.h: files for the readers and writers (internal to io/, features/
+// and tools/). Its names live in namespace tensorkit::io, where the file layer began; it sits in
+// common/ so that features/ (vocabulary files) uses it without depending on io/.
 //
 // Glossary
 //   MappedFile   a read-only memory map of a whole file (empty files map to nothing).
@@ -16,8 +18,8 @@
 //   excerpt      what a message quotes of a file's bytes: at most a few dozen characters, with
 //                control and non-ASCII bytes escaped (\n, \x00), and the full length when cut.
 //   Checked*     int64 arithmetic that throws Error(kCorrupt) naming the file on overflow.
-#ifndef TENSORKIT_IO_FILE_UTIL_H_
-#define TENSORKIT_IO_FILE_UTIL_H_
+#ifndef TENSORKIT_COMMON_FILE_UTIL_H_
+#define TENSORKIT_COMMON_FILE_UTIL_H_
 
 #include <bit>
 #include <cstddef>
@@ -142,4 +144,4 @@ constexpr bool kLittleEndian = std::endian::native == std::endian::little;
 
 }  // namespace tensorkit::io
 
-#endif  // TENSORKIT_IO_FILE_UTIL_H_
+#endif  // TENSORKIT_COMMON_FILE_UTIL_H_

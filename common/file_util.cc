@@ -1,4 +1,4 @@
-#include "tensorkit/io/file_util.h"
+#include "tensorkit/common/file_util.h"
 
 #include <dirent.h>
 #include <fcntl.h>
