@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "tensorkit/common/error.h"
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/features/features_internal.h"
 #include "tensorkit/features/hash.h"
+#include "tensorkit/features/hash_device.h"
 #include "tensorkit/features/hash_internal.h"
 #include "tensorkit/features/vocabulary_internal.h"
-#include "tensorkit/common/file_util.h"
 
 namespace tensorkit {
 
@@ -246,7 +247,6 @@ void LookupInts(const Table& t, const LookupOptions& o, const T* v, int64_t n, i
   const int64_t chunk = int64_t{1} << 14;
   first_oov->assign(static_cast<size_t>(NumChunks(n, chunk)), -1);
   ParallelChunks(n, chunk, [&](int64_t c, int64_t b, int64_t e) {
-    fi::DecimalBuffer buf;
     for (int64_t i0 = b; i0 < e; i0 += kBlock) {
       const int64_t len = std::min(kBlock, e - i0);
       for (int64_t k = 0; k < len; ++k) {
@@ -264,10 +264,9 @@ void LookupInts(const Table& t, const LookupOptions& o, const T* v, int64_t n, i
           out[i] = m.token_start + id;
         } else if (m.num_oov > 1) {
           // Keras: floormod by default, or the fingerprint of tf.strings.as_string's decimal.
-          const int64_t bucket = farmhash
-                                     ? static_cast<int64_t>(Fingerprint64(fi::DecimalOf(x, &buf)) %
-                                                            static_cast<uint64_t>(m.num_oov))
-                                     : FloorMod(x, m.num_oov);
+          const int64_t bucket = farmhash ? static_cast<int64_t>(fi::IntegerHash(x, false, 0, 0) %
+                                                                 static_cast<uint64_t>(m.num_oov))
+                                          : FloorMod(x, m.num_oov);
           out[i] = m.oov_start + bucket;
         } else if (m.num_oov == 1) {
           out[i] = m.oov_start;
