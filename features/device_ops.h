@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "tensorkit/dense/tensor.h"
+#include "tensorkit/features/lookup_device.h"
 
 namespace tensorkit::features_cuda {
 
@@ -19,6 +20,13 @@ namespace tensorkit::features_cuda {
 // dims], IntegerHash(v) % buckets. Strings never live on a device.
 Tensor IntegerHashBuckets(const Tensor& values, uint64_t buckets, bool strong,
                           const std::array<uint64_t, 2>& key, const char* op);
+
+// Vocabulary::Lookup of int32 or int64 values on their CUDA device: keys the sorted tokens and
+// index their token indices (int64, same device). *first_oov is the first position whose value
+// is OOV when the rule has no OOV ids (-1 when none; its id is then -1).
+Tensor IntegerLookup(const Tensor& values, const Tensor& keys, const Tensor& index,
+                     const features_internal::IntegerIdRule& rule, int64_t* first_oov,
+                     const char* op);
 
 }  // namespace tensorkit::features_cuda
 

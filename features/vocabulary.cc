@@ -5,16 +5,21 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
 #include "tensorkit/features/hash.h"
 #include "tensorkit/features/hash_device.h"
 #include "tensorkit/features/hash_internal.h"
+#include "tensorkit/features/lookup_device.h"
 #include "tensorkit/features/vocabulary_internal.h"
 
 namespace tensorkit {
@@ -40,6 +45,10 @@ struct Vocabulary::Table {
   std::vector<int64_t> ints;     // integer tokens
   std::vector<Slot> slots;
   uint64_t mask = 0;
+  // Integer tokens sorted, with their token indices, on each CUDA device that looked values up
+  // (made on first use; the table itself never changes).
+  mutable std::mutex device_mutex;
+  mutable std::map<int, std::pair<Tensor, Tensor>> device_sorted;
 
   std::string_view Token(int64_t i) const {
     return std::string_view(bytes.data() + offsets[i],
@@ -185,11 +194,6 @@ void CheckOptions(const Table& t, const LookupOptions& lookup, const char* op) {
   }
 }
 
-inline int64_t FloorMod(int64_t v, int64_t n) {
-  const int64_t r = v % n;
-  return r < 0 ? r + n : r;
-}
-
 // What every chunk needs to turn a table index into an id.
 struct IdMap {
   int64_t oov_start;    // the first OOV id
@@ -236,14 +240,22 @@ void LookupStrings(const Table& t, const LookupOptions& o, const std::string* s,
   });
 }
 
+// The IntegerLookup rule of these options.
+fi::IntegerIdRule IdRuleOf(const LookupOptions& o) {
+  fi::IntegerIdRule r;
+  r.has_mask = o.mask_value.has_value();
+  r.mask = o.mask_value.value_or(0);
+  r.num_oov = o.num_oov_indices;
+  r.oov_start = r.has_mask ? 1 : 0;
+  r.token_start = r.oov_start + r.num_oov;
+  r.farmhash = o.oov_method == OovMethod::kFarmHash;
+  return r;
+}
+
 template <typename T>
 void LookupInts(const Table& t, const LookupOptions& o, const T* v, int64_t n, int64_t* out,
                 std::vector<int64_t>* first_oov) {
-  const IdMap m{o.mask_value ? 1 : 0, o.num_oov_indices,
-                (o.mask_value ? 1 : 0) + o.num_oov_indices};
-  const bool has_mask = o.mask_value.has_value();
-  const int64_t mask = o.mask_value.value_or(0);
-  const bool farmhash = o.oov_method == OovMethod::kFarmHash;
+  const fi::IntegerIdRule rule = IdRuleOf(o);
   const int64_t chunk = int64_t{1} << 14;
   first_oov->assign(static_cast<size_t>(NumChunks(n, chunk)), -1);
   ParallelChunks(n, chunk, [&](int64_t c, int64_t b, int64_t e) {
@@ -255,25 +267,8 @@ void LookupInts(const Table& t, const LookupOptions& o, const T* v, int64_t n, i
       for (int64_t k = 0; k < len; ++k) {
         const int64_t i = i0 + k;
         const int64_t x = static_cast<int64_t>(v[i]);
-        if (has_mask && x == mask) {
-          out[i] = 0;
-          continue;
-        }
-        const int64_t id = t.Find(x);
-        if (id >= 0) {
-          out[i] = m.token_start + id;
-        } else if (m.num_oov > 1) {
-          // Keras: floormod by default, or the fingerprint of tf.strings.as_string's decimal.
-          const int64_t bucket = farmhash ? static_cast<int64_t>(fi::IntegerHash(x, false, 0, 0) %
-                                                                 static_cast<uint64_t>(m.num_oov))
-                                          : FloorMod(x, m.num_oov);
-          out[i] = m.oov_start + bucket;
-        } else if (m.num_oov == 1) {
-          out[i] = m.oov_start;
-        } else {
-          out[i] = -1;
-          if ((*first_oov)[c] < 0) (*first_oov)[c] = i;
-        }
+        out[i] = fi::IntegerId(rule, x, t.Find(x));
+        if (out[i] < 0 && (*first_oov)[c] < 0) (*first_oov)[c] = i;
       }
     }
   });
@@ -351,6 +346,7 @@ Vocabulary Vocabulary::FromIntegers(const std::vector<int64_t>& tokens,
 Vocabulary Vocabulary::FromTensor(const Tensor& tokens, const LookupOptions& lookup) {
   const char* op = "Vocabulary::FromTensor";
   fi::CheckVocabularyValues(tokens, op);
+  fi::CheckOnCpu(tokens, "tokens", op);
   TK_CHECK(tokens.NumAxes() == 1, kShapeMismatch, op, ": tokens must be 1-D, got dims ",
            ShapeString(tokens.Dims()));
   if (tokens.dtype() == DType::kString) return FromTokens(tokens.ToVector<std::string>(), lookup);
@@ -402,6 +398,26 @@ int64_t Vocabulary::IntegerToken(int64_t i) const {
 
 // --- lookup ----------------------------------------------------------------------------------
 
+namespace {
+
+// The sorted tokens of an integer table and their indices, on `device` (made once per device).
+const std::pair<Tensor, Tensor>& DeviceSorted(const Table& t, Device device) {
+  std::lock_guard<std::mutex> lock(t.device_mutex);
+  auto it = t.device_sorted.find(device.index);
+  if (it != t.device_sorted.end()) return it->second;
+  std::vector<int64_t> order(t.ints.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](int64_t a, int64_t b) { return t.ints[a] < t.ints[b]; });
+  std::vector<int64_t> keys(order.size());
+  for (size_t k = 0; k < order.size(); ++k) keys[k] = t.ints[order[k]];
+  std::pair<Tensor, Tensor> on{Tensor::FromVector(std::move(keys)).To(device),
+                               Tensor::FromVector(std::move(order)).To(device)};
+  return t.device_sorted.emplace(device.index, std::move(on)).first->second;
+}
+
+}  // namespace
+
 Tensor Vocabulary::Lookup(const Tensor& values) const {
   const char* op = "Vocabulary::Lookup";
   fi::CheckVocabularyValues(values, op);
@@ -409,6 +425,22 @@ Tensor Vocabulary::Lookup(const Tensor& values) const {
   TK_CHECK(strings == (dtype() == DType::kString), kDTypeMismatch, op, ": values of dtype ",
            DTypeName(values.dtype()), " cannot be looked up in a vocabulary of ",
            strings ? "integers" : "strings", "; pass ", strings ? "int32 or int64" : "strings");
+  if (fi::OnCuda(values)) {  // integers only: strings never live on a device
+    const auto& [keys, index] = DeviceSorted(*table_, values.device());
+    int64_t first_oov = -1;
+    Tensor out =
+        features_cuda::IntegerLookup(values, keys, index, IdRuleOf(options_), &first_oov, op);
+    if (first_oov >= 0) {
+      const Tensor flat = values.HostContiguous();
+      const int64_t x = flat.dtype() == DType::kInt64 ? flat.data<int64_t>()[first_oov]
+                                                      : int64_t{flat.data<int32_t>()[first_oov]};
+      Throw(ErrorCode::kInvalidArgument, op, ": value ", first_oov, " (", x,
+            ") is not in the vocabulary of ", size(),
+            " tokens and num_oov_indices is 0; set num_oov_indices >= 1 to map such values to "
+            "OOV ids");
+    }
+    return out;
+  }
   return fi::ReportingAllocationFailure(op, [&] {
     const Tensor v = values.HostContiguous();
     const int64_t n = v.NumElements();

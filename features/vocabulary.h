@@ -154,7 +154,8 @@ class Vocabulary {
   void Save(const std::string& path) const;
 
   // Ids of every value (the glossary's "id"): values kString for a string vocabulary, int32 or
-  // int64 for an integer one, on the CPU (a CUDA tensor is kUnsupported in this version). An OOV
+  // int64 for an integer one. Integer values on a CUDA device are looked up there (in a sorted
+  // copy of the tokens made on that device at its first lookup), with the same ids. An OOV
   // value with num_oov_indices == 0 is an Error(kInvalidArgument) naming the first one. The
   // result has the input's structure and does not depend on the thread count.
   Tensor Lookup(const Tensor& values) const;

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "tensorkit/common/error.h"
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/features/features_internal.h"
 #include "tensorkit/features/hash.h"
 #include "tensorkit/features/vocabulary.h"
 #include "tensorkit/features/vocabulary_internal.h"
-#include "tensorkit/common/file_util.h"
 
 namespace tensorkit {
 
@@ -180,7 +180,6 @@ void CheckVocabularyValues(const Tensor& values, const char* op) {
   TK_CHECK(dt == DType::kString || dt == DType::kInt32 || dt == DType::kInt64, kDTypeMismatch, op,
            ": values of dtype ", DTypeName(dt),
            " are not tokens; pass strings, int32 or int64 (convert other numbers first)");
-  CheckOnCpu(values, "values", op);
 }
 
 }  // namespace features_internal
@@ -213,6 +212,7 @@ void CountInto(VocabularyCounter::Impl* dst, const Tensor& v, int64_t b, int64_t
 void VocabularyCounter::Add(const Tensor& values) {
   const char* op = "VocabularyCounter::Add";
   fi::CheckVocabularyValues(values, op);
+  fi::CheckOnCpu(values, "values", op);
   const bool strings = values.dtype() == DType::kString;
   impl_->SetKind(strings ? Kind::kString : Kind::kInt, op);
   fi::ReportingAllocationFailure(op, [&] {

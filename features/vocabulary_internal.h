@@ -21,6 +21,7 @@ inline uint64_t MixInt64(int64_t v) {
 
 // Throws unless values is a defined kString, int32 or int64 tensor on the CPU (`op` names the
 // caller in the message).
+// Throws unless values is a defined kString, int32 or int64 tensor (on any device).
 void CheckVocabularyValues(const Tensor& values, const char* op);
 
 }  // namespace tensorkit::features_internal

@@ -11,4 +11,10 @@ Tensor IntegerHashBuckets(const Tensor& values, uint64_t, bool, const std::array
         " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
 }
 
+Tensor IntegerLookup(const Tensor& values, const Tensor&, const Tensor&,
+                     const features_internal::IntegerIdRule&, int64_t*, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", values.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
 }  // namespace tensorkit::features_cuda

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <random>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "tensorkit/features/hash_device.h"
+#include "tensorkit/features/lookup_device.h"
 #include "test_util.h"
 
 namespace tensorkit {
@@ -170,6 +172,23 @@ TEST(HashDevice, IntegersHashAsTheirDecimalString) {
     ASSERT_EQ(std::string(buf, n), dec);
     ASSERT_EQ(features_internal::IntegerHash(x, false, 0, 0), Fingerprint64(dec));
     ASSERT_EQ(features_internal::IntegerHash(x, true, 5, 6), StrongKeyedHash(5, 6, dec));
+  }
+}
+
+// The device lookup's search: positions of present keys, -1 for absent ones, any size.
+TEST(HashDevice, SortedPositionFindsEveryKey) {
+  std::mt19937_64 rng(13);
+  for (int64_t n : {0, 1, 2, 7, 64, 1000}) {
+    std::vector<int64_t> keys;
+    for (int64_t i = 0; i < n; ++i) keys.push_back(static_cast<int64_t>(rng() % 5000) * 2);
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    const int64_t m = static_cast<int64_t>(keys.size());
+    for (int64_t i = 0; i < m; ++i) {
+      ASSERT_EQ(features_internal::SortedPosition(keys.data(), m, keys[i]), i);
+      ASSERT_EQ(features_internal::SortedPosition(keys.data(), m, keys[i] + 1), -1);
+    }
+    ASSERT_EQ(features_internal::SortedPosition(keys.data(), m, -1), -1);
   }
 }
 

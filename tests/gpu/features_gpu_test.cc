@@ -9,6 +9,8 @@
 #include "gpu/gpu_test_util.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/features/hash.h"
+#include "tensorkit/features/vocabulary.h"
+#include "test_util.h"
 
 namespace tensorkit {
 namespace {
@@ -50,6 +52,33 @@ TEST(FeaturesGpu, HashBucketsOfIdsEqualTheCpu) {
   const JaggedTensor j = JaggedTensor::FromLengths(
       RandomIds<int64_t>(10).To(kGpu), Tensor::FromVector(std::vector<int64_t>{3, 0, 7}).To(kGpu));
   EXPECT_EQ(Host(HashBucketFast(j, 50).values()), Host(HashBucketFast(RandomIds<int64_t>(10), 50)));
+}
+
+TEST(FeaturesGpu, IntegerLookupEqualsTheCpu) {
+  TK_REQUIRE_GPU();
+  std::vector<int64_t> tokens;
+  for (int64_t i = 0; i < 5000; ++i) tokens.push_back(i * 7919 % 100003 - 50000);
+  for (int64_t num_oov : {int64_t{1}, int64_t{3}}) {
+    for (OovMethod method : {OovMethod::kFloorMod, OovMethod::kFarmHash}) {
+      LookupOptions o;
+      o.num_oov_indices = num_oov;
+      o.oov_method = method;
+      o.mask_value = 123456789;
+      const Vocabulary v = Vocabulary::FromIntegers(tokens, o);
+      for (const Tensor& ids : {RandomIds<int64_t>(200000), RandomIds<int32_t>(1000)}) {
+        EXPECT_EQ(Host(v.Lookup(ids.To(kGpu))), Host(v.Lookup(ids)));
+      }
+      const Tensor known = Tensor::FromVector(std::vector<int64_t>{tokens[5], 123456789, -7});
+      EXPECT_EQ(Host(v.Lookup(known.To(kGpu))), Host(v.Lookup(known)));
+    }
+  }
+  LookupOptions strict;
+  strict.num_oov_indices = 0;
+  const Vocabulary v = Vocabulary::FromIntegers(tokens, strict);
+  const Tensor bad =
+      Tensor::FromVector(std::vector<int64_t>{tokens[0], tokens[1], 1000000000, 1000000001});
+  testing::ExpectError([&] { v.Lookup(bad.To(kGpu)); }, ErrorCode::kInvalidArgument,
+                       {"value 2 (1000000000)", "num_oov_indices is 0"});
 }
 
 }  // namespace
