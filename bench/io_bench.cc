@@ -12,6 +12,7 @@
 
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/io/io.h"
+#include "tensorkit/io/libsvm.h"
 
 namespace tensorkit {
 namespace {
@@ -129,6 +130,54 @@ void BM_WriteNpy256MiB(benchmark::State& state) {
   std::filesystem::remove(out);
 }
 BENCHMARK(BM_WriteNpy256MiB)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// A Criteo-like libsvm file: 500k samples, 0-39 features each among 1M (sorted), short values
+// (counts and eighths, as such sets hold), labels 0/1.
+std::string LibsvmFile() {
+  return Ensure("libsvm_500k.svm", [](const std::string& p) {
+    std::mt19937_64 rng(26);
+    const int64_t samples = 500'000;
+    std::vector<int64_t> idx;
+    std::vector<double> vals;
+    std::vector<double> labels;
+    for (int64_t r = 0; r < samples; ++r) {
+      labels.push_back(static_cast<double>(rng() % 2));
+      int64_t col = 0;
+      const int64_t n = static_cast<int64_t>(rng() % 40);
+      for (int64_t k = 0; k < n; ++k) {
+        col += 1 + static_cast<int64_t>(rng() % 50000);
+        if (col >= 1'000'000) break;
+        idx.push_back(r);
+        idx.push_back(col);
+        vals.push_back(static_cast<double>(rng() % 4000) / 8.0);
+      }
+    }
+    const int64_t nnz = static_cast<int64_t>(vals.size());
+    io::LibsvmData d;
+    d.features = SparseTensor::Create(Tensor::FromVector(idx, {nnz, 2}), Tensor::FromVector(vals),
+                                      {samples, 1'000'000}, {0, 1});
+    d.labels = Tensor::FromVector(labels);
+    io::WriteLibsvm(p, d);
+  });
+}
+
+void BM_ReadLibsvm500k(benchmark::State& state) {
+  const std::string path = LibsvmFile();
+  for (auto _ : state) {
+    io::LibsvmData d = io::ReadLibsvm(path);
+    benchmark::DoNotOptimize(d.features.nnz());
+  }
+  state.SetBytesProcessed(state.iterations() * std::filesystem::file_size(path));
+}
+BENCHMARK(BM_ReadLibsvm500k)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_WriteLibsvm500k(benchmark::State& state) {
+  const io::LibsvmData d = io::ReadLibsvm(LibsvmFile());
+  const std::string out = BenchDir() + "/libsvm_500k_out.svm";
+  for (auto _ : state) io::WriteLibsvm(out, d);
+  std::filesystem::remove(out);
+}
+BENCHMARK(BM_WriteLibsvm500k)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace tensorkit

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "tensorkit/common/error.h"
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/ops.h"
-#include "tensorkit/common/file_util.h"
 #include "tensorkit/io/text.h"
 
 namespace tensorkit::io {
@@ -77,13 +77,29 @@ int64_t ParseInteger(const char* base, const Token& t, const char* what) {
   return v;
 }
 
+// Appends entry (idx, v) of the current line, checking its index against the previous one.
+inline void AddEntry(const char* base, const char* at, int64_t idx, double v, bool base_one,
+                     int64_t* prev, ChunkOut* out) {
+  if (idx < 0 || (base_one && idx == 0)) {
+    Throw(ErrorCode::kCorrupt, "column ", ColumnOf(base, at), ": index ", idx,
+          idx < 0 ? " is negative" : " is 0 in a file read as 1-based (read it as zero-based)");
+  }
+  if (idx <= *prev) {
+    Throw(ErrorCode::kCorrupt, "column ", ColumnOf(base, at), ": index ", idx, " follows index ",
+          *prev, "; indices must be sorted and unique within a line");
+  }
+  *prev = idx;
+  out->cols.push_back(idx);
+  out->vals.push_back(v);
+}
+
 // Parses one data line [b, e) (leading blanks already skipped) into *out.
 void ParseLine(const char* base, const char* b, const char* e, bool multilabel, bool base_one,
                ChunkOut* out) {
   if (const void* hash = std::memchr(b, '#', static_cast<size_t>(e - b))) {
     e = static_cast<const char*>(hash);
   }
-  auto next = [&](Token* t) {
+  auto next_token = [&](Token* t) {
     while (b < e && IsBlank(*b)) ++b;
     if (b == e) return false;
     t->b = b;
@@ -92,7 +108,7 @@ void ParseLine(const char* base, const char* b, const char* e, bool multilabel, 
     return true;
   };
   Token t{};
-  if (!next(&t)) return;  // only a comment: not a sample
+  if (!next_token(&t)) return;  // only a comment: not a sample
   int64_t labels = 0;
   bool have_feature_token = false;
   if (multilabel && std::memchr(t.b, ':', static_cast<size_t>(t.e - t.b)) != nullptr) {
@@ -113,31 +129,52 @@ void ParseLine(const char* base, const char* b, const char* e, bool multilabel, 
   if (multilabel) out->label_count.push_back(labels);
   bool has_qid = false;
   int64_t qid = 0, nnz = 0, prev = -1;
-  while (have_feature_token || next(&t)) {
-    have_feature_token = false;
-    const char* colon = static_cast<const char*>(std::memchr(t.b, ':', t.e - t.b));
+  // Slow path for one token: everything the fast path below does not take (a qid, a '+', bad
+  // text), with the exact errors.
+  auto slow = [&](const Token& tk) {
+    const char* colon = static_cast<const char*>(std::memchr(tk.b, ':', tk.e - tk.b));
     if (colon == nullptr) {
-      Throw(ErrorCode::kCorrupt, "column ", ColumnOf(base, t.b), ": '", Excerpt(t.view()),
+      Throw(ErrorCode::kCorrupt, "column ", ColumnOf(base, tk.b), ": '", Excerpt(tk.view()),
             "' is not index:value");
     }
-    if (nnz == 0 && !has_qid && colon - t.b == 3 && std::memcmp(t.b, "qid", 3) == 0) {
+    if (nnz == 0 && !has_qid && colon - tk.b == 3 && std::memcmp(tk.b, "qid", 3) == 0) {
       has_qid = true;
-      qid = ParseInteger(base, Token{colon + 1, t.e}, "qid");
+      qid = ParseInteger(base, Token{colon + 1, tk.e}, "qid");
+      return;
+    }
+    const int64_t idx = ParseInteger(base, Token{tk.b, colon}, "index");
+    AddEntry(base, tk.b, idx, ParseNumber(base, Token{colon + 1, tk.e}, "value"), base_one, &prev,
+             out);
+    ++nnz;
+  };
+  if (have_feature_token) slow(t);
+  while (true) {
+    while (b < e && IsBlank(*b)) ++b;
+    if (b == e) break;
+    // Fast path: decimal digits, ':', a number that fast_float takes whole, then a blank.
+    const char* tok = b;
+    int64_t idx = 0;
+    int digits = 0;
+    while (b < e && static_cast<unsigned>(*b - '0') < 10 && digits < 18) {
+      idx = idx * 10 + (*b - '0');
+      ++b;
+      ++digits;
+    }
+    double v = 0;
+    bool fast = digits > 0 && b < e && *b == ':';
+    if (fast) {
+      const auto r = fast_float::from_chars(b + 1, e, v);
+      fast = r.ec == std::errc() && r.ptr != b + 1 && (r.ptr == e || IsBlank(*r.ptr));
+      if (fast) b = r.ptr;
+    }
+    if (fast) {
+      AddEntry(base, tok, idx, v, base_one, &prev, out);
+      ++nnz;
       continue;
     }
-    const int64_t idx = ParseInteger(base, Token{t.b, colon}, "index");
-    if (idx < 0 || (base_one && idx == 0)) {
-      Throw(ErrorCode::kCorrupt, "column ", ColumnOf(base, t.b), ": index ", idx,
-            idx < 0 ? " is negative" : " is 0 in a file read as 1-based (read it as zero-based)");
-    }
-    if (idx <= prev) {
-      Throw(ErrorCode::kCorrupt, "column ", ColumnOf(base, t.b), ": index ", idx, " follows index ",
-            prev, "; indices must be sorted and unique within a line");
-    }
-    prev = idx;
-    out->cols.push_back(idx);
-    out->vals.push_back(ParseNumber(base, Token{colon + 1, t.e}, "value"));
-    ++nnz;
+    b = tok;
+    while (b < e && !IsBlank(*b)) ++b;
+    slow(Token{tok, b});
   }
   if (nnz > 0) {
     out->min_col = std::min(out->min_col, out->cols[out->cols.size() - nnz]);
@@ -237,6 +274,15 @@ LibsvmData ReadLibsvmFromMemory(const void* data, size_t size, const std::string
   const Bytes bytes{static_cast<const uint8_t*>(data), size, name};
   const std::vector<TextChunk> chunks = ChunkLines(bytes, 0, 1, '#');
   std::vector<ChunkOut> outs(chunks.size());
+  for (size_t c = 0; c < chunks.size(); ++c) {  // about one entry per 8 bytes
+    const size_t guess = static_cast<size_t>((chunks[c].end - chunks[c].begin) / 8);
+    outs[c].cols.reserve(guess);
+    outs[c].vals.reserve(guess);
+    outs[c].row_nnz.reserve(static_cast<size_t>(chunks[c].entries));
+    outs[c].labels.reserve(static_cast<size_t>(chunks[c].entries));
+    outs[c].qids.reserve(static_cast<size_t>(chunks[c].entries));
+    outs[c].has_qid.reserve(static_cast<size_t>(chunks[c].entries));
+  }
   const char* base = reinterpret_cast<const char*>(bytes.data);
   const bool base_one = options.base == IndexBase::kOne;
   ParseDataLines(bytes, chunks, '#', kFmt,

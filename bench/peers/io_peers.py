@@ -31,11 +31,12 @@ def main():
     bench_dir = os.environ.get("TENSORKIT_BENCH_DIR", "/tmp/tensorkit_io_bench")
     os.environ["TENSORKIT_BENCH_DIR"] = bench_dir
     binary = os.path.join(args.build, "bin", "bench_io")
-    tk = peerlib.run_tensorkit(binary, "BM_(Read|Write)(Mtx|Npy|Npz)", threads=2, repeat=args.repeat)
+    tk = peerlib.run_tensorkit(binary, "BM_(Read|Write)(Mtx|Npy|Npz|Libsvm)", threads=2, repeat=args.repeat)
     def tk_time(name):  # Google Benchmark adds "/real_time" to the run name
         return next(v for k, v in tk.items() if k.split("/")[0] == name)
 
     mtx = os.path.join(bench_dir, "mtx_10M.mtx")
+    svm = os.path.join(bench_dir, "libsvm_500k.svm")
     npz = os.path.join(bench_dir, "coo_10M.npz")
     npy = os.path.join(bench_dir, "npy_256MiB.npy")
     copy = os.path.join(bench_dir, "copy.tmp")
@@ -45,6 +46,11 @@ def main():
     def cp():
         subprocess.run(["cp", npy, copy], check=True)
 
+    try:
+        from sklearn.datasets import load_svmlight_file
+    except ImportError:
+        load_svmlight_file = None
+    svm_mb = os.path.getsize(svm) / 1e6
     rows = [
         ("read .mtx 10M entries (vs scipy.io.mmread)",
          {"tensorkit": tk_time("BM_ReadMtx10M"),
@@ -65,11 +71,18 @@ def main():
                                                  repeat=args.repeat),
           "cp": peerlib.median_time(cp, repeat=args.repeat)}),
     ]
+    if load_svmlight_file is not None:
+        rows.append((f"read .svm {svm_mb:.0f} MB, 500k samples (vs sklearn load_svmlight_file)",
+                     {"tensorkit": tk_time("BM_ReadLibsvm500k"),
+                      "sklearn": peerlib.median_time(lambda: load_svmlight_file(svm),
+                                                     repeat=min(3, args.repeat))}))
     for f in (copy, scratch):
         if os.path.exists(f):
             os.remove(f)
     peerlib.print_table("File I/O (ms, medians; x > 1 means tensorkit is faster)", rows)
-    print(f"\nother tensorkit medians: write .mtx 10M {tk_time('BM_WriteMtx10M') * 1e3:.1f} ms")
+    print(f"\nother tensorkit medians: write .mtx 10M {tk_time('BM_WriteMtx10M') * 1e3:.1f} ms; "
+          f"read .svm {svm_mb / tk_time('BM_ReadLibsvm500k') / 2:.0f} MB/s per core (2 threads); "
+          f"write .svm {tk_time('BM_WriteLibsvm500k') * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":
