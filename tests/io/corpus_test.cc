@@ -83,7 +83,7 @@ TEST(FuzzCorpusTest, EveryFileReadsOrThrowsErrorAndValidFilesMatchNumPy) {
       std::filesystem::path(TENSORKIT_SOURCE_DIR) / "tests" / "fuzz" / "corpus";
   const std::map<std::string, Expected> expected = ReadExpectations();
   int files = 0, compared = 0, refused = 0;
-  for (const char* fmt : {"npy", "npz", "mtx", "tns"}) {
+  for (const char* fmt : {"npy", "npz", "mtx", "tns", "svm"}) {
     const std::filesystem::path dir = root / fmt;
     if (!std::filesystem::exists(dir)) continue;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
