@@ -14,6 +14,7 @@
 #include "tensorkit/dense/pattern.h"
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/dense/views.h"
+#include "tensorkit/features/bucketize.h"
 #include "tensorkit/features/combiner.h"
 #include "tensorkit/features/embedding.h"
 #include "tensorkit/features/hash.h"

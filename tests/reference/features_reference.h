@@ -476,6 +476,18 @@ std::vector<C> EmbeddingBagGradRef(const std::vector<C>& grad, int64_t num_rows,
   return out;
 }
 
+// --- bucketize --------------------------------------------------------------------
+
+// TensorFlow's Bucketize of one value: the first boundary the value is below, found by a linear
+// scan, comparing as C++ compares T with B (the value and boundary types).
+template <typename T, typename B>
+int32_t Bucketize(T value, const std::vector<B>& boundaries) {
+  for (size_t i = 0; i < boundaries.size(); ++i) {
+    if (value < boundaries[i]) return static_cast<int32_t>(i);
+  }
+  return static_cast<int32_t>(boundaries.size());
+}
+
 }  // namespace tensorkit::ref
 
 #endif  // TENSORKIT_TESTS_REFERENCE_FEATURES_REFERENCE_H_
