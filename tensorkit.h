@@ -16,6 +16,7 @@
 #include "tensorkit/dense/views.h"
 #include "tensorkit/features/bucketize.h"
 #include "tensorkit/features/combiner.h"
+#include "tensorkit/features/counts.h"
 #include "tensorkit/features/embedding.h"
 #include "tensorkit/features/hash.h"
 #include "tensorkit/features/jagged.h"
