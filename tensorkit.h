@@ -20,6 +20,7 @@
 #include "tensorkit/features/embedding.h"
 #include "tensorkit/features/hash.h"
 #include "tensorkit/features/jagged.h"
+#include "tensorkit/features/quantiles.h"
 #include "tensorkit/features/segment.h"
 #include "tensorkit/io/io.h"
 #include "tensorkit/sparse/compressed.h"
