@@ -29,6 +29,8 @@ namespace fi = features_internal;
 
 constexpr const char* kOp = "Bucketize";
 constexpr int kLanes = 16;
+constexpr DTypeSet kValueDTypes =
+    Bit(DType::kInt32) | Bit(DType::kInt64) | Bit(DType::kFloat32) | Bit(DType::kFloat64);
 
 // Throws naming the first NaN boundary or the first one below its predecessor.
 template <typename B>
@@ -86,28 +88,37 @@ void SearchAll(const T* v, int64_t n, const std::vector<C>& slots, int32_t num_b
 }
 
 template <typename B>
-Tensor BucketizeImpl(const Tensor& values, const std::vector<B>& boundaries) {
+void BucketizeInto(const Tensor& values, const std::vector<B>& boundaries, Tensor* out) {
   TK_CHECK(values.defined(), kInvalidArgument, kOp, ": values is an undefined tensor");
   fi::CheckOnCpu(values, "values", kOp);
-  CheckDType<Bit(DType::kInt32) | Bit(DType::kInt64) | Bit(DType::kFloat32) | Bit(DType::kFloat64)>(
-      values.dtype(), kOp);
+  CheckDType<kValueDTypes>(values.dtype(), kOp);
   CheckBoundaries(boundaries);
   TK_CHECK(boundaries.size() < static_cast<size_t>(std::numeric_limits<int32_t>::max()),
            kInvalidArgument, kOp, ": ", boundaries.size(),
            " boundaries do not fit the int32 bucket ids");
-  return fi::ReportingAllocationFailure(kOp, [&] {
+  TK_CHECK(out != nullptr && out->defined() && out->dtype() == DType::kInt32 &&
+               out->device().is_cpu() && out->IsContiguous() && out->Dims() == values.Dims(),
+           kInvalidArgument, kOp, ": the output must be a contiguous CPU int32 tensor of dims ",
+           ShapeString(values.Dims()));
+  fi::ReportingAllocationFailure(kOp, [&] {
     const Tensor in = values.HostContiguous();
-    Tensor out = Tensor::Empty(values.Dims(), DType::kInt32);
     const int32_t nb = static_cast<int32_t>(boundaries.size());
-    Dispatch<Bit(DType::kInt32) | Bit(DType::kInt64) | Bit(DType::kFloat32) | Bit(DType::kFloat64)>(
-        in.dtype(), kOp, [&]<typename T>() {
-          // The type in which `value < boundary` compares in C++ (the glossary's comparison type).
-          using C = std::common_type_t<T, B>;
-          SearchAll<C>(in.data<T>(), in.NumElements(), PaddedBoundaries<C>(boundaries), nb,
-                       out.data<int32_t>());
-        });
-    return out;
+    Dispatch<kValueDTypes>(in.dtype(), kOp, [&]<typename T>() {
+      // The type in which `value < boundary` compares in C++ (the glossary's comparison type).
+      using C = std::common_type_t<T, B>;
+      SearchAll<C>(in.data<T>(), in.NumElements(), PaddedBoundaries<C>(boundaries), nb,
+                   out->data<int32_t>());
+    });
   });
+}
+
+template <typename B>
+Tensor BucketizeImpl(const Tensor& values, const std::vector<B>& boundaries) {
+  TK_CHECK(values.defined(), kInvalidArgument, kOp, ": values is an undefined tensor");
+  Tensor out = fi::ReportingAllocationFailure(
+      kOp, [&] { return Tensor::Empty(values.Dims(), DType::kInt32); });
+  BucketizeInto(values, boundaries, &out);
+  return out;
 }
 
 }  // namespace
@@ -117,6 +128,12 @@ Tensor Bucketize(const Tensor& values, const std::vector<float>& boundaries) {
 }
 Tensor Bucketize(const Tensor& values, const std::vector<double>& boundaries) {
   return BucketizeImpl(values, boundaries);
+}
+void Bucketize(const Tensor& values, const std::vector<float>& boundaries, Tensor* out) {
+  BucketizeInto(values, boundaries, out);
+}
+void Bucketize(const Tensor& values, const std::vector<double>& boundaries, Tensor* out) {
+  BucketizeInto(values, boundaries, out);
 }
 Tensor Bucketize(const Tensor& values, std::initializer_list<float> boundaries) {
   return BucketizeImpl(values, std::vector<float>(boundaries));

@@ -45,6 +45,11 @@ Tensor Bucketize(const Tensor& values, const std::vector<double>& boundaries);
 // A braced list of boundaries means float ones, TensorFlow's (it would fit either vector).
 Tensor Bucketize(const Tensor& values, std::initializer_list<float> boundaries);
 
+// The same into *out: a contiguous CPU int32 tensor with the values' dims (a host framework's
+// output buffer), else an Error.
+void Bucketize(const Tensor& values, const std::vector<float>& boundaries, Tensor* out);
+void Bucketize(const Tensor& values, const std::vector<double>& boundaries, Tensor* out);
+
 // The same for the values of a jagged or sparse tensor (the structure is kept).
 JaggedTensor Bucketize(const JaggedTensor& values, const std::vector<float>& boundaries);
 JaggedTensor Bucketize(const JaggedTensor& values, const std::vector<double>& boundaries);

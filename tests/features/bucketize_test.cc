@@ -148,6 +148,18 @@ TEST(Bucketize, JaggedAndSparseKeepTheirStructure) {
   EXPECT_EQ(sb.shape(), st.shape());
 }
 
+TEST(Bucketize, IntoAGivenOutput) {
+  const Tensor v = Tensor::FromVector<double>({-1, 0.5, 7}, {3, 1});
+  Tensor out = Tensor::Zeros({3, 1}, DType::kInt32);
+  Bucketize(v, std::vector<float>{0, 1}, &out);
+  EXPECT_EQ(out.ToVector<int32_t>(), (std::vector<int32_t>{0, 1, 2}));
+  Tensor flat = Tensor::Zeros({3}, DType::kInt32);
+  ExpectError([&] { Bucketize(v, std::vector<float>{0}, &flat); }, ErrorCode::kInvalidArgument,
+              {"contiguous CPU int32 tensor of dims [3 1]"});
+  Tensor wide = Tensor::Zeros({3, 1}, DType::kInt64);
+  ExpectError([&] { Bucketize(v, std::vector<double>{0}, &wide); }, {"int32"});
+}
+
 TEST(Bucketize, BadInputsAreErrors) {
   const Tensor v = Tensor::FromVector<float>({1, 2});
   ExpectError(
