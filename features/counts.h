@@ -20,6 +20,8 @@
 #define TENSORKIT_FEATURES_COUNTS_H_
 
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 #include "tensorkit/common/dtype.h"
 #include "tensorkit/dense/tensor.h"
@@ -48,6 +50,13 @@ namespace tensorkit {
 // rows, the same results at any thread count.
 SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights = {}, bool binary = false,
                          int64_t min_length = -1, int64_t max_length = -1);
+// Where CountSparse writes its outputs, for a host framework that owns the buffers:
+// allocate(k, dims, dtype) returns a contiguous CPU tensor of exactly dims and dtype for output
+// k (0 the indices [K, rank], 1 the values [K]), e.g. a wrapped output of a TensorFlow kernel;
+// the result's indices and values are then those tensors.
+using CountAllocator = std::function<Tensor(int k, const std::vector<int64_t>& dims, DType dtype)>;
+SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights, bool binary,
+                         int64_t min_length, int64_t max_length, const CountAllocator& allocate);
 // The same for the rows of a jagged tensor: [B, width]. `weights` is this call's argument (pass
 // ids.weights() to count with the tensor's own weights); ids.values() must be 1-D.
 SparseTensor CountSparse(const JaggedTensor& ids, const Tensor& weights = {}, bool binary = false,

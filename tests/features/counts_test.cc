@@ -205,6 +205,55 @@ TEST(CountSparse, RandomAgainstReference) {
   }
 }
 
+TEST(CountSparse, LongRowsAndWideIds) {
+  // Rows past the rank sort's 64 ids (a comparison sort), and ids of 2^31 and more (64-bit
+  // lanes), weighted and not.
+  std::mt19937_64 rng(21);
+  std::vector<int64_t> rows, ids;
+  std::vector<double> w;
+  for (int64_t r = 0; r < 40; ++r) {
+    const int64_t len = r % 2 ? 200 : 30;
+    for (int64_t j = 0; j < len; ++j) {
+      rows.push_back(r);
+      ids.push_back(r % 4 < 2 ? static_cast<int64_t>(rng() % 50)
+                              : (int64_t{1} << 40) + static_cast<int64_t>(rng() % 50));
+      w.push_back(static_cast<double>(rng() % 100) / 8);
+    }
+  }
+  const int64_t n = static_cast<int64_t>(ids.size());
+  std::vector<int64_t> idx;
+  for (int64_t i = 0; i < n; ++i) {
+    idx.push_back(rows[i]);
+    idx.push_back(0);
+  }
+  const SparseTensor st =
+      SparseTensor::Create(Tensor::FromVector(idx, {n, 2}), Tensor::FromVector(ids), {40, 1});
+  const int64_t none = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(Entries<double>(CountSparse(st, Tensor::FromVector(w))),
+            ref::CountSparse<double>(rows, ids, w, false, none));
+  EXPECT_EQ(Entries<int64_t>(CountSparse(st)),
+            ref::CountSparse<int64_t>(rows, ids, {}, false, none));
+}
+
+TEST(CountSparse, IntoGivenOutputs) {
+  const SparseTensor x = FromRows({{3, 0, 1, 0}, {5, 5, 4, 0}});
+  std::vector<Tensor> given;
+  const CountAllocator allocate = [&](int, const std::vector<int64_t>& dims, DType dt) {
+    given.push_back(Tensor::Zeros(dims, dt));
+    return given.back();
+  };
+  const SparseTensor r = CountSparse(x, {}, false, -1, -1, allocate);
+  ASSERT_EQ(given.size(), 2u);
+  EXPECT_TRUE(SharesStorage(r.indices(), given[0]));
+  EXPECT_TRUE(SharesStorage(r.values(), given[1]));
+  ExpectCount(r, {0, 1, 0, 3, 1, 4, 1, 5}, {1, 1, 1, 2}, {2, 6});
+  const CountAllocator wrong = [](int, const std::vector<int64_t>& dims, DType) {
+    return Tensor::Zeros(dims, DType::kInt32);
+  };
+  ExpectError([&] { CountSparse(x, {}, false, -1, -1, wrong); }, ErrorCode::kInvalidArgument,
+              {"CountSparse: the allocator gave output 0"});
+}
+
 TEST(CountSparse, JaggedRowsAreTheBatch) {
   std::mt19937_64 rng(5);
   const RandomIds r = MakeIds(rng, 200, false);
