@@ -68,12 +68,21 @@ Groups GroupSparse(const SparseTensor& st) {
       g.perm = si::SortPermutation(rows.data(), n, {st.shape()[0]}, {0}, sorted_rows.data());
     }
     const auto row_at = [&](int64_t k) { return sorted ? p[2 * k] : sorted_rows[k]; };
-    g.start =
-        si::SelectPositions(n, [&](int64_t k) { return k == 0 || row_at(k) != row_at(k - 1); });
-    g.num = static_cast<int64_t>(g.start.size());
-    g.row.resize(static_cast<size_t>(g.num));
-    for (int64_t s = 0; s < g.num; ++s) g.row[s] = row_at(g.start[s]);
-    g.start.push_back(n);
+    const int64_t num_rows = st.shape()[0];
+    if (num_rows <= 2 * n) {
+      // One group per row, empty ones included: the starts of sorted keys, one pass.
+      g.num = num_rows;
+      g.start.resize(static_cast<size_t>(num_rows) + 1);
+      fi::StartsOfSortedKeys(n, num_rows, row_at, g.start.data());
+    } else {
+      // Far more rows than entries: only the rows that occur, so that nothing is O(rows).
+      g.start =
+          si::SelectPositions(n, [&](int64_t k) { return k == 0 || row_at(k) != row_at(k - 1); });
+      g.num = static_cast<int64_t>(g.start.size());
+      g.row.resize(static_cast<size_t>(g.num));
+      for (int64_t s = 0; s < g.num; ++s) g.row[s] = row_at(g.start[s]);
+      g.start.push_back(n);
+    }
   }
   g.start_data = g.start.data();
   return g;
