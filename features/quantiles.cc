@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/views.h"
 #include "tensorkit/features/features_internal.h"
 
 namespace tensorkit {
@@ -17,7 +19,10 @@ namespace {
 
 constexpr char kMagic[4] = {'T', 'K', 'Q', 'S'};
 constexpr uint32_t kVersion = 1;
-constexpr size_t kMaxLevels = 62;  // 2^62 values of weight: more than an int64 count holds
+constexpr size_t kMaxLevels = 62;
+// Values per piece of a chunk in FitQuantileBoundaries.
+constexpr int64_t kPiece = int64_t{1}
+                           << 20;  // 2^62 values of weight: more than an int64 count holds
 
 // (value, weight) of every item, sorted by value.
 std::vector<std::pair<double, int64_t>> SortedItems(
@@ -248,10 +253,25 @@ std::vector<float> FitQuantileBoundaries(const std::vector<Tensor>& chunks, int 
   TK_CHECK(num_buckets >= 1, kInvalidArgument, op, ": num_buckets ", num_buckets,
            " must be at least 1");
   return features_internal::ReportingAllocationFailure(op, [&] {
-    std::vector<QuantileSketch> sketches(chunks.size(), QuantileSketch(capacity));
-    // Each chunk's sketch is independent; their merge in chunk order fixes the result.
-    ParallelFor(0, static_cast<int64_t>(chunks.size()), 1, [&](int64_t b, int64_t e) {
-      for (int64_t c = b; c < e; ++c) sketches[c].Add(chunks[c]);
+    // Fixed pieces of every chunk (never cut by the thread count), one sketch each, built in
+    // parallel and merged in sequence: the same sketch at any thread count.
+    std::vector<Tensor> pieces;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      const Tensor& c = chunks[i];
+      TK_CHECK(c.defined(), kInvalidArgument, op, ": chunk ", i, " is undefined");
+      features_internal::CheckOnCpu(c, "a chunk", op);
+      const int64_t n = c.NumElements();
+      const std::optional<Tensor> flat = View(c.HostContiguous(), {n});
+      TK_INTERNAL_CHECK(flat.has_value());
+      // The first piece is pushed even when empty, so that an empty chunk's dtype is checked.
+      pieces.push_back(Slice(*flat, 0, 0, std::min(n, kPiece)));
+      for (int64_t b = kPiece; b < n; b += kPiece) {
+        pieces.push_back(Slice(*flat, 0, b, std::min(n, b + kPiece)));
+      }
+    }
+    std::vector<QuantileSketch> sketches(pieces.size(), QuantileSketch(capacity));
+    ParallelFor(0, static_cast<int64_t>(pieces.size()), 1, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) sketches[p].Add(pieces[p]);
     });
     QuantileSketch all(capacity);
     for (const QuantileSketch& s : sketches) all.Merge(s);

@@ -92,8 +92,10 @@ class QuantileSketch {
 };
 
 // The boundaries of num_buckets buckets for the values of `chunks` (each as QuantileSketch::Add
-// takes): one sketch per chunk, built in parallel, merged in chunk order, so the result does not
-// depend on the thread count. See QuantileSketch::Boundaries.
+// takes): every chunk is cut into fixed pieces of 2^20 values, one sketch per piece, built in
+// parallel and merged in sequence, so the result does not depend on the thread count (a chunk of
+// at most 2^20 values gives the sketch QuantileSketch::Add makes of it). The guarantee is that of
+// the merged sketch (quantiles.h). See QuantileSketch::Boundaries.
 std::vector<float> FitQuantileBoundaries(const std::vector<Tensor>& chunks, int num_buckets,
                                          int capacity = QuantileSketch::kDefaultCapacity);
 

@@ -171,6 +171,23 @@ TEST(FitQuantileBoundaries, DeterministicAndBalanced) {
   for (int32_t id : ids.ToVector<int32_t>()) ++per[id];
   const double slack = 2.0 * static_cast<double>(all_sketch.RankErrorBound()) + 2;
   for (int64_t c : per) EXPECT_NEAR(static_cast<double>(c), all.size() / 10.0, slack);
+  // A chunk above 2^20 values is sketched in fixed pieces of 2^20, merged in sequence.
+  const std::vector<double> big = Draw("lognormal", (int64_t{5} << 19) + 7, 20);
+  const Tensor big_t = Tensor::FromVector(big);
+  const auto big_runs = AtThreadCounts({1, 2}, [&] { return FitQuantileBoundaries({big_t}, 7); });
+  EXPECT_EQ(big_runs[0], big_runs[1]);
+  QuantileSketch by_hand;
+  for (size_t b = 0; b < big.size(); b += size_t{1} << 20) {
+    QuantileSketch piece;
+    piece.Add(Tensor::FromVector(std::vector<double>(
+        big.begin() + static_cast<std::ptrdiff_t>(b),
+        big.begin() + static_cast<std::ptrdiff_t>(std::min(big.size(), b + (size_t{1} << 20))))));
+    by_hand.Merge(piece);
+  }
+  EXPECT_EQ(by_hand.Boundaries(7), big_runs[0]);
+  CheckBound(by_hand, big, "pieces");
+  ExpectError([&] { FitQuantileBoundaries({Tensor::FromVector<int8_t>({})}, 3); },
+              ErrorCode::kUnsupported, {"QuantileSketch::Add"});
   ExpectError([&] { FitQuantileBoundaries(chunks, 0); }, ErrorCode::kInvalidArgument,
               {"num_buckets 0"});
   ExpectError([&] { QuantileSketch(7); }, ErrorCode::kInvalidArgument, {"capacity 7"});
