@@ -105,8 +105,10 @@ struct Runs {
 // Most groups are short (a row of a batch: tens of ids), where std::sort spends its time in
 // mispredicted branches. A group of at most kRankSortMax ids is sorted by rank instead: id i goes
 // to the number of ids below it plus the number of equal ids before it, which is its place in the
-// stable sorted order. The m * m compares have no branch and vectorise over i; with ids below
-// 2^31 they run on 32-bit lanes (twice as many per vector). The compiler makes a copy of the loop
+// stable sorted order. The m * m compares have no branch and vectorise over i. When the ids leave
+// room, each is packed with its index below it (id * 64 + i: distinct keys in the same order, so
+// one compare per pair decides both), on 32-bit lanes for ids below 2^25 (twice as many per
+// vector), else on 64-bit lanes up to 2^57. The compiler makes a copy of the loops
 // per instruction set (AVX-512, AVX2, the baseline) and the loader picks one by the CPU; every
 // copy computes the same ranks, so the results are the same on every machine.
 constexpr int64_t kRankSortMax = 64;
@@ -117,6 +119,16 @@ constexpr int64_t kRankSortMax = 64;
 #else
 #define TK_VECTOR_CLONES
 #endif
+
+// rank[i] = the number of keys below key[i], for distinct keys key[0..n), n <= kRankSortMax.
+template <typename K>
+TK_VECTOR_CLONES void DistinctRanks(const K* key, int64_t n, K* rank) {
+  for (int64_t i = 0; i < n; ++i) rank[i] = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const K x = key[j];
+    for (int64_t i = 0; i < n; ++i) rank[i] += static_cast<K>(x < key[i]);
+  }
+}
 
 // rank[i] = the place of key[i] in the stable sorted order of key[0..n), n <= kRankSortMax.
 template <typename K>
@@ -149,11 +161,17 @@ class SortedGroup {
     const int64_t m = size();
     if (m <= 1) return;
     if (m <= kRankSortMax) {
-      if (top <= std::numeric_limits<int32_t>::max()) {
+      // Packed keys id * 64 + i (Note [rank sort]): 6 bits for the index.
+      if (top < (int64_t{1} << 25)) {
         int32_t k32[kRankSortMax], r32[kRankSortMax];
-        for (int64_t i = 0; i < m; ++i) k32[i] = static_cast<int32_t>(keys_[i]);
-        StableRanks(k32, m, r32);
+        for (int64_t i = 0; i < m; ++i) k32[i] = static_cast<int32_t>((keys_[i] << 6) | i);
+        DistinctRanks(k32, m, r32);
         Place(r32);
+      } else if (top < (int64_t{1} << 57)) {
+        int64_t k64[kRankSortMax], r64[kRankSortMax];
+        for (int64_t i = 0; i < m; ++i) k64[i] = (keys_[i] << 6) | i;
+        DistinctRanks(k64, m, r64);
+        Place(r64);
       } else {
         int64_t r64[kRankSortMax];
         StableRanks(keys_.data(), m, r64);

@@ -206,17 +206,19 @@ TEST(CountSparse, RandomAgainstReference) {
 }
 
 TEST(CountSparse, LongRowsAndWideIds) {
-  // Rows past the rank sort's 64 ids (a comparison sort), and ids of 2^31 and more (64-bit
-  // lanes), weighted and not.
+  // Rows past the rank sort's 64 ids (a comparison sort) and up to it, with ids of every width
+  // the rank sort distinguishes, weighted and not.
   std::mt19937_64 rng(21);
   std::vector<int64_t> rows, ids;
   std::vector<double> w;
   for (int64_t r = 0; r < 40; ++r) {
-    const int64_t len = r % 2 ? 200 : 30;
+    const int64_t len = r % 8 == 5 ? 200 : r % 8 == 1 ? 64 : 30;
     for (int64_t j = 0; j < len; ++j) {
       rows.push_back(r);
-      ids.push_back(r % 4 < 2 ? static_cast<int64_t>(rng() % 50)
-                              : (int64_t{1} << 40) + static_cast<int64_t>(rng() % 50));
+      // Small ids, ids near 2^25 and 2^40 (packed with their index on 32 or 64 bits), near
+      // 2^60 (too wide to pack).
+      const int64_t base[] = {0, (int64_t{1} << 25) - 25, int64_t{1} << 40, int64_t{1} << 60};
+      ids.push_back(base[r % 4] + static_cast<int64_t>(rng() % 50));
       w.push_back(static_cast<double>(rng() % 100) / 8);
     }
   }
