@@ -1,5 +1,5 @@
 """TensorFlow's id ops against tensorkit's (libtensorkit_tf_ops.so) in one TensorFlow process on
-the same inputs, 2 threads (TensorFlow's intra-op pool, which is also tensorkit's budget inside
+the same inputs, 2 threads by default (--threads; TensorFlow's intra-op pool, which is also tensorkit's budget inside
 the ops): Bucketize of 10M float32 values over 1000 boundaries, and SparseCountSparseOutput of
 5M ids (100K rows of 50, ids in [0, 1M)), unweighted and with float32 weights. Medians of
 peerlib's repeats; each pair is first checked to agree bit for bit. Needs the venv of
@@ -12,11 +12,11 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 VENV_PYTHON = os.path.join(ROOT, ".venvs", "tf", "bin", "python")
-THREADS = 2
-
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", default="build")
+ap.add_argument("--threads", type=int, default=2)
 args = ap.parse_args()
+THREADS = args.threads
 
 try:
     import tensorflow  # noqa: F401
