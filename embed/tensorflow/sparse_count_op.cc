@@ -7,7 +7,6 @@
 
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
-#include "tensorkit/dense/ops.h"
 #include "tensorkit/embed/tensorflow/tf_glue.h"
 #include "tensorkit/features/counts.h"
 
@@ -80,11 +79,11 @@ class SparseCountKernel : public tfw::OpKernel {
       const SparseTensor ids =
           SparseTensor::Create(Wrap(ind, DType::kInt64), Wrap(vals, DTypeOf<T>), shape);
       const Tensor weights = weighted ? Wrap(w, DTypeOf<W>) : Tensor::Empty({0}, DTypeOf<W>);
-      const SparseTensor r = CountSparse(ids, weights, binary_, min_length_, max_length_);
-      Tensor out_indices = AllocateOutput(ctx, 0, r.indices().Dims(), DType::kInt64);
-      Copy(r.indices(), &out_indices);
-      Tensor out_values = AllocateOutput(ctx, 1, r.values().Dims(), DTypeOf<W>);
-      Copy(r.values(), &out_values);
+      // The indices and values are written straight into TensorFlow's buffers.
+      const CountAllocator allocate = [&](int k, const std::vector<int64_t>& dims, DType dt) {
+        return AllocateOutput(ctx, k, dims, dt);
+      };
+      const SparseTensor r = CountSparse(ids, weights, binary_, min_length_, max_length_, allocate);
       Tensor out_shape = AllocateOutput(ctx, 2, {rank}, DType::kInt64);
       for (int a = 0; a < rank; ++a) out_shape.data<int64_t>()[a] = r.shape()[a];
     });
