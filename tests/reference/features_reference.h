@@ -530,6 +530,51 @@ std::vector<int64_t> VocabularyLookup(const std::vector<T>& vocab, const std::ve
     } else {
       out.push_back(oov_start + (num_oov == 1 ? 0 : oov_bucket(v)));
     }
+// --- bucketize and counts --------------------------------------------------------------------
+
+// TensorFlow's Bucketize of one value: the first boundary the value is below, found by a linear
+// scan, comparing as C++ compares T with B (the value and boundary types).
+template <typename T, typename B>
+int32_t Bucketize(T value, const std::vector<B>& boundaries) {
+  for (size_t i = 0; i < boundaries.size(); ++i) {
+    if (value < boundaries[i]) return static_cast<int32_t>(i);
+  }
+  return static_cast<int32_t>(boundaries.size());
+}
+
+// One output entry of a count: (row, id) and its value.
+template <typename W>
+struct CountEntry {
+  int64_t row, id;
+  W value;
+  bool operator==(const CountEntry&) const = default;
+};
+
+// TensorFlow's SparseCountSparseOutput over entries (rows[i], ids[i]) in entry order: one scan
+// per (row, id) pair, summing weights (or counting 1s) in entry order; ids outside
+// [0, limit) are skipped. The pairs come out sorted by (row, id).
+template <typename W>
+std::vector<CountEntry<W>> CountSparse(const std::vector<int64_t>& rows,
+                                       const std::vector<int64_t>& ids,
+                                       const std::vector<W>& weights, bool binary, int64_t limit) {
+  if (rows.size() != ids.size() || (!weights.empty() && weights.size() != ids.size())) {
+    throw std::logic_error("ref::CountSparse: rows, ids and weights differ in length");
+  }
+  std::vector<std::pair<int64_t, int64_t>> keys;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] >= 0 && ids[i] < limit) keys.emplace_back(rows[i], ids[i]);
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::vector<CountEntry<W>> out;
+  for (const auto& [r, v] : keys) {
+    W sum = 0;  // from zero, so a lone -0.0 weight sums to +0.0 (as in TensorFlow)
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (rows[i] != r || ids[i] != v) continue;
+      sum = static_cast<W>(sum + (weights.empty() || binary ? W(1) : weights[i]));
+    }
+    if (binary) sum = W(1);
+    out.push_back({r, v, sum});
   }
   return out;
 }
