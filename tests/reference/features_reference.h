@@ -530,6 +530,10 @@ std::vector<int64_t> VocabularyLookup(const std::vector<T>& vocab, const std::ve
     } else {
       out.push_back(oov_start + (num_oov == 1 ? 0 : oov_bucket(v)));
     }
+  }
+  return out;
+}
+
 // --- bucketize and counts --------------------------------------------------------------------
 
 // TensorFlow's Bucketize of one value: the first boundary the value is below, found by a linear
