@@ -20,6 +20,8 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/features/bucketize_device.h"
+#include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
 
 namespace tensorkit {
@@ -77,25 +79,26 @@ void SearchAll(const T* v, int64_t n, const std::vector<C>& slots, int32_t num_b
       }
     }
     for (; i < end; ++i) {
-      const C x = static_cast<C>(v[i]);
-      uint32_t pos = 0;
-      for (uint32_t step = top; step >= 1; step >>= 1) {
-        pos += static_cast<uint32_t>(!(x < b[pos + step - 1])) * step;
-      }
-      out[i] = std::min(static_cast<int32_t>(pos), num_boundaries);
+      out[i] = fi::FixedStepBucket(b, top, static_cast<C>(v[i]), num_boundaries);
     }
   });
 }
 
+// The checks that do not depend on the device.
 template <typename B>
-void BucketizeInto(const Tensor& values, const std::vector<B>& boundaries, Tensor* out) {
+void CheckBucketize(const Tensor& values, const std::vector<B>& boundaries) {
   TK_CHECK(values.defined(), kInvalidArgument, kOp, ": values is an undefined tensor");
-  fi::CheckOnCpu(values, "values", kOp);
   CheckDType<kValueDTypes>(values.dtype(), kOp);
   CheckBoundaries(boundaries);
   TK_CHECK(boundaries.size() < static_cast<size_t>(std::numeric_limits<int32_t>::max()),
            kInvalidArgument, kOp, ": ", boundaries.size(),
            " boundaries do not fit the int32 bucket ids");
+}
+
+template <typename B>
+void BucketizeInto(const Tensor& values, const std::vector<B>& boundaries, Tensor* out) {
+  CheckBucketize(values, boundaries);
+  fi::CheckOnCpu(values, "values", kOp);
   TK_CHECK(out != nullptr && out->defined() && out->dtype() == DType::kInt32 &&
                out->device().is_cpu() && out->IsContiguous() && out->Dims() == values.Dims(),
            kInvalidArgument, kOp, ": the output must be a contiguous CPU int32 tensor of dims ",
@@ -114,7 +117,15 @@ void BucketizeInto(const Tensor& values, const std::vector<B>& boundaries, Tenso
 
 template <typename B>
 Tensor BucketizeImpl(const Tensor& values, const std::vector<B>& boundaries) {
-  TK_CHECK(values.defined(), kInvalidArgument, kOp, ": values is an undefined tensor");
+  CheckBucketize(values, boundaries);
+  if (fi::OnCuda(values)) {
+    // Values compare as float with float boundaries unless they are double (the glossary).
+    const int32_t nb = static_cast<int32_t>(boundaries.size());
+    if (std::is_same_v<B, float> && values.dtype() != DType::kFloat64) {
+      return features_cuda::BucketizeOnDevice(values, PaddedBoundaries<float>(boundaries), nb, kOp);
+    }
+    return features_cuda::BucketizeOnDevice(values, PaddedBoundaries<double>(boundaries), nb, kOp);
+  }
   Tensor out = fi::ReportingAllocationFailure(
       kOp, [&] { return Tensor::Empty(values.Dims(), DType::kInt32); });
   BucketizeInto(values, boundaries, &out);

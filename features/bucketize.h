@@ -35,8 +35,9 @@ namespace tensorkit {
 // ---------------------------------------------------------------------------------------------
 
 // The bucket id of every value (TensorFlow's Bucketize, whose attribute is a list of float).
-// Values int32, int64, float32 or float64 of any dims and strides, on the CPU (a CUDA tensor is
-// kUnsupported in this version); output int32 of the same dims. A boundary below its predecessor
+// Values int32, int64, float32 or float64 of any dims and strides, on the CPU or a CUDA device
+// (computed there by the same search, with the same ids); output int32 of the same dims on the
+// values' device. A boundary below its predecessor
 // or a NaN boundary is an Error naming its position (TensorFlow only asks for sorted ones).
 // Results do not depend on the thread count.
 Tensor Bucketize(const Tensor& values, const std::vector<float>& boundaries);

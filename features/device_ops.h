@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/features/lookup_device.h"
@@ -27,6 +28,13 @@ Tensor IntegerHashBuckets(const Tensor& values, uint64_t buckets, bool strong,
 Tensor IntegerLookup(const Tensor& values, const Tensor& keys, const Tensor& index,
                      const features_internal::IntegerIdRule& rule, int64_t* first_oov,
                      const char* op);
+
+// Bucketize of int32/int64/float32/float64 values on their CUDA device: slots the boundaries in
+// the comparison type, padded with +inf to a power of two (FixedStepBucket); int32 ids.
+Tensor BucketizeOnDevice(const Tensor& values, const std::vector<float>& slots,
+                         int32_t num_boundaries, const char* op);
+Tensor BucketizeOnDevice(const Tensor& values, const std::vector<double>& slots,
+                         int32_t num_boundaries, const char* op);
 
 }  // namespace tensorkit::features_cuda
 

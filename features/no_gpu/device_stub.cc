@@ -17,4 +17,14 @@ Tensor IntegerLookup(const Tensor& values, const Tensor&, const Tensor&,
         " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
 }
 
+Tensor BucketizeOnDevice(const Tensor& values, const std::vector<float>&, int32_t, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", values.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+Tensor BucketizeOnDevice(const Tensor& values, const std::vector<double>&, int32_t,
+                         const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", values.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
 }  // namespace tensorkit::features_cuda

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "gpu/gpu_test_util.h"
+#include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
+#include "tensorkit/features/bucketize.h"
 #include "tensorkit/features/hash.h"
 #include "tensorkit/features/vocabulary.h"
 #include "test_util.h"
@@ -79,6 +81,32 @@ TEST(FeaturesGpu, IntegerLookupEqualsTheCpu) {
       Tensor::FromVector(std::vector<int64_t>{tokens[0], tokens[1], 1000000000, 1000000001});
   testing::ExpectError([&] { v.Lookup(bad.To(kGpu)); }, ErrorCode::kInvalidArgument,
                        {"value 2 (1000000000)", "num_oov_indices is 0"});
+}
+
+std::vector<int32_t> Host32(const Tensor& t) {
+  const Tensor c = t.To(Device::Cpu()).HostContiguous();
+  return std::vector<int32_t>(c.data<int32_t>(), c.data<int32_t>() + c.NumElements());
+}
+
+TEST(FeaturesGpu, BucketizeEqualsTheCpu) {
+  TK_REQUIRE_GPU();
+  std::mt19937_64 rng(6);
+  std::vector<float> bf;
+  for (int i = 0; i < 1000; ++i) bf.push_back(static_cast<float>(i) * 0.5f - 250.0f);
+  bf.push_back(std::numeric_limits<float>::infinity());
+  const std::vector<double> bd(bf.begin(), bf.end());
+  std::vector<double> v(300000);
+  for (double& x : v) x = static_cast<double>(static_cast<int64_t>(rng() % 1200000) - 600000) / 997;
+  v[0] = std::numeric_limits<double>::quiet_NaN();
+  v[1] = -std::numeric_limits<double>::infinity();
+  v[2] = 16777219.0;  // rounds to 16777220.0f when values compare as float
+  const Tensor d = Tensor::FromVector(v);
+  for (DType dt : {DType::kFloat64, DType::kFloat32, DType::kInt64, DType::kInt32}) {
+    const Tensor x = dt == DType::kFloat64 ? d : Converted(d, dt);
+    EXPECT_EQ(Host32(Bucketize(x.To(kGpu), bf)), Host32(Bucketize(x, bf))) << DTypeName(dt);
+    EXPECT_EQ(Host32(Bucketize(x.To(kGpu), bd)), Host32(Bucketize(x, bd))) << DTypeName(dt);
+  }
+  EXPECT_EQ(Host32(Bucketize(Tensor::Empty({0}, DType::kFloat32).To(kGpu), bf)).size(), 0u);
 }
 
 }  // namespace
