@@ -30,5 +30,8 @@ if(TARGET tensorkit_tool)
   add_test(NAME tools.info_rows
            COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/rows_test.py
                    --tool $<TARGET_FILE:tensorkit_tool>)
-  set_tests_properties(tools.info_rows PROPERTIES LABELS tools SKIP_RETURN_CODE 77)
+  add_test(NAME tools.spy
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/spy_test.py
+                   --tool $<TARGET_FILE:tensorkit_tool>)
+  set_tests_properties(tools.info_rows tools.spy PROPERTIES LABELS tools SKIP_RETURN_CODE 77)
 endif()
