@@ -40,6 +40,10 @@ namespace {
 
 constexpr int64_t kMaxSize = 8192;  // 8 N^2 bytes of counts: 512 MiB at most
 constexpr int64_t kTextColumns = 78;
+// Counting: a part (a thread's share of the entries) has at least this many entries, and the
+// private histograms of all parts at most this many bytes.
+constexpr int64_t kEntriesPerPart = int64_t{1} << 16;
+constexpr int64_t kPrivateHistogramBytes = int64_t{64} << 20;
 
 struct Args {
   std::string file;
@@ -115,7 +119,8 @@ int ResolveAxis(int64_t a, const SparseTensor& st, const Args& args) {
 // The number of entries in each cell of `g`, row-major, in one parallel pass.
 std::vector<uint64_t> CountCells(const SparseTensor& st, int row_axis, int col_axis, const Grid& g,
                                  const std::string& file) {
-  std::vector<uint64_t> counts(static_cast<size_t>(g.height * g.width), 0);
+  const int64_t cells = g.height * g.width;
+  std::vector<uint64_t> counts(static_cast<size_t>(cells), 0);
   const int64_t nnz = st.nnz(), rank = st.rank();
   if (nnz == 0) return counts;
   const Tensor indices = st.indices().HostContiguous();
@@ -123,33 +128,58 @@ std::vector<uint64_t> CountCells(const SparseTensor& st, int row_axis, int col_a
   const FastDivider div_rows(static_cast<uint64_t>(g.cell_rows));
   const FastDivider div_cols(static_cast<uint64_t>(g.cell_cols));
   std::atomic<int64_t> bad{std::numeric_limits<int64_t>::max()};  // the first entry outside
-  uint64_t* hist = counts.data();
-  // One shared histogram with integer atomic adds: the counts are the same in any order, and its
-  // memory does not grow with the threads. A run of entries in one cell (sorted files, where
-  // neighbours share a cell) costs one add.
-  ParallelFor(0, nnz, GrainFor(8 * rank), [&](int64_t b, int64_t e) {
-    int64_t run_cell = -1;
-    uint64_t run = 0;
+  // Calls add(cell) for the entries [b, e); one outside the shape is noted instead.
+  const auto count = [&](int64_t b, int64_t e, const auto& add) {
     for (int64_t k = b; k < e; ++k) {
       const uint64_t i = static_cast<uint64_t>(idx[k * rank + row_axis]);
       const uint64_t j = static_cast<uint64_t>(idx[k * rank + col_axis]);
-      if (i >= static_cast<uint64_t>(g.rows) || j >= static_cast<uint64_t>(g.cols)) {
+      if (i >= static_cast<uint64_t>(g.rows) || j >= static_cast<uint64_t>(g.cols)) [[unlikely]] {
         int64_t cur = bad.load();
         while (k < cur && !bad.compare_exchange_weak(cur, k)) {
         }
         continue;
       }
-      const int64_t cell = static_cast<int64_t>(div_rows.Divide(i)) * g.width +
-                           static_cast<int64_t>(div_cols.Divide(j));
-      if (cell != run_cell) {
-        if (run > 0) std::atomic_ref<uint64_t>(hist[run_cell]).fetch_add(run);
-        run_cell = cell;
-        run = 0;
-      }
-      ++run;
+      add(static_cast<int64_t>(div_rows.Divide(i)) * g.width +
+          static_cast<int64_t>(div_cols.Divide(j)));
     }
-    if (run > 0) std::atomic_ref<uint64_t>(hist[run_cell]).fetch_add(run);
-  });
+  };
+  // Integer sums are the same in any order and any split, so every path below gives the same
+  // counts at any thread count.
+  const int64_t parts = std::min<int64_t>(GetNumThreads(), NumChunks(nnz, kEntriesPerPart));
+  if (parts <= 1) {
+    count(0, nnz, [&](int64_t c) { ++counts[c]; });
+  } else if (cells <= nnz && parts * cells * 8 <= kPrivateHistogramBytes) {
+    // A histogram per part, summed after: no atomics and no branch per entry (about twice as
+    // fast as the shared one). Only while the histograms are small next to the entries.
+    std::vector<std::vector<uint64_t>> local(static_cast<size_t>(parts - 1));
+    ParallelChunks(nnz, CeilDiv(nnz, parts), [&](int64_t part, int64_t b, int64_t e) {
+      std::vector<uint64_t>& h = part == 0 ? counts : local[part - 1];
+      if (part > 0) h.assign(static_cast<size_t>(cells), 0);
+      count(b, e, [&](int64_t c) { ++h[c]; });
+    });
+    ParallelFor(0, cells, GrainFor(8 * parts), [&](int64_t b, int64_t e) {
+      for (const std::vector<uint64_t>& h : local) {
+        for (int64_t c = b; c < e; ++c) counts[c] += h[c];
+      }
+    });
+  } else {
+    // One shared histogram with atomic adds, whose memory does not grow with the threads. A run
+    // of entries in one cell (sorted files, whose neighbours share a cell) costs one add.
+    uint64_t* hist = counts.data();
+    ParallelFor(0, nnz, GrainFor(8 * rank), [&](int64_t b, int64_t e) {
+      int64_t run_cell = -1;
+      uint64_t run = 0;
+      count(b, e, [&](int64_t c) {
+        if (c != run_cell) {
+          if (run > 0) std::atomic_ref<uint64_t>(hist[run_cell]).fetch_add(run);
+          run_cell = c;
+          run = 0;
+        }
+        ++run;
+      });
+      if (run > 0) std::atomic_ref<uint64_t>(hist[run_cell]).fetch_add(run);
+    });
+  }
   const int64_t k = bad.load();
   if (k != std::numeric_limits<int64_t>::max()) {
     std::vector<int64_t> at(idx + k * rank, idx + (k + 1) * rank);

@@ -61,25 +61,26 @@ def read_png(path):
     for y in range(height):
         kind = raw[y * (width + 1)]
         line = np.frombuffer(raw, np.uint8, width, y * (width + 1) + 1).astype(np.int64)
-        cur = np.zeros(width, dtype=np.int64)
-        for x in range(width):  # the five filters of PNG, one byte a pixel
-            a = cur[x - 1] if x else 0
-            b, c = prev[x], (prev[x - 1] if x else 0)
-            if kind == 0:
-                pred = 0
-            elif kind == 1:
-                pred = a
-            elif kind == 2:
-                pred = b
-            elif kind == 3:
-                pred = (a + b) // 2
-            elif kind == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-            else:
-                raise AssertionError("bad filter type %d" % kind)
-            cur[x] = (line[x] + pred) & 255
+        if kind == 0:
+            cur = line
+        elif kind == 2:
+            cur = (line + prev) & 255
+        else:
+            cur = np.zeros(width, dtype=np.int64)
+            for x in range(width):  # the other filters of PNG, one byte a pixel
+                a = cur[x - 1] if x else 0
+                b, c = prev[x], (prev[x - 1] if x else 0)
+                if kind == 1:
+                    pred = a
+                elif kind == 3:
+                    pred = (a + b) // 2
+                elif kind == 4:
+                    p = a + b - c
+                    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                    pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                else:
+                    raise AssertionError("bad filter type %d" % kind)
+                cur[x] = (line[x] + pred) & 255
         out[y], prev = cur, cur
     return out, text
 
@@ -90,16 +91,18 @@ def expected_counts(coords, shape, axes=(0, 1), n=512):
     s = max(1, -(-rows // n), -(-cols // n))
     h, w = max(1, -(-rows // s)), max(1, -(-cols // s))
     counts = np.zeros((h, w), dtype=np.int64)
-    for c in coords:
-        counts[c[axes[0]] // s, c[axes[1]] // s] += 1
+    if len(coords):
+        c = np.asarray(coords, dtype=np.int64)
+        np.add.at(counts, (c[:, axes[0]] // s, c[:, axes[1]] // s), 1)
     return counts, s
 
 
 def shade(counts):
     """gray = 255 if count == 0 else round(224 * (1 - log(1 + count) / log(1 + max)))."""
     mx = int(counts.max())
-    return np.array([[255 if c == 0 else math.floor(224 * (1 - math.log1p(c) / math.log1p(mx)) + 0.5)
-                      for c in row] for row in counts])
+    g = {int(c): 255 if c == 0 else math.floor(224 * (1 - math.log1p(c) / math.log1p(mx)) + 0.5)
+         for c in np.unique(counts)}
+    return np.vectorize(lambda c: g[int(c)])(counts)
 
 
 def write_mtx(path, shape, coords):
@@ -235,6 +238,26 @@ class SpyTest(unittest.TestCase):
                 outs.append(f.read())
         self.assertEqual(outs[0], outs[1])
         self.assertEqual(outs[0], outs[2])
+
+    def test_parallel_paths_agree(self):
+        # Enough entries for several parts: private histograms (--size 64: fewer cells than
+        # entries) and the shared one with atomic adds (--size 1024: more cells than entries).
+        rng = np.random.default_rng(5)
+        coords = np.stack([rng.integers(0, 1000, 150000), rng.integers(0, 1000, 150000)], axis=1)
+        coords = coords[np.argsort(coords[:, 0], kind="stable")]  # sorted rows: runs in a cell
+        m = write_mtx(self.path("many.mtx"), (1000, 1000), coords.tolist())
+        for size in ["64", "1024"]:
+            counts = expected_counts(coords, (1000, 1000), n=int(size))[0]
+            outs = []
+            for threads in ["1", "2", "3"]:
+                out = self.path("p%s_%s.png" % (size, threads))
+                r = run("--threads", threads, "spy", "-o", out, "--size", size, m)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                np.testing.assert_array_equal(read_png(out)[0], shade(counts),
+                                              "--size %s --threads %s" % (size, threads))
+                with open(out, "rb") as f:
+                    outs.append(f.read())
+            self.assertEqual(outs[1:], outs[:1] * 2, size)
 
     def test_terminal_or_output_file(self):
         e = write_mtx(self.path("eye.mtx"), (4, 4), [(i, i) for i in range(4)])
