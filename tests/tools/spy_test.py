@@ -259,6 +259,16 @@ class SpyTest(unittest.TestCase):
                     outs.append(f.read())
             self.assertEqual(outs[1:], outs[:1] * 2, size)
 
+    def test_the_readme_picture_is_current(self):
+        # tools/README.md shows `tensorkit spy examples/data/rmat_graph.mtx --size 256 -o
+        # tools/spy_rmat_graph.png`; pixels, not bytes, since zlib versions may differ.
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        src = os.path.join(root, "examples", "data", "rmat_graph.mtx")
+        committed, _ = read_png(os.path.join(root, "tools", "spy_rmat_graph.png"))
+        pixels, text = self.spy_png(src, "--size", "256")
+        np.testing.assert_array_equal(pixels, committed)
+        self.assertEqual(text["tensorkit:cell"], "2 x 2")
+
     def test_terminal_or_output_file(self):
         e = write_mtx(self.path("eye.mtx"), (4, 4), [(i, i) for i in range(4)])
         r = run("spy", e)
