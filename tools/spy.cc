@@ -1,18 +1,19 @@
 // tensorkit spy FILE [-o OUT.png] [--size N] [--axes I,J] [--text]: a picture of where the
-// entries of a sparse file are (see tools/README.md, "spy").
+// entries of a sparse file are (see tools/README.md, "Pictures: spy").
 //
 // Glossary
 //   axes     the two axes pictured: I down, J across (default 0,1); entries of other axes are
 //            projected onto that plane, so an N-D tensor shows how its entries fall on it.
-//   cell     the block of cell_rows x cell_cols positions of the two axes one pixel (or one
-//            character) covers; its count is the number of stored entries in it (repeats count).
-//   PNG grid square cells of side s = max(1, ceil(rows / N), ceil(cols / N)), so the image is
+//   cell     a position (i, j) of the two axes. A pixel (or a character) covers a block of
+//            cell_rows x cell_cols cells; its count is the number of entries stored in them
+//            (repeats count).
+//   PNG grid square blocks of side s = max(1, ceil(rows / N), ceil(cols / N)), so the image is
 //            ceil(rows / s) x ceil(cols / s) (at least 1 x 1) pixels: at most N x N, aspect kept.
 //   text grid characters are about twice as tall as wide: one covers 2t rows x t cols, with t the
 //            least that fits min(N, 78) columns and half as many lines (80 with the frame).
-//   shading  max = the largest count of a cell. PNG gray = 255 (white) for an empty cell, else
+//   shading  max = the largest count of a pixel. PNG gray = 255 (white) for an empty pixel, else
 //            round(224 * (1 - log(1 + count) / log(1 + max))): so one entry is never white and
-//            the fullest cell is black. Text: ' ' when empty, else ░ ▒ ▓ █ for
+//            the fullest pixel is black. Text: ' ' when empty, else ░ ▒ ▓ █ for
 //            ceil(4 * log(1 + count) / log(1 + max)) = 1, 2, 3, 4.
 #include <unistd.h>
 
@@ -57,30 +58,30 @@ struct Args {
 struct Grid {
   int64_t rows = 0, cols = 0;  // the sizes of the two axes
   int64_t cell_rows = 1, cell_cols = 1;
-  int64_t height = 1, width = 1;  // in cells
+  int64_t height = 1, width = 1;  // in pixels (characters)
 };
 
 int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }  // no overflow near 2^63
 
+// The grid of blocks of cell_rows x cell_cols cells over rows x cols.
+Grid MakeGrid(int64_t rows, int64_t cols, int64_t cell_rows, int64_t cell_cols) {
+  return Grid{rows,
+              cols,
+              cell_rows,
+              cell_cols,
+              std::max<int64_t>(1, CeilDiv(rows, cell_rows)),
+              std::max<int64_t>(1, CeilDiv(cols, cell_cols))};
+}
+
 Grid PngGrid(int64_t rows, int64_t cols, int64_t n) {
   const int64_t s = std::max({int64_t{1}, CeilDiv(rows, n), CeilDiv(cols, n)});
-  return {rows,
-          cols,
-          s,
-          s,
-          std::max<int64_t>(1, CeilDiv(rows, s)),
-          std::max<int64_t>(1, CeilDiv(cols, s))};
+  return MakeGrid(rows, cols, s, s);
 }
 
 Grid TextGrid(int64_t rows, int64_t cols, int64_t n) {
   const int64_t columns = std::min(n, kTextColumns), lines = std::max<int64_t>(1, columns / 2);
   const int64_t t = std::max({int64_t{1}, CeilDiv(cols, columns), CeilDiv(rows, 2 * lines)});
-  return {rows,
-          cols,
-          2 * t,
-          t,
-          std::max<int64_t>(1, CeilDiv(rows, 2 * t)),
-          std::max<int64_t>(1, CeilDiv(cols, t))};
+  return MakeGrid(rows, cols, 2 * t, t);
 }
 
 // A whole number in [lo, hi], or nullopt.
@@ -116,11 +117,11 @@ int ResolveAxis(int64_t a, const SparseTensor& st, const Args& args) {
   return static_cast<int>(a < 0 ? a + rank : a);
 }
 
-// The number of entries in each cell of `g`, row-major, in one parallel pass.
-std::vector<uint64_t> CountCells(const SparseTensor& st, int row_axis, int col_axis, const Grid& g,
-                                 const std::string& file) {
-  const int64_t cells = g.height * g.width;
-  std::vector<uint64_t> counts(static_cast<size_t>(cells), 0);
+// The number of entries in each pixel of `g`, row-major, in one parallel pass.
+std::vector<uint64_t> CountPixels(const SparseTensor& st, int row_axis, int col_axis, const Grid& g,
+                                  const std::string& file) {
+  const int64_t pixels = g.height * g.width;
+  std::vector<uint64_t> counts(static_cast<size_t>(pixels), 0);
   const int64_t nnz = st.nnz(), rank = st.rank();
   if (nnz == 0) return counts;
   const Tensor indices = st.indices().HostContiguous();
@@ -128,7 +129,7 @@ std::vector<uint64_t> CountCells(const SparseTensor& st, int row_axis, int col_a
   const FastDivider div_rows(static_cast<uint64_t>(g.cell_rows));
   const FastDivider div_cols(static_cast<uint64_t>(g.cell_cols));
   std::atomic<int64_t> bad{std::numeric_limits<int64_t>::max()};  // the first entry outside
-  // Calls add(cell) for the entries [b, e); one outside the shape is noted instead.
+  // Calls add(pixel) for the entries [b, e); one outside the shape is noted instead.
   const auto count = [&](int64_t b, int64_t e, const auto& add) {
     for (int64_t k = b; k < e; ++k) {
       const uint64_t i = static_cast<uint64_t>(idx[k * rank + row_axis]);
@@ -148,36 +149,37 @@ std::vector<uint64_t> CountCells(const SparseTensor& st, int row_axis, int col_a
   const int64_t parts = std::min<int64_t>(GetNumThreads(), NumChunks(nnz, kEntriesPerPart));
   if (parts <= 1) {
     count(0, nnz, [&](int64_t c) { ++counts[c]; });
-  } else if (cells <= nnz && parts * cells * 8 <= kPrivateHistogramBytes) {
+  } else if (pixels <= nnz && parts * pixels * 8 <= kPrivateHistogramBytes) {
     // A histogram per part, summed after: no atomics and no branch per entry (about twice as
     // fast as the shared one). Only while the histograms are small next to the entries.
     std::vector<std::vector<uint64_t>> local(static_cast<size_t>(parts - 1));
     ParallelChunks(nnz, CeilDiv(nnz, parts), [&](int64_t part, int64_t b, int64_t e) {
       std::vector<uint64_t>& h = part == 0 ? counts : local[part - 1];
-      if (part > 0) h.assign(static_cast<size_t>(cells), 0);
+      if (part > 0) h.assign(static_cast<size_t>(pixels), 0);
       count(b, e, [&](int64_t c) { ++h[c]; });
     });
-    ParallelFor(0, cells, GrainFor(8 * parts), [&](int64_t b, int64_t e) {
+    ParallelFor(0, pixels, GrainFor(8 * parts), [&](int64_t b, int64_t e) {
       for (const std::vector<uint64_t>& h : local) {
+        if (h.empty()) continue;  // a part past the last chunk, had the split made fewer
         for (int64_t c = b; c < e; ++c) counts[c] += h[c];
       }
     });
   } else {
     // One shared histogram with atomic adds, whose memory does not grow with the threads. A run
-    // of entries in one cell (sorted files, whose neighbours share a cell) costs one add.
+    // of entries in one pixel (sorted files, whose neighbours share a pixel) costs one add.
     uint64_t* hist = counts.data();
     ParallelFor(0, nnz, GrainFor(8 * rank), [&](int64_t b, int64_t e) {
-      int64_t run_cell = -1;
+      int64_t run_pixel = -1;
       uint64_t run = 0;
       count(b, e, [&](int64_t c) {
-        if (c != run_cell) {
-          if (run > 0) std::atomic_ref<uint64_t>(hist[run_cell]).fetch_add(run);
-          run_cell = c;
+        if (c != run_pixel) {
+          if (run > 0) std::atomic_ref<uint64_t>(hist[run_pixel]).fetch_add(run);
+          run_pixel = c;
           run = 0;
         }
         ++run;
       });
-      if (run > 0) std::atomic_ref<uint64_t>(hist[run_cell]).fetch_add(run);
+      if (run > 0) std::atomic_ref<uint64_t>(hist[run_pixel]).fetch_add(run);
     });
   }
   const int64_t k = bad.load();
@@ -194,7 +196,7 @@ uint64_t MaxCount(const std::vector<uint64_t>& counts) {
   return counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
 }
 
-// The gray of each cell (see "shading"), in parallel over rows of pixels.
+// The gray of each pixel (see "shading"), in parallel over rows of pixels.
 std::vector<uint8_t> Shade(const std::vector<uint64_t>& counts, uint64_t max, const Grid& g) {
   std::vector<uint8_t> gray(counts.size());
   const double scale = std::log1p(static_cast<double>(max));
@@ -283,7 +285,7 @@ int Run(const Args& a) {
   Grid g = PngGrid(rows, cols, *n);
   if (!a.out.empty()) {
     t0 = Clock::now();
-    const std::vector<uint64_t> counts = CountCells(st, ri, ci, g, a.file);
+    const std::vector<uint64_t> counts = CountPixels(st, ri, ci, g, a.file);
     const uint64_t max = MaxCount(counts);
     count_s = Seconds(t0);
     t0 = Clock::now();
@@ -306,7 +308,7 @@ int Run(const Args& a) {
   if (text) {
     const Grid tg = TextGrid(rows, cols, *n);
     t0 = Clock::now();
-    const std::vector<uint64_t> counts = CountCells(st, ri, ci, tg, a.file);
+    const std::vector<uint64_t> counts = CountPixels(st, ri, ci, tg, a.file);
     count_s += Seconds(t0);
     std::cout << TextPicture(counts, tg, st, ri, ci);
     g = tg;
@@ -314,7 +316,7 @@ int Run(const Args& a) {
   if (a.timings) {
     std::fprintf(stderr,
                  "spy: read %.3f s, count %.3f s, shade+encode+write %.3f s (%lld entries, "
-                 "%lld x %lld cells, %d threads)\n",
+                 "%lld x %lld pixels, %d threads)\n",
                  read_s, count_s, encode_s, static_cast<long long>(st.nnz()),
                  static_cast<long long>(g.height), static_cast<long long>(g.width),
                  GetNumThreads());
