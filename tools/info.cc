@@ -62,12 +62,13 @@ int64_t CountNonzeros(const Tensor& t) {
   });
 }
 
-// The row statistics of what `path` holds; the one place that knows which files have rows. A
-// format with other rows (libsvm lines, TFRecord features) adds its LengthTable producer here.
+// The row statistics of what `path` holds; the one place that knows which files have rows (a .svm
+// file reads as a matrix, so its lines are rows already). A format whose rows are not axis 0 of
+// a sparse tensor (a feature of TFRecord examples) adds its own LengthTable producer here.
 RowStats RowsOf(const io::TensorData& d, const std::string& path) {
   TK_CHECK(d.is_sparse(), kInvalidArgument, "info --rows: '", path,
            "' holds a dense array of dims ", ShapeString(d.dense.Dims()),
-           "; row statistics count the entries of a sparse file (.mtx coordinate, .tns, a "
+           "; row statistics count the entries of a sparse file (.mtx coordinate, .tns, .svm, a "
            "scipy.sparse .npz)");
   return RowStatsOf(RowLengths(d.sparse, path));
 }

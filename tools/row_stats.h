@@ -12,9 +12,10 @@
 //   histogram     the empty rows [0, 0], then up to 10 log-spaced bins [lo, hi] tiling [1, max]:
 //                 with B = min(10, max) the bin k starts at round((max + 1)^(k / B)), pushed up to
 //                 be past the previous start and down to leave one length for each later bin.
-//   extension     a format whose rows are not axis 0 of a sparse tensor (a libsvm line, one
-//                 feature of a TFRecord example) needs only its own LengthTable producer;
-//                 RowStatsOf and the printing work on any table.
+//   extension     a format whose rows are not axis 0 of a sparse tensor (one feature of the
+//                 examples of a TFRecord file) needs only its own LengthTable producer; RowStatsOf
+//                 and the printing work on any table. (A .svm file reads as a sparse matrix, one
+//                 row a line, so it needs none.)
 #ifndef TENSORKIT_TOOLS_ROW_STATS_H_
 #define TENSORKIT_TOOLS_ROW_STATS_H_
 

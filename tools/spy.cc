@@ -270,8 +270,8 @@ int Run(const Args& a) {
   const double read_s = Seconds(t0);
   TK_CHECK(d.is_sparse(), kInvalidArgument, "spy: '", a.file, "' holds a dense array of dims ",
            ShapeString(d.dense.Dims()),
-           "; spy pictures the entries of a sparse file (.mtx coordinate, .tns, a scipy.sparse "
-           ".npz); make one with e.g. tensorkit convert IN.npy OUT.mtx");
+           "; spy pictures the entries of a sparse file (.mtx coordinate, .tns, .svm, a "
+           "scipy.sparse .npz); make one with e.g. tensorkit convert IN.npy OUT.mtx");
   const SparseTensor& st = d.sparse;
   TK_CHECK(st.rank() >= 2, kInvalidArgument, "spy: '", a.file, "' holds a rank-", st.rank(),
            " sparse tensor of shape ", ShapeString(st.shape()),
@@ -330,7 +330,7 @@ Subcommand AddSpy(CLI::App& app) {
   auto args = std::make_shared<Args>();
   CLI::App* sub = app.add_subcommand(
       "spy", "Picture where a sparse file's entries are: a PNG, or text on a terminal");
-  sub->add_option("file", args->file, "The sparse file (.mtx, .tns, .npz)")->required();
+  sub->add_option("file", args->file, "The sparse file (.mtx, .tns, .svm, .npz)")->required();
   sub->add_option("-o,--output", args->out, "Write the picture to this .png");
   sub->add_option("--size", args->size, "At most N x N pixels (default 512)");
   sub->add_option("--axes", args->axes, "The two axes pictured, I down and J across (default 0,1)");

@@ -99,8 +99,16 @@ class RowsTest(unittest.TestCase):
             # The same matrix as scipy CSR (sorted rows) read from .npz.
             z = self.path("r%d.npz" % n)
             sp.save_npz(z, sp.csr_matrix((np.ones(nnz), (r, c)), shape=shape))
-            csr_lengths = np.diff(sp.load_npz(z).indptr)  # repeats were summed by scipy
+            csr = sp.load_npz(z)
+            csr_lengths = np.diff(csr.indptr)  # repeats were summed by scipy
             self.check_against_numpy(self.rows_json(z), csr_lengths, z)
+            # And as libsvm, a line a row ("0" alone for an empty one), 1-based.
+            svm = self.path("r%d.svm" % n)
+            with open(svm, "w") as f:
+                for i in range(shape[0]):
+                    cols = csr.indices[csr.indptr[i]:csr.indptr[i + 1]]
+                    f.write(" ".join(["0"] + ["%d:1" % (j + 1) for j in sorted(cols)]) + "\n")
+            self.check_against_numpy(self.rows_json(svm), csr_lengths, svm)
 
     def test_far_more_rows_than_entries(self):
         # Counted by sorting the row indices: nothing is allocated per row.
