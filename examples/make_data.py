@@ -51,6 +51,17 @@ def main():
     mmwrite("laplacian_symmetric.mtx", sp.coo_matrix(s + s.T), symmetry="symmetric")
     pattern = (sp.random(5, 8, density=0.3, random_state=8) != 0).astype(np.int32)
     mmwrite("adjacency_pattern.mtx", pattern, field="pattern")
+    # An R-MAT graph (Graph500's a, b, c = 0.57, 0.19, 0.19: each edge picks a quadrant 9 times),
+    # 512 vertices and 16 edges each, repeats kept: the `tensorkit spy` picture of tools/README.md.
+    g = np.random.default_rng(500)
+    src, dst = np.zeros(16 * 512, np.int64), np.zeros(16 * 512, np.int64)
+    for bit in range(9):
+        r = g.random(16 * 512)
+        src |= (r >= 0.76).astype(np.int64) << bit
+        dst |= (((r >= 0.57) & (r < 0.76)) | (r >= 0.95)).astype(np.int64) << bit
+    with open(path("rmat_graph.mtx"), "w") as f:
+        f.write("%%%%MatrixMarket matrix coordinate pattern general\n512 512 %d\n" % len(src))
+        f.writelines("%d %d\n" % (i + 1, j + 1) for i, j in zip(src, dst))
     # A FROSTT tensor: 3 axes, 1-based, with a comment line.
     coords = sorted({tuple(int(v) for v in rng.integers(1, [4, 5, 3])) for _ in range(12)})
     with open(path("ratings.tns"), "w") as f:

@@ -43,6 +43,10 @@ echo "== info on a few results"
 "$tk" info --json "$out/mtx/laplacian_symmetric.mtx"
 "$tk" info --json "$out/nd/ratings.npy"
 echo
+echo "== entries per row, and where the entries are (spy -o OUT.png writes the PNG of tools/README.md)"
+"$tk" info --rows "$here/data/rmat_graph.mtx"
+"$tk" spy --text --size 48 "$here/data/rmat_graph.mtx"
+echo
 echo "== summary"
 inputs=$(ls "$here"/data | wc -l)
 outputs=$(find "$out" -type f | wc -l)

@@ -11,7 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libdlpack-dev
   libfarmhash-dev libfast-float-dev
-  zlib1g-dev
+  zlib1g-dev libpng-dev
   clang libclang-rt-14-dev
   python3 python3-numpy python3-scipy python3-sklearn
 )

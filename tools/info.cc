@@ -1,11 +1,14 @@
-// tensorkit info [--json] FILE: format, kind, shape, dtype, nnz, order and density.
+// tensorkit info [--json] [--rows] FILE: format, kind, shape, dtype, nnz, order and density, and
+// with --rows the statistics of the row lengths (row_stats.h).
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/tools/json.h"
+#include "tensorkit/tools/row_stats.h"
 #include "tensorkit/tools/tool.h"
 
 namespace tensorkit::tools {
@@ -14,6 +17,7 @@ namespace {
 struct Args {
   std::string file;
   bool json = false;
+  bool rows = false;
 };
 
 struct Summary {
@@ -22,9 +26,10 @@ struct Summary {
   std::vector<int64_t> shape;
   std::string dtype;
   int64_t nnz = 0;
-  std::vector<int> order;  // sparse: the known order; empty when unknown
-  std::string layout;      // dense: "C" or "Fortran" or "strided"
-  double density = 0;      // distinct stored positions / cells, so never above 1
+  std::vector<int> order;        // sparse: the known order; empty when unknown
+  std::string layout;            // dense: "C" or "Fortran" or "strided"
+  double density = 0;            // distinct stored positions / cells, so never above 1
+  std::optional<RowStats> rows;  // with --rows
 };
 
 std::string DenseLayout(const Tensor& t) {
@@ -57,9 +62,21 @@ int64_t CountNonzeros(const Tensor& t) {
   });
 }
 
-Summary Summarize(const std::string& path) {
+// The row statistics of what `path` holds; the one place that knows which files have rows (a .svm
+// file reads as a matrix, so its lines are rows already). A format whose rows are not axis 0 of
+// a sparse tensor (a feature of TFRecord examples) adds its own LengthTable producer here.
+RowStats RowsOf(const io::TensorData& d, const std::string& path) {
+  TK_CHECK(d.is_sparse(), kInvalidArgument, "info --rows: '", path,
+           "' holds a dense array of dims ", ShapeString(d.dense.Dims()),
+           "; row statistics count the entries of a sparse file (.mtx coordinate, .tns, .svm, a "
+           "scipy.sparse .npz)");
+  return RowStatsOf(RowLengths(d.sparse, path));
+}
+
+Summary Summarize(const std::string& path, bool rows) {
   io::TensorData d = io::Read(path);
   Summary s;
+  if (rows) s.rows = RowsOf(d, path);  // first: a file without rows fails before the costly part
   s.format = io::FormatName(io::FormatFromPath(path));
   s.sparse = d.is_sparse();
   double cells = 1;
@@ -92,7 +109,7 @@ std::string JsonArray(const std::vector<Int>& v) {
 }
 
 int Run(const Args& a) {
-  Summary s = Summarize(a.file);
+  Summary s = Summarize(a.file, a.rows);
   std::ostringstream density;
   density.precision(6);
   density << s.density;
@@ -102,7 +119,9 @@ int Run(const Args& a) {
               << ", \"shape\": " << JsonArray(s.shape) << ", \"dtype\": " << JsonQuote(s.dtype)
               << ", \"nnz\": " << s.nnz << ", \"order\": "
               << (s.sparse ? (s.order.empty() ? "null" : JsonArray(s.order)) : JsonQuote(s.layout))
-              << ", \"density\": " << density.str() << "}\n";
+              << ", \"density\": " << density.str();
+    if (s.rows) std::cout << ", \"rows\": " << RowStatsJson(*s.rows);
+    std::cout << "}\n";
     return kExitOk;
   }
   std::cout << "file:    " << a.file << "\n"
@@ -113,6 +132,7 @@ int Run(const Args& a) {
             << "order:   "
             << (s.sparse ? (s.order.empty() ? "unknown" : ShapeString(s.order)) : s.layout) << "\n"
             << "density: " << density.str() << "\n";
+  if (s.rows) std::cout << RowStatsText(*s.rows);
   return kExitOk;
 }
 
@@ -125,6 +145,9 @@ Subcommand AddInfo(CLI::App& app) {
                                      "and density");
   sub->add_option("file", args->file, "The file")->required();
   sub->add_flag("--json", args->json, "Print one JSON object");
+  sub->add_flag("--rows", args->rows,
+                "Also the entries per row of a 2-D sparse file: min, max, mean, p50/p90/p99, "
+                "empty rows and a histogram (JSON key \"rows\")");
   sub->footer(
       "order: the sorted axes of a sparse tensor (or unknown/null); C, Fortran or "
       "strided for a dense one.\nExit codes: 0 ok, 1 unreadable file, 2 usage error.");

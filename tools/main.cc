@@ -1,4 +1,5 @@
-// tensorkit: convert, inspect, validate and concatenate tensor files (see tools/README.md).
+// tensorkit: convert, inspect, validate, concatenate and picture tensor files (see
+// tools/README.md).
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,15 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "tensorkit/common/parallel.h"
 #include "tensorkit/common/file_util.h"
+#include "tensorkit/common/parallel.h"
 #include "tensorkit/tools/batch.h"
 #include "tensorkit/tools/tool.h"
 
 int main(int argc, char** argv) {
   using namespace tensorkit::tools;
   CLI::App app{
-      "tensorkit: convert, inspect, validate and concatenate tensor files and fit vocabularies (" +
+      "tensorkit: convert, inspect, validate, concatenate and picture tensor files and "
+      "fit vocabularies (" +
       tensorkit::io::FormatList(".", ", ", ", ") +
       ").\nExit codes: 0 ok, 1 invalid input or failed, 2 usage error."};
   app.require_subcommand(1);
@@ -29,8 +31,9 @@ int main(int argc, char** argv) {
             return "the thread count must be a whole number of at least 1, got '" + v + "'";
           },
           "N >= 1"));
-  std::vector<Subcommand> subs = {AddConvert(app), AddInfo(app),     AddValidate(app),
-                                  AddConcat(app),  AddManifest(app), AddVocab(app)};
+  std::vector<Subcommand> subs = {AddConvert(app), AddInfo(app), AddValidate(app),
+                                  AddConcat(app),  AddSpy(app),  AddManifest(app),
+                                  AddVocab(app)};
   // A signal ends a batch without leaving temporary files behind.
   tensorkit::io::RemoveTemporariesOnSignal();
   try {

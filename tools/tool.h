@@ -1,9 +1,8 @@
 // tensorkit/tools/tool.h: shared pieces of the `tensorkit` command-line tool.
 //
 // Glossary
-//   subcommand  convert, info, validate, concat, manifest, vocab: each file adds one to the CLI11
-//   app and
-//               returns the function that runs it after parsing.
+//   subcommand  convert, info, validate, concat, manifest, vocab, spy: each file adds one to the
+//               CLI11 app and returns the function that runs it after parsing.
 //   exit codes  kExitOk (0) success; kExitFailed (1) an input is invalid or an operation failed;
 //               kExitUsage (2) the command line is wrong (also for a UsageError found later).
 //   output form what the output format needs: .npy dense, .tns sparse, .mtx sparse (coordinate),
@@ -45,6 +44,7 @@ Subcommand AddValidate(CLI::App& app);
 Subcommand AddConcat(CLI::App& app);
 // `vocab fit|merge|build|lookup` (vocab.cc).
 Subcommand AddVocab(CLI::App& app);
+Subcommand AddSpy(CLI::App& app);
 
 struct ConvertOptions {
   bool reorder = false;   // sort sparse entries in C order (Reorder({0..rank-1}))

@@ -23,3 +23,15 @@ if(TARGET tensorkit_tool)
   set_tests_properties(tools.batch tools.dask_driver PROPERTIES LABELS tools)
   set_tests_properties(tools.dask_driver PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+
+# `info --rows` against NumPy and `spy` pictures (Debian's /usr/bin/python3 with python3-numpy and
+# python3-scipy); skipped (exit 77) without them.
+if(TARGET tensorkit_tool)
+  add_test(NAME tools.info_rows
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/rows_test.py
+                   --tool $<TARGET_FILE:tensorkit_tool>)
+  add_test(NAME tools.spy
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/spy_test.py
+                   --tool $<TARGET_FILE:tensorkit_tool>)
+  set_tests_properties(tools.info_rows tools.spy PROPERTIES LABELS tools SKIP_RETURN_CODE 77)
+endif()

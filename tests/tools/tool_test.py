@@ -235,7 +235,8 @@ class ToolTest(unittest.TestCase):
         self.assertEqual(run("convert", "--to", "xyz", "-o", self.dir, "a.mtx").returncode, 2)
         self.assertEqual(run("info").returncode, 2)
         self.assertEqual(run("concat", "-o", "x.npy", "a.npy").returncode, 2)  # no --axis
-        for sub in ["convert", "info", "validate", "concat"]:
+        self.assertEqual(run("spy").returncode, 2)  # no file
+        for sub in ["convert", "info", "validate", "concat", "spy"]:
             r = run(sub, "--help")
             self.assertEqual(r.returncode, 0, sub)
             self.assertIn("Usage", r.stdout)
