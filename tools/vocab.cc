@@ -4,15 +4,20 @@
 //   vocab merge -o COUNTS.tsv COUNTS.tsv...
 //   vocab build -o VOCAB.txt [--min-frequency N] [--max-tokens K] [--ties ...] [--mask M] COUNTS...
 //   vocab lookup --vocab VOCAB.txt -o OUT [--dtype string|int64] [--num-oov N] [--mask M] IN
+//   vocab sketch -o SKETCH.qsketch [--capacity K] [--member NAME] [--shard ...] IN...
+//   vocab sketch-merge -o SKETCH.qsketch SKETCH...
+//   vocab boundaries --buckets N [-o BOUNDARIES.npy] SKETCH...
 //
-// Fitting other per-feature statistics over files (quantile boundaries for Bucketize, issue 25)
-// belongs beside `vocab fit`, as its own subcommand reusing ForEachInput and the shard options.
+// The sketch commands are the same map-reduce for Bucketize's quantile boundaries: a
+// QuantileSketch per shard, merged, then the boundaries of N about equally full buckets.
 #include <charconv>
 #include <iostream>
 #include <memory>
 #include <mutex>
 
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/features/quantiles.h"
 #include "tensorkit/features/vocabulary.h"
 #include "tensorkit/tools/batch.h"
 #include "tensorkit/tools/tool.h"
@@ -39,6 +44,9 @@ struct Args {
   std::string dtype = "string";
   int64_t num_oov = 1;
   std::string oov_method = "floormod";
+  // sketch and boundaries
+  int capacity = QuantileSketch::kDefaultCapacity;
+  int buckets = 0;
 };
 
 // The input list of a fit: the command line's files, then --inputs-from's, then only this
@@ -196,6 +204,86 @@ int RunLookup(const Args& a) {
   return kExitOk;
 }
 
+// --- quantile sketches ------------------------------------------------------------------------
+
+void SaveSketch(const QuantileSketch& s, const std::string& path) {
+  io::AtomicFile file(path);
+  file.Write(s.ToBytes());
+  file.Commit();
+}
+
+QuantileSketch LoadSketch(const std::string& path) {
+  const std::vector<uint8_t> bytes = io::ReadWholeFile(path);
+  try {
+    return QuantileSketch::FromBytes(std::string(bytes.begin(), bytes.end()));
+  } catch (const Error& e) {
+    Throw(e.code(), "vocab: '", path, "': ", e.what());
+  }
+}
+
+// The sketches of `files`, merged in the files' order: merges compact, so a fixed order makes
+// the result the same however the reads were scheduled.
+QuantileSketch MergeSketches(std::vector<QuantileSketch>& parts,
+                             const std::vector<std::string>& files) {
+  QuantileSketch total = parts.empty() ? QuantileSketch() : parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) {
+    try {
+      total.Merge(parts[i]);
+    } catch (const Error& e) {
+      Throw(e.code(), "vocab: '", files[i], "': ", e.what());
+    }
+  }
+  return total;
+}
+
+int RunSketch(const Args& a) {
+  Shard shard;
+  const std::vector<std::string> files = FitInputs(a, &shard);
+  std::vector<QuantileSketch> parts(files.size(), QuantileSketch(a.capacity));
+  ForEachInput(files, a.member, [&](int64_t i, const io::TensorData& d) {
+    TK_CHECK(!d.is_sparse() || d.sparse.dtype() != DType::kString, kDTypeMismatch,
+             "vocab sketch: strings have no quantiles");
+    parts[i].Add(d.is_sparse() ? d.sparse.values() : d.dense);
+  });
+  const QuantileSketch total = MergeSketches(parts, files);
+  SaveSketch(total, a.out);
+  std::cout << "sketched " << total.count() << " values from " << files.size() << " file(s)"
+            << (a.shard.empty() ? "" : " (shard " + shard.Text() + ")") << ", rank error at most "
+            << total.RankErrorBound() << ", into " << a.out << "\n";
+  return kExitOk;
+}
+
+std::vector<QuantileSketch> LoadSketches(const std::vector<std::string>& files) {
+  if (files.empty()) throw UsageError("vocab sketch-merge and vocab boundaries need sketches");
+  std::vector<QuantileSketch> parts(files.size());
+  ParallelFor(0, static_cast<int64_t>(files.size()), 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) parts[i] = LoadSketch(files[i]);
+  });
+  return parts;
+}
+
+int RunSketchMerge(const Args& a) {
+  std::vector<QuantileSketch> parts = LoadSketches(a.files);
+  const QuantileSketch total = MergeSketches(parts, a.files);
+  SaveSketch(total, a.out);
+  std::cout << "merged " << a.files.size() << " sketch(es): " << total.count()
+            << " values, rank error at most " << total.RankErrorBound() << ", into " << a.out
+            << "\n";
+  return kExitOk;
+}
+
+int RunBoundaries(const Args& a) {
+  std::vector<QuantileSketch> parts = LoadSketches(a.files);
+  const QuantileSketch total = MergeSketches(parts, a.files);
+  const std::vector<float> b = total.Boundaries(a.buckets);
+  if (!a.out.empty()) io::Write(a.out, Tensor::FromVector(b));
+  std::cout << b.size() << " boundaries of " << a.buckets << " buckets over " << total.count()
+            << " values (rank error at most " << total.RankErrorBound() << "):";
+  for (float x : b) std::cout << " " << x;
+  std::cout << "\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 Subcommand AddVocab(CLI::App& app) {
@@ -256,6 +344,31 @@ Subcommand AddVocab(CLI::App& app) {
       ->add_option("--oov-method", args->oov_method,
                    "Integer OOV buckets: floormod (default) or farmhash (Keras's oov_method)")
       ->check(CLI::IsMember({"floormod", "farmhash"}));
+  CLI::App* sketch = vocab->add_subcommand(
+      "sketch", "Summarise the numbers of .npy/.npz files in a quantile sketch (for Bucketize)");
+  counts_out(sketch, "The sketch file to write");
+  sketch->add_option("files", args->files, "Input files (dense or sparse; their values count)");
+  sketch->add_option("--member", args->member, ".npz: the array to read (default: the first)");
+  sketch->add_option("--shard", args->shard,
+                     "Sketch only shard K of N of the inputs (K/N, auto, auto/N as for convert)");
+  sketch->add_option("--inputs-from", args->inputs_from,
+                     "Read input paths from FILE, one a line (- for standard input)");
+  sketch
+      ->add_option("--capacity", args->capacity,
+                   "Items per level (even, 8..2^24, default 4096); sketches that merge need the "
+                   "same capacity; the rank error shrinks as it grows")
+      ->check(CLI::Range(8, 1 << 24));
+  CLI::App* sketch_merge =
+      vocab->add_subcommand("sketch-merge", "Merge quantile sketches (the shards of a sketch)");
+  counts_out(sketch_merge, "The merged sketch file to write");
+  sketch_merge->add_option("files", args->files, "Sketch files")->required();
+  CLI::App* boundaries = vocab->add_subcommand(
+      "boundaries", "Print (and write as float32 .npy) Bucketize boundaries from sketches");
+  boundaries->add_option("-o,--output", args->out, "The .npy file of the boundaries to write");
+  boundaries->add_option("files", args->files, "Sketch files (merged first)")->required();
+  boundaries->add_option("--buckets", args->buckets, "The number of buckets")
+      ->required()
+      ->check(CLI::Range(1, 1 << 30));
   for (CLI::App* s : {build, lookup}) {
     s->add_option("--mask", args->mask, "The mask token (id 0), never a token of the vocabulary")
         ->each([args](const std::string&) { args->has_mask = true; });
@@ -264,8 +377,11 @@ Subcommand AddVocab(CLI::App& app) {
       "A map-reduce over many files: `vocab fit --shard K/N -o counts-K.tsv` on each worker, "
       "then `vocab build -o vocab.txt counts-*.tsv`.\nExit codes: 0 ok, 1 failed, 2 usage "
       "error.");
-  return {vocab, [args, fit, merge, build, lookup]() {
+  return {vocab, [args, fit, merge, build, lookup, sketch, sketch_merge, boundaries]() {
             if (fit->parsed()) return RunFit(*args);
+            if (sketch->parsed()) return RunSketch(*args);
+            if (sketch_merge->parsed()) return RunSketchMerge(*args);
+            if (boundaries->parsed()) return RunBoundaries(*args);
             if (merge->parsed()) return RunMerge(*args);
             if (build->parsed()) return RunBuild(*args);
             if (lookup->parsed()) return RunLookup(*args);

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Drives `tensorkit vocab fit|merge|build|lookup`: counts files, shards merged against the whole,
+"""Drives `tensorkit vocab fit|merge|build|lookup|sketch|sketch-merge|boundaries`: counts files, shards merged against the whole,
 vocabulary files, lookups, failures and exit codes. Standard library only.
 
 Usage: vocab_test.py --tool build/bin/tensorkit [unittest args]
@@ -166,6 +166,52 @@ class VocabTest(unittest.TestCase):
         r = run("vocab", "build", "-o", self.path("v.txt"), nl)
         self.assertEqual(r.returncode, 1)
         self.assertIn("holds a '\\n'", r.stderr)
+
+    def test_quantile_sketches_over_shards(self):
+        """Sketch shards, merge them, take boundaries: every boundary's rank among all values is
+        within the reported error of i / N of them, and the merged sketch of the shards gives
+        what `boundaries` gives from the shard sketches directly."""
+        rng = random.Random(25)
+        files, values = [], []
+        for k in range(4):
+            v = [rng.gauss(0, 1) * (k + 1) + k for _ in range(20000)]
+            values += v
+            files.append(self.write("v%d.npy" % k, npy_image(
+                "<f8", [len(v)], struct.pack("<%dd" % len(v), *v))))
+        sketches = []
+        for k in range(2):  # two shards of the inputs, as two workers would run them
+            out = self.path("s%d.qsketch" % k)
+            r = run("vocab", "sketch", "--shard", "%d/2" % k, "--capacity", "256", "-o", out,
+                    *files)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            sketches.append(out)
+        merged = self.path("all.qsketch")
+        r = run("vocab", "sketch-merge", "-o", merged, *sketches)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        error = int(r.stdout.split("rank error at most ")[1].split(",")[0])
+        self.assertIn("%d values" % len(values), r.stdout)
+        r = run("vocab", "boundaries", "--buckets", "10", "-o", self.path("b.npy"), merged)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        descr, shape, b = read_npy(self.path("b.npy"))
+        self.assertEqual(descr, "<f4")
+        self.assertEqual(len(b), 9)
+        self.assertEqual(b, sorted(set(b)))
+        ordered = sorted(values)
+        import bisect
+        for i, x in enumerate(b, start=1):
+            rank = bisect.bisect_left(ordered, x)
+            self.assertLessEqual(abs(rank - i * len(values) / 10), error + 2, (i, x, rank))
+        again = run("vocab", "boundaries", "--buckets", "10", *sketches)
+        self.assertEqual(again.stdout.split(":", 1)[1], r.stdout.split(":", 1)[1])
+        # A sketch file that is not one, and strings, are refused.
+        bad = self.write("bad.qsketch", b"not a sketch")
+        r = run("vocab", "boundaries", "--buckets", "4", bad)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("bad.qsketch", r.stderr)
+        strs = self.write("s.npy", unicode_npy(["a", "b"]))
+        r = run("vocab", "sketch", "-o", self.path("x.qsketch"), strs)
+        self.assertEqual(r.returncode, 1)
+        self.assertNotEqual(r.stderr, "")
 
     def test_usage_errors(self):
         a = self.write("a.npy", unicode_npy(["a"]))
