@@ -22,8 +22,11 @@
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/common/scalar.h"
 #include "tensorkit/dense/ops.h"
+#include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
+#include "tensorkit/sparse/sparse_ops.h"
 
 namespace tensorkit {
 namespace {
@@ -325,10 +328,10 @@ Runs CountGroups(const T* ids, const W* weights, const Groups& g, int64_t n, int
   return r;
 }
 
-// Throws unless ids is a defined CPU int32/int64 tensor [n].
-void CheckIds(const Tensor& ids, const char* op) {
+// Throws unless ids is a defined int32/int64 tensor [n] (on the CPU unless `any_device`).
+void CheckIds(const Tensor& ids, const char* op, bool any_device = false) {
   TK_CHECK(ids.defined(), kInvalidArgument, op, ": the ids are undefined");
-  fi::CheckOnCpu(ids, "ids", op);
+  if (!any_device) fi::CheckOnCpu(ids, "ids", op);
   TK_CHECK((kIdDTypes & Bit(ids.dtype())) != 0, kDTypeMismatch, op, ": ids of dtype ",
            DTypeName(ids.dtype()), " cannot be counted; pass int32 or int64 ids");
   TK_CHECK(ids.NumAxes() == 1, kShapeMismatch, op, ": ids must be 1-D (one id per entry), got ",
@@ -401,15 +404,77 @@ SparseTensor CountCore(const Tensor& ids_in, const Tensor& weights, const Groups
                               std::move(order));
 }
 
-// Throws unless st holds ids of rank 1 or 2 within its shape, on the CPU.
-void CheckSparseIds(const SparseTensor& st, const char* op) {
+// Throws unless st holds ids of rank 1 or 2 within its shape (on the CPU unless `any_device`).
+void CheckSparseIds(const SparseTensor& st, const char* op, bool any_device = false) {
   si::CheckCreated(st, op);
   TK_CHECK(st.rank() == 1 || st.rank() == 2, kShapeMismatch, op,
            ": ids must be a SparseTensor of rank 1 ([L]) or 2 ([B, L]), got shape ",
            ShapeString(st.shape()));
-  CheckIds(st.values(), op);
+  CheckIds(st.values(), op, any_device);
+  if (si::OnCuda(st)) {
+    sparse_cuda::CheckBounds(op, st.indices(), st.shape());
+    return;
+  }
   fi::CheckOnCpu(st.indices(), "the indices", op);
   si::CheckIndexBounds(st, op);
+}
+
+// The CUDA body of CountSparse (Note [device choice] of sparse/device_ops.h): the (row, id) keys
+// made on the device, the entries at or past max_length sliced off and the rest summed by
+// sparse/'s device Coalesce, which adds each (row, id)'s weights in entry order. Rows come from
+// `indices` (a SparseTensor's) or `offsets` (a JaggedTensor's).
+SparseTensor CountOnDevice(const Tensor& ids, const Tensor& indices, const Tensor& offsets,
+                           const Tensor& weights, int64_t num_rows, int out_rank, bool binary,
+                           int64_t min_length, int64_t max_length, const char* op) {
+  TK_CHECK(min_length >= -1, kInvalidArgument, op, ": min_length ", min_length,
+           " must be -1 (no minimum) or >= 0");
+  TK_CHECK(max_length >= -1, kInvalidArgument, op, ": max_length ", max_length,
+           " must be -1 (no maximum) or >= 0");
+  const int64_t n = ids.NumElements();
+  DType w_dtype = DType::kInt64;
+  if (weights.defined()) {
+    si::CheckSameDevice(weights.device(), ids.device(), op, "weights", "ids");
+    TK_CHECK((kWeightDTypes & Bit(weights.dtype())) != 0, kDTypeMismatch, op, ": weights of dtype ",
+             DTypeName(weights.dtype()),
+             " are not supported; pass int32, int64, float32 or float64 weights");
+    w_dtype = weights.dtype();
+    TK_CHECK(weights.NumElements() == 0 || (weights.NumAxes() == 1 && weights.Dim(0) == n),
+             kShapeMismatch, op, ": weights must be [", n, "] (one per id) or empty, got ",
+             ShapeString(weights.Dims()));
+  }
+  const features_cuda::CountKeys k = features_cuda::CountKeysOnDevice(ids, indices, offsets, op);
+  if (k.first_negative >= 0) {
+    const Tensor host = ids.HostContiguous();
+    const int64_t v = host.dtype() == DType::kInt64 ? host.data<int64_t>()[k.first_negative]
+                                                    : host.data<int32_t>()[k.first_negative];
+    Throw(ErrorCode::kInvalidArgument, op, ": id ", v, " of entry ", k.first_negative,
+          " is negative; ids must be >= 0");
+  }
+  int64_t width = max_length;
+  if (max_length < 0) {
+    TK_CHECK(k.max_id < std::numeric_limits<int64_t>::max(), kOutOfRange, op, ": id ", k.max_id,
+             " leaves no room for the output's width (id + 1); pass a max_length to drop it");
+    width = std::max({k.max_id + 1, min_length, int64_t{1}});
+  }
+  Tensor values;
+  if (weights.defined() && weights.NumElements() > 0) {
+    values = weights.IsContiguous() ? weights : weights.Clone();
+  } else {
+    values = Tensor::Empty({n}, w_dtype, ids.device());
+    Set(Scalar(int64_t{1}), &values);
+  }
+  const int64_t full = std::max(k.max_id + 1, width);
+  SparseTensor st = SparseTensor::Create(k.keys, values, {num_rows, full});
+  if (full > width) st = Slice(st, {0, 0}, {num_rows, width});
+  st.Coalesce();
+  if (binary) {
+    Tensor v = st.values();  // shares the storage: ones in place
+    Set(Scalar(int64_t{1}), &v);
+  }
+  if (out_rank == 1) {
+    return SparseTensor::Create(CopyColumns(st.indices(), 1, 2), st.values(), {width}, {0});
+  }
+  return SparseTensor::Create(st.indices(), st.values(), {num_rows, width}, {0, 1});
 }
 
 Groups GroupJagged(const JaggedTensor& jt, const char* op) {
@@ -466,7 +531,15 @@ SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights, bool bi
                          int64_t min_length, int64_t max_length, const CountAllocator& allocate) {
   const char* op = "CountSparse";
   return fi::ReportingAllocationFailure(op, [&] {
-    CheckSparseIds(ids, op);
+    CheckSparseIds(ids, op, /*any_device=*/true);
+    if (si::OnCuda(ids)) {
+      TK_CHECK(!allocate, kUnsupported, op,
+               ": ids on a CUDA device count into new tensors; call the form without an "
+               "allocator");
+      return CountOnDevice(ids.values(), ids.indices(), Tensor(), weights,
+                           ids.rank() == 2 ? ids.shape()[0] : 1, ids.rank(), binary, min_length,
+                           max_length, op);
+    }
     const Groups g = GroupSparse(ids);
     const int out_rank = ids.rank();
     return CountCore(ids.values(), weights, g, out_rank == 2 ? ids.shape()[0] : 1, out_rank, binary,
@@ -478,6 +551,11 @@ SparseTensor CountSparse(const JaggedTensor& ids, const Tensor& weights, bool bi
                          int64_t min_length, int64_t max_length) {
   const char* op = "CountSparse";
   return fi::ReportingAllocationFailure(op, [&] {
+    if (ids.defined() && fi::OnCuda(ids.values())) {
+      CheckIds(ids.values(), op, /*any_device=*/true);
+      return CountOnDevice(ids.values(), Tensor(), ids.offsets(), weights, ids.batch_size(), 2,
+                           binary, min_length, max_length, op);
+    }
     const Groups g = GroupJagged(ids, op);
     return CountCore(ids.values(), weights, g, ids.batch_size(), 2, binary, min_length, max_length,
                      op);

@@ -46,8 +46,10 @@ namespace tensorkit {
 //     -1), negative ids, indices outside the shape, rank other than 1 and 2, weights of the wrong
 //     size, min_length or max_length below -1 are Errors naming the first bad entry or value.
 // The ids' entries may come in any order: rows are grouped by a stable sort, so sums still run
-// in entry order. On the CPU (a CUDA tensor is kUnsupported in this version); parallel over
-// rows, the same results at any thread count.
+// in entry order. On the CPU (parallel over rows, the same results at any thread count) or on
+// the ids' CUDA device (keys made there and summed by sparse/'s device Coalesce, in entry order
+// for every (row, id) of at most 2048 entries; longer float sums may round differently). The
+// allocator form is CPU only.
 SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights = {}, bool binary = false,
                          int64_t min_length = -1, int64_t max_length = -1);
 // Where CountSparse writes its outputs, for a host framework that owns the buffers:

@@ -36,6 +36,19 @@ Tensor BucketizeOnDevice(const Tensor& values, const std::vector<float>& slots,
 Tensor BucketizeOnDevice(const Tensor& values, const std::vector<double>& slots,
                          int32_t num_boundaries, const char* op);
 
+// CountSparse's keys on the ids' CUDA device: keys [n, 2] int64 (row, id) of n ids (int32 or
+// int64, contiguous), the row of entry i read from `indices` (int64 [n, rank], rank 1 or 2: row
+// 0 for rank 1) or, when offsets is defined, found in a jagged tensor's offsets (int64 [B + 1]).
+// *first_negative is the first entry with a negative id (-1 when none), *max_id the largest id
+// (-1 without ids): one fetch of both after the kernel.
+struct CountKeys {
+  Tensor keys;
+  int64_t first_negative = -1;
+  int64_t max_id = -1;
+};
+CountKeys CountKeysOnDevice(const Tensor& ids, const Tensor& indices, const Tensor& offsets,
+                            const char* op);
+
 }  // namespace tensorkit::features_cuda
 
 #endif  // TENSORKIT_FEATURES_DEVICE_OPS_H_

@@ -27,4 +27,9 @@ Tensor BucketizeOnDevice(const Tensor& values, const std::vector<double>&, int32
         " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
 }
 
+CountKeys CountKeysOnDevice(const Tensor& ids, const Tensor&, const Tensor&, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", ids.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
 }  // namespace tensorkit::features_cuda

@@ -10,6 +10,7 @@
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/features/bucketize.h"
+#include "tensorkit/features/counts.h"
 #include "tensorkit/features/hash.h"
 #include "tensorkit/features/vocabulary.h"
 #include "test_util.h"
@@ -107,6 +108,57 @@ TEST(FeaturesGpu, BucketizeEqualsTheCpu) {
     EXPECT_EQ(Host32(Bucketize(x.To(kGpu), bd)), Host32(Bucketize(x, bd))) << DTypeName(dt);
   }
   EXPECT_EQ(Host32(Bucketize(Tensor::Empty({0}, DType::kFloat32).To(kGpu), bf)).size(), 0u);
+}
+
+// The (row, id) entries and values of a count, on the CPU.
+std::pair<std::vector<int64_t>, Tensor> Entries(const SparseTensor& st) {
+  return {Host(st.indices()), st.values().To(Device::Cpu())};
+}
+
+TEST(FeaturesGpu, CountSparseEqualsTheCpu) {
+  TK_REQUIRE_GPU();
+  std::mt19937_64 rng(8);
+  const int64_t rows = 3000, n = 60000;
+  std::vector<int64_t> idx, ids;
+  for (int64_t i = 0; i < n; ++i) {
+    idx.push_back(static_cast<int64_t>(rng() % rows));
+    idx.push_back(i % 50);
+    ids.push_back(static_cast<int64_t>(rng() % 700));
+  }
+  std::vector<float> w(static_cast<size_t>(n));
+  for (float& x : w) x = static_cast<float>(rng() % 16) / 4.0f;  // exact sums in any order
+  const SparseTensor st =
+      SparseTensor::Create(Tensor::FromVector(idx, {n, 2}), Tensor::FromVector(ids), {rows, 50});
+  const SparseTensor on = st.To(kGpu);
+  const Tensor weights = Tensor::FromVector(w);
+  for (bool binary : {false, true}) {
+    for (int64_t max_length : {int64_t{-1}, int64_t{0}, int64_t{300}}) {
+      const SparseTensor want = CountSparse(st, weights, binary, 1000, max_length);
+      const SparseTensor got = CountSparse(on, weights.To(kGpu), binary, 1000, max_length);
+      EXPECT_EQ(got.shape(), want.shape());
+      const auto [gi, gv] = Entries(got);
+      const auto [wi, wv] = Entries(want);
+      EXPECT_EQ(gi, wi);
+      gpu_testing::ExpectSame<float>(gv, wv, "CountSparse values");
+      EXPECT_EQ(Entries(CountSparse(on)).first, Entries(CountSparse(st)).first);
+    }
+  }
+  // Rank-1 ids and a jagged batch.
+  const SparseTensor one =
+      SparseTensor::Create(Tensor::FromVector(std::vector<int64_t>{0, 1, 2, 3}, {4, 1}),
+                           Tensor::FromVector(std::vector<int32_t>{5, 2, 5, 0}), {4});
+  EXPECT_EQ(Entries(CountSparse(one.To(kGpu))).first, Entries(CountSparse(one)).first);
+  const JaggedTensor j =
+      JaggedTensor::FromLengths(Tensor::FromVector(std::vector<int64_t>{4, 4, 1, 7, 7, 7}),
+                                Tensor::FromVector(std::vector<int64_t>{2, 0, 4}));
+  const JaggedTensor jg = JaggedTensor::FromOffsets(j.values().To(kGpu), j.offsets().To(kGpu));
+  EXPECT_EQ(Entries(CountSparse(jg)).first, Entries(CountSparse(j)).first);
+  EXPECT_EQ(CountSparse(jg).shape(), CountSparse(j).shape());
+  const SparseTensor negative =
+      SparseTensor::Create(Tensor::FromVector(std::vector<int64_t>{0, 0, 0, 1}, {2, 2}),
+                           Tensor::FromVector(std::vector<int64_t>{3, -2}), {1, 2});
+  testing::ExpectError([&] { CountSparse(negative.To(kGpu)); }, ErrorCode::kInvalidArgument,
+                       {"id -2 of entry 1", "negative"});
 }
 
 }  // namespace
