@@ -245,7 +245,9 @@ int RunSketch(const Args& a) {
              "vocab sketch: strings have no quantiles");
     parts[i].Add(d.is_sparse() ? d.sparse.values() : d.dense);
   });
-  const QuantileSketch total = MergeSketches(parts, files);
+  // From an empty sketch of the capacity asked for, so a shard without inputs still merges.
+  QuantileSketch total(a.capacity);
+  for (const QuantileSketch& p : parts) total.Merge(p);
   SaveSketch(total, a.out);
   std::cout << "sketched " << total.count() << " values from " << files.size() << " file(s)"
             << (a.shard.empty() ? "" : " (shard " + shard.Text() + ")") << ", rank error at most "

@@ -178,7 +178,16 @@ class VocabTest(unittest.TestCase):
             values += v
             files.append(self.write("v%d.npy" % k, npy_image(
                 "<f8", [len(v)], struct.pack("<%dd" % len(v), *v))))
-        sketches = []
+        # A shard may hold none of the inputs (shards follow the paths' hashes): it still merges.
+        empty = self.path("none.qsketch")
+        for k in range(64):
+            r = run("vocab", "sketch", "--shard", "%d/64" % k, "--capacity", "256", "-o", empty,
+                    files[0])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            if "from 0 file(s)" in r.stdout:
+                break
+        self.assertIn("sketched 0 values", r.stdout)
+        sketches = [empty]
         for k in range(2):  # two shards of the inputs, as two workers would run them
             out = self.path("s%d.qsketch" % k)
             r = run("vocab", "sketch", "--shard", "%d/2" % k, "--capacity", "256", "-o", out,
