@@ -77,7 +77,8 @@ template <typename... Parts>
         at - c.base, " of ", c.size, ": ", what...);
 }
 
-inline uint64_t Varint(const Ctx& c, const uint8_t*& p, const uint8_t* end) {
+// Out of line: the loop over the bytes of a varint of 2 bytes or more.
+uint64_t LongVarint(const Ctx& c, const uint8_t*& p, const uint8_t* end) {
   const uint8_t* start = p;
   uint64_t v = 0;
   for (int i = 0; i < 10; ++i) {
@@ -89,11 +90,17 @@ inline uint64_t Varint(const Ctx& c, const uint8_t*& p, const uint8_t* end) {
   Fail(c, start, "a varint longer than 10 bytes");
 }
 
+// Tags, lengths and most values of a tf.Example are single-byte varints: that case inline.
+[[gnu::always_inline]] inline uint64_t Varint(const Ctx& c, const uint8_t*& p, const uint8_t* end) {
+  if (p < end && *p < 0x80) return *p++;
+  return LongVarint(c, p, end);
+}
+
 struct Tag {
   uint32_t field;
   uint32_t wire;
 };
-inline Tag ReadTag(const Ctx& c, const uint8_t*& p, const uint8_t* end) {
+[[gnu::always_inline]] inline Tag ReadTag(const Ctx& c, const uint8_t*& p, const uint8_t* end) {
   const uint8_t* at = p;
   const uint64_t t = Varint(c, p, end);
   if ((t >> 3) == 0 || (t >> 3) > 0x1fffffff) Fail(c, at, "field number ", t >> 3, " is invalid");
@@ -101,7 +108,8 @@ inline Tag ReadTag(const Ctx& c, const uint8_t*& p, const uint8_t* end) {
 }
 
 // The length of a length-delimited field, checked against what is left of its message.
-inline uint64_t ReadLength(const Ctx& c, const uint8_t*& p, const uint8_t* end) {
+[[gnu::always_inline]] inline uint64_t ReadLength(const Ctx& c, const uint8_t*& p,
+                                                  const uint8_t* end) {
   const uint8_t* at = p;
   const uint64_t n = Varint(c, p, end);
   if (n > static_cast<uint64_t>(end - p)) {
@@ -465,6 +473,14 @@ ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
   std::vector<Span> var_spans(static_cast<size_t>(B * V));
   std::vector<int64_t> counts(static_cast<size_t>(B * V), 0);
 
+  // Output pointers, fetched once rather than per record.
+  std::vector<void*> fixed_data(static_cast<size_t>(F));
+  for (int f = 0; f < F; ++f) fixed_data[f] = out.fixed[f].raw_data();
+  std::vector<const void*> default_data(static_cast<size_t>(F), nullptr);
+  for (int f = 0; f < F; ++f) {
+    if (plan.defaults[f].defined()) default_data[f] = plan.defaults[f].raw_data();
+  }
+
   // Pass 1 (Note [two passes]).
   const int S = F + V;
   std::vector<std::vector<Span>> chunk_slots(static_cast<size_t>(NumChunks(B, 256)));
@@ -498,15 +514,14 @@ ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
         continue;
       }
       const int64_t n = plan.fixed_count[s];
-      Tensor& t = out.fixed[s];
       Dispatch<kExampleDTypes>(dtype, "ParseExamples", [&]<typename T>() {
-        T* dst = t.data<T>() + r * n;
+        T* dst = static_cast<T*>(fixed_data[s]) + r * n;
         if (info.kind == kNoList) {
-          TK_CHECK(plan.defaults[s].defined(), kInvalidArgument, "ParseExamples: record ", r,
+          TK_CHECK(default_data[s] != nullptr, kInvalidArgument, "ParseExamples: record ", r,
                    ": required feature '", Excerpt(*plan.keys[s]), "' (FixedLenFeature ",
                    DTypeName(dtype), " ", ShapeString(spec.fixed[s].shape),
                    ") is missing and has no default_value");
-          const T* def = plan.defaults[s].data<T>();
+          const T* def = static_cast<const T*>(default_data[s]);
           std::copy(def, def + n, dst);
           return;
         }
@@ -527,6 +542,12 @@ ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
     for (int64_t r = 0; r < B; ++r) o[r + 1] = o[r] + counts[static_cast<size_t>(r * V + v)];
     values[v] = Tensor::Empty({o[B]}, spec.var_len[v].dtype);
   }
+  std::vector<void*> var_data(static_cast<size_t>(V));
+  std::vector<const int64_t*> var_offsets(static_cast<size_t>(V));
+  for (int v = 0; v < V; ++v) {
+    var_data[v] = values[v].raw_data();
+    var_offsets[v] = offsets[v].data<int64_t>();
+  }
   if (V > 0) {
     ForRecords(B, [&](int64_t, int64_t r) {
       Ctx c{reinterpret_cast<const uint8_t*>(records[r].data()),
@@ -537,7 +558,7 @@ ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
         const Kind kind = KindOf(spec.var_len[v].dtype);
         c.key = plan.keys[F + v];
         Dispatch<kExampleDTypes>(spec.var_len[v].dtype, "ParseExamples", [&]<typename T>() {
-          T* dst = values[v].data<T>() + offsets[v].data<int64_t>()[r];
+          T* dst = static_cast<T*>(var_data[v]) + var_offsets[v][r];
           DecodeFeature(c, kind, c.base + sp.begin, c.base + sp.begin + sp.size, dst);
         });
       }

@@ -276,10 +276,10 @@ namespace {
 // the data CRCs are checked and the data copied in parallel over fixed chunks of records. A bad
 // header stops the walk, but a bad data CRC of an earlier record is still the one reported, so
 // the error is the one the sequential reader gives.
-TFRecordBatch PlainBatch(const uint8_t* in, uint64_t size, const std::string& name) {
+void PlainBatch(const uint8_t* in, uint64_t size, const std::string& name, TFRecordBatch* out) {
   std::vector<uint64_t> starts;  // header offsets
-  TFRecordBatch batch;
-  batch.offsets.push_back(0);
+  TFRecordBatch& batch = *out;
+  batch.offsets.assign(1, 0);
   std::exception_ptr header_error;
   try {
     for (uint64_t pos = 0; pos < size;) {
@@ -317,28 +317,34 @@ TFRecordBatch PlainBatch(const uint8_t* in, uint64_t size, const std::string& na
               Where{&name, i, static_cast<int64_t>(starts[i]), false});
   }
   if (header_error) std::rethrow_exception(header_error);
-  return batch;
 }
 
-TFRecordBatch StreamBatch(TFRecordReader reader) {
-  TFRecordBatch batch;
-  batch.offsets.push_back(0);
+void StreamBatch(TFRecordReader reader, TFRecordBatch* batch) {
+  batch->bytes.clear();
+  batch->offsets.assign(1, 0);
   std::string_view r;
   while (reader.Next(&r)) {
-    batch.bytes.append(r);
-    batch.offsets.push_back(static_cast<int64_t>(batch.bytes.size()));
+    batch->bytes.append(r);
+    batch->offsets.push_back(static_cast<int64_t>(batch->bytes.size()));
   }
-  return batch;
 }
 
 }  // namespace
 
+void ReadTFRecordBatchFromMemory(const void* data, size_t size, const std::string& name,
+                                 const TFRecordOptions& options, TFRecordBatch* batch) {
+  if (options.compression == TFRecordCompression::kNone) {
+    PlainBatch(static_cast<const uint8_t*>(data), size, name, batch);
+  } else {
+    StreamBatch(TFRecordReader::FromMemory(data, size, name, options), batch);
+  }
+}
+
 TFRecordBatch ReadTFRecordBatchFromMemory(const void* data, size_t size, const std::string& name,
                                           const TFRecordOptions& options) {
-  if (options.compression == TFRecordCompression::kNone) {
-    return PlainBatch(static_cast<const uint8_t*>(data), size, name);
-  }
-  return StreamBatch(TFRecordReader::FromMemory(data, size, name, options));
+  TFRecordBatch batch;
+  ReadTFRecordBatchFromMemory(data, size, name, options, &batch);
+  return batch;
 }
 
 TFRecordBatch ReadTFRecordBatch(const std::string& path, const TFRecordOptions& options) {

@@ -91,6 +91,10 @@ struct TFRecordBatch {
 TFRecordBatch ReadTFRecordBatch(const std::string& path, const TFRecordOptions& options = {});
 TFRecordBatch ReadTFRecordBatchFromMemory(const void* data, size_t size, const std::string& name,
                                           const TFRecordOptions& options = {});
+// The same into *batch, reusing its buffers: a loop over files then touches no fresh pages
+// (first-touch page faults of a new buffer cost more than the CRCs and the copy).
+void ReadTFRecordBatchFromMemory(const void* data, size_t size, const std::string& name,
+                                 const TFRecordOptions& options, TFRecordBatch* batch);
 std::vector<std::string> ReadTFRecords(const std::string& path,
                                        const TFRecordOptions& options = {});
 

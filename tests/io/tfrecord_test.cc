@@ -384,6 +384,23 @@ TEST(TFRecordTest, BatchIsBitIdenticalAtOneAndTwoThreads) {
   EXPECT_EQ(BatchFromMemory(file, TFRecordCompression::kNone), records);
 }
 
+TEST(TFRecordTest, ABatchReusedForAnotherFileHoldsOnlyThatFile) {
+  const std::vector<std::string> big = {std::string(5000, 'b'), "bb"}, small = {"s", ""};
+  for (TFRecordCompression c : {TFRecordCompression::kNone, TFRecordCompression::kGzip}) {
+    TFRecordOptions o;
+    o.compression = c;
+    TFRecordBatch batch;
+    for (const auto* records : {&big, &small}) {
+      std::string file = NaiveFrame(*records);
+      if (c == TFRecordCompression::kGzip) file = Compress(file, 31);
+      ReadTFRecordBatchFromMemory(file.data(), file.size(), "m", o, &batch);
+      ASSERT_EQ(batch.size(), static_cast<int64_t>(records->size()));
+      EXPECT_EQ(batch.bytes.size(), (*records)[0].size() + (*records)[1].size());
+      for (int64_t i = 0; i < batch.size(); ++i) EXPECT_EQ(batch[i], (*records)[i]);
+    }
+  }
+}
+
 TEST(TFRecordTest, WriterIsAtomic) {
   TempDir dir;
   const std::string path = dir / "w.tfrecord";
