@@ -1,0 +1,118 @@
+"""TFRecord reading and tf.Example parsing: TensorFlow against tensorkit's ops
+(libtensorkit_tf_ops.so) in one TensorFlow process on the same inputs, 2 threads. Criteo-like
+records: an int64 label, 13 float and 26 bytes features (8 hex characters each).
+Run with the TensorFlow venv's python (the script re-runs itself with .venvs/tf when it can);
+--tf-ops names the library when it is not build/lib's."""
+import argparse
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+VENV_PYTHON = os.path.join(ROOT, ".venvs", "tf", "bin", "python")
+THREADS = 2
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--build", default="build")
+ap.add_argument("--batch", type=int, default=8192)
+args = ap.parse_args()
+
+try:
+    import tensorflow  # noqa: F401
+except ImportError:
+    if os.path.exists(VENV_PYTHON) and os.path.realpath(sys.executable) != os.path.realpath(
+            VENV_PYTHON):
+        sys.exit(subprocess.run([VENV_PYTHON, *sys.argv]).returncode)
+    print("tfrecord_peers: skipped, no TensorFlow (make tf-ops installs it into .venvs/tf)")
+    sys.exit(0)
+
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+os.environ["TENSORKIT_NUM_THREADS"] = str(THREADS)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "embed", "tensorflow"))
+import tempfile  # noqa: E402
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import peerlib  # noqa: E402
+import tensorkit_tf  # noqa: E402
+
+tf.config.threading.set_intra_op_parallelism_threads(THREADS)
+tf.config.threading.set_inter_op_parallelism_threads(1)
+lib = os.path.join(ROOT, args.build, "lib", "libtensorkit_tf_ops.so")
+if not os.path.exists(lib):
+    print(f"tfrecord_peers: skipped, {lib} is not built (make tf-ops)")
+    sys.exit(0)
+ops = tensorkit_tf.load(lib)
+rng = np.random.default_rng(0)
+
+
+def criteo(n):
+    out = []
+    for _ in range(n):
+        f = {"label": tf.train.Feature(int64_list=tf.train.Int64List(value=[int(rng.integers(2))]))}
+        for i, v in enumerate(rng.integers(0, 1000, 13)):
+            f[f"I{i + 1}"] = tf.train.Feature(float_list=tf.train.FloatList(value=[float(v)]))
+        for i, v in enumerate(rng.integers(0, 2**32, 26)):
+            f[f"C{i + 1}"] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"%08x" % v]))
+        out.append(tf.train.Example(features=tf.train.Features(feature=f)).SerializeToString())
+    return out
+
+
+def spec(var_len):
+    s = {"label": tf.io.FixedLenFeature([], tf.int64)}
+    s.update({f"I{i}": tf.io.FixedLenFeature([], tf.float32, default_value=0.0)
+              for i in range(1, 14)})
+    s.update({f"C{i}": tf.io.VarLenFeature(tf.string) if var_len else
+              tf.io.FixedLenFeature([], tf.string) for i in range(1, 27)})
+    return s
+
+
+def raw_args(serialized, spec):
+    sparse = sorted(k for k, v in spec.items() if isinstance(v, tf.io.VarLenFeature))
+    dense = sorted(k for k, v in spec.items() if isinstance(v, tf.io.FixedLenFeature))
+    defaults = [tf.constant([], dtype=spec[k].dtype) if spec[k].default_value is None else
+                tf.reshape(tf.constant(spec[k].default_value, dtype=spec[k].dtype), spec[k].shape)
+                for k in dense]
+    return dict(serialized=serialized, names=[], sparse_keys=sparse, dense_keys=dense,
+                ragged_keys=[], dense_defaults=defaults, num_sparse=len(sparse),
+                sparse_types=[spec[k].dtype for k in sparse], ragged_value_types=[],
+                ragged_split_types=[], dense_shapes=[spec[k].shape for k in dense])
+
+
+def same(a, b):
+    for x, y in zip(tf.nest.flatten(a), tf.nest.flatten(b)):
+        assert np.array_equal(x.numpy(), y.numpy())
+
+
+rows = []
+records = criteo(args.batch)
+batch = tf.constant(records)
+for var_len in (False, True):
+    a = raw_args(batch, spec(var_len))
+    ours = lambda a=a: ops.tensorkit_parse_example_v2(**a)  # noqa: E731
+    theirs = lambda a=a: tf.raw_ops.ParseExampleV2(**a)  # noqa: E731
+    same(ours(), theirs())
+    rows.append((f"ParseExampleV2 {args.batch} Criteo records, C* {'VarLen' if var_len else 'Fixed'}",
+                 {"tensorkit": peerlib.median_time(ours, repeat=15),
+                  "tensorflow": peerlib.median_time(theirs, repeat=15)}))
+
+with tempfile.TemporaryDirectory() as d:
+    for comp in ("", "GZIP"):
+        path = os.path.join(d, "r.tfrecord")
+        with tf.io.TFRecordWriter(path, tf.io.TFRecordOptions(compression_type=comp)) as w:
+            for _ in range(8):
+                for r in records:
+                    w.write(r)
+        n = 8 * len(records)
+        ds = tf.data.TFRecordDataset(path, compression_type=comp).batch(n)
+        ours = lambda p=path, c=comp: ops.tensorkit_tf_record_read(p, compression_type=c)  # noqa
+        theirs = lambda ds=ds: next(iter(ds))  # noqa: E731
+        same(ours(), theirs())
+        rows.append((f"read {n} records ({os.path.getsize(path) >> 20} MiB) {comp or 'NONE'}",
+                     {"tensorkit": peerlib.median_time(ours, repeat=9),
+                      "tensorflow": peerlib.median_time(theirs, repeat=9)}))
+
+peerlib.print_table(f"TFRecord and tf.Example, {THREADS} threads", rows)

@@ -1,0 +1,109 @@
+// tensorkit/io/tf_example.h: tf.Example records parsed by a feature spec, as tf.io.parse_example
+// parses them, and written from tensors.
+//
+// Glossary
+//   tf.Example    the protobuf message TensorFlow pipelines store in TFRecord files:
+//                 Example{Features features = 1}, Features{map<string, Feature> feature = 1},
+//                 Feature{oneof: BytesList bytes_list = 1, FloatList float_list = 2,
+//                 Int64List int64_list = 3}, each list `repeated <T> value = 1`.
+//   wire format   decoded by hand here, without libprotobuf: no generated code, no message
+//                 objects (values go straight from the record into the output tensors), and no
+//                 dependency that must match the one TensorFlow links. Packed and unpacked
+//                 lists are both read, as protobuf reads them; unknown fields (wire types 0, 1,
+//                 2, 5) are skipped at every level; groups (3, 4), wire types 6 and 7, a varint
+//                 longer than 10 bytes and a length running past its message are an
+//                 Error(kCorrupt) naming the record and the byte.
+//   spec          FixedLenFeature(key, dtype, shape, default_value) -> a dense Tensor
+//                 [B, *shape]; VarLenFeature(key, dtype) -> a JaggedTensor of B rows (its
+//                 ToSparse() is TensorFlow's VarLenFeature SparseTensor: indices (row,
+//                 position), dense_shape [B, max_len]). dtypes: kInt64 (int64_list), kFloat32
+//                 (float_list), kString (bytes_list).
+//   semantics     tf.io.parse_example's, checked against TensorFlow 2.21 (tests/embed):
+//                 - a key repeated in one Features map: the last entry wins (protobuf's map
+//                   rule; TensorFlow's parser does the same);
+//                 - a feature holding another list type than the spec's dtype is an Error, even
+//                   when the list is empty; a Feature with no list set counts as missing;
+//                 - a missing FixedLenFeature takes its default_value, or is an Error without
+//                   one; a present one must hold exactly prod(shape) values (an empty list is not
+//                   missing);
+//                 - int64 varints of 10 bytes keep their low 64 bits, as protobuf does.
+//   deviations    where TensorFlow's fast parser refuses valid protobuf, tensorkit follows
+//                 protobuf: unknown fields inside Features, a map entry or a Feature, a
+//                 known field with another wire type (skipped as unknown), lists mixing packed
+//                 and unpacked values, and several list fields in one Feature (the last list
+//                 type wins, lists of one type are concatenated; TensorFlow reads the first).
+//                 A packed float list whose length is not a multiple of 4 is an Error here
+//                 (TensorFlow returns no values). A map entry with two values is an Error (as in
+//                 TensorFlow; protobuf would merge them).
+//   determinism   records are parsed in parallel over fixed chunks (ParallelChunks): outputs
+//                 are bit-identical at any thread count, and the error reported is the first
+//                 bad record's.
+//   out of scope  tf.SequenceExample, SparseFeature and RaggedFeature (not implemented).
+#ifndef TENSORKIT_IO_TF_EXAMPLE_H_
+#define TENSORKIT_IO_TF_EXAMPLE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tensorkit/dense/tensor.h"
+#include "tensorkit/features/jagged.h"
+#include "tensorkit/io/tfrecord.h"
+
+namespace tensorkit::io {
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+// ---------------------------------------------------------------------------------------------
+
+struct FixedLenFeature {
+  std::string key;
+  DType dtype = DType::kFloat32;  // kInt64, kFloat32 or kString
+  std::vector<int64_t> shape;     // of one example's value; {} is a scalar
+  // Undefined: the feature is required. Else prod(shape) elements of `dtype` (any dims), or a
+  // single element repeated.
+  Tensor default_value;
+};
+
+struct VarLenFeature {
+  std::string key;
+  DType dtype = DType::kInt64;  // kInt64, kFloat32 or kString
+};
+
+struct ExampleSpec {
+  std::vector<FixedLenFeature> fixed;
+  std::vector<VarLenFeature> var_len;
+};
+
+struct ParsedExamples {
+  std::vector<Tensor> fixed;          // in spec order, [B, *shape]
+  std::vector<JaggedTensor> var_len;  // in spec order, B rows
+  std::vector<std::string> fixed_keys, var_len_keys;
+  // By key; an unknown key is an Error listing the keys.
+  const Tensor& Fixed(std::string_view key) const;
+  const JaggedTensor& VarLen(std::string_view key) const;
+};
+
+// Parses serialized tf.Example records by `spec` (checked first: keys unique and the dtypes,
+// shapes and defaults as above). Errors name the record (0-based) and the feature.
+ParsedExamples ParseExamples(const std::vector<std::string_view>& records, const ExampleSpec& spec);
+// The records of a TFRecordBatch (ReadTFRecordBatch), named apart so a braced list of records
+// is never ambiguous.
+ParsedExamples ParseExampleBatch(const TFRecordBatch& batch, const ExampleSpec& spec);
+
+// One tf.Example holding `features` in the given order: each Tensor's elements in C order (any
+// dims) as an int64_list (kInt64), float_list (kFloat32, packed) or bytes_list (kString); other
+// dtypes are an Error (convert them with Copy first). Keys must be unique.
+std::string SerializeExample(const std::vector<std::pair<std::string, Tensor>>& features);
+// B Examples, the inverse of ParseExamples: row i holds fixed[k].second[i] (a Tensor [B, ...])
+// and the values of var_len[k].second.Row(i) (an empty list for an empty row). Serialized in
+// parallel.
+std::vector<std::string> SerializeExamples(
+    const std::vector<std::pair<std::string, Tensor>>& fixed,
+    const std::vector<std::pair<std::string, JaggedTensor>>& var_len);
+
+}  // namespace tensorkit::io
+
+#endif  // TENSORKIT_IO_TF_EXAMPLE_H_
