@@ -14,8 +14,8 @@
 #include <unordered_map>
 
 #include "tensorkit/common/error.h"
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
-#include "tensorkit/io/file_util.h"
 
 namespace tensorkit::io {
 namespace {

@@ -9,9 +9,9 @@
 #include <optional>
 
 #include "tensorkit/common/error.h"
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/io/crc32c.h"
-#include "tensorkit/io/file_util.h"
 
 namespace tensorkit::io {
 namespace {
