@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "tensorkit/common/error.h"
 #include "tensorkit/io/tf_example.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

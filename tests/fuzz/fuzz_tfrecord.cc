@@ -4,12 +4,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tensorkit/common/error.h"
 #include "tensorkit/io/tfrecord.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tensorkit;
-  for (io::TFRecordCompression c : {io::TFRecordCompression::kNone,
-                                    io::TFRecordCompression::kGzip,
+  for (io::TFRecordCompression c : {io::TFRecordCompression::kNone, io::TFRecordCompression::kGzip,
                                     io::TFRecordCompression::kZlib}) {
     io::TFRecordOptions o;
     o.compression = c;
