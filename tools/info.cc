@@ -1,5 +1,6 @@
 // tensorkit info [--json] [--rows] FILE: format, kind, shape, dtype, nnz, order and density, and
 // with --rows the statistics of the row lengths (row_stats.h).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -18,6 +19,7 @@ struct Args {
   std::string file;
   bool json = false;
   bool rows = false;
+  bool distinct = false;
 };
 
 struct Summary {
@@ -26,9 +28,12 @@ struct Summary {
   std::vector<int64_t> shape;
   std::string dtype;
   int64_t nnz = 0;
-  std::vector<int> order;        // sparse: the known order; empty when unknown
-  std::string layout;            // dense: "C" or "Fortran" or "strided"
-  double density = 0;            // distinct stored positions / cells, so never above 1
+  std::vector<int> order;  // sparse: the known order; empty when unknown
+  std::string layout;      // dense: "C" or "Fortran" or "strided"
+  double density = 0;      // positions / cells (see density_method)
+  // "distinct": distinct positions holding an entry (never above 1); "stored": stored entries,
+  // an upper bound that equals it unless entries repeat (unsorted files without --distinct).
+  std::string density_method = "distinct";
   std::optional<RowStats> rows;  // with --rows
 };
 
@@ -62,6 +67,26 @@ int64_t CountNonzeros(const Tensor& t) {
   });
 }
 
+// The distinct positions of entries sorted in their known order, or in C order when none is
+// known, in one pass (an entry counts when its index differs from its predecessor's); -1 when
+// the entries are not sorted, so that counting them needs a sort.
+int64_t DistinctIfSorted(const SparseTensor& st) {
+  std::vector<int> order = st.order();
+  if (!st.OrderKnown()) {
+    order.resize(static_cast<size_t>(st.rank()));
+    for (int a = 0; a < st.rank(); ++a) order[a] = a;
+    if (!st.SortedIn(order)) return -1;
+  }
+  const Tensor idx = st.indices().HostContiguous();
+  const int64_t* p = idx.data<int64_t>();
+  const int64_t n = st.nnz(), r = st.rank();
+  int64_t distinct = n > 0 ? 1 : 0;
+  for (int64_t k = 1; k < n; ++k) {
+    distinct += !std::equal(p + k * r, p + (k + 1) * r, p + (k - 1) * r);
+  }
+  return distinct;
+}
+
 // The row statistics of what `path` holds; the one place that knows which files have rows (a .svm
 // file reads as a matrix, so its lines are rows already). A format whose rows are not axis 0 of
 // a sparse tensor (a feature of TFRecord examples) adds its own LengthTable producer here.
@@ -73,7 +98,7 @@ RowStats RowsOf(const io::TensorData& d, const std::string& path) {
   return RowStatsOf(RowLengths(d.sparse, path));
 }
 
-Summary Summarize(const std::string& path, bool rows) {
+Summary Summarize(const std::string& path, bool rows, bool distinct) {
   io::TensorData d = io::Read(path);
   Summary s;
   if (rows) s.rows = RowsOf(d, path);  // first: a file without rows fails before the costly part
@@ -86,9 +111,15 @@ Summary Summarize(const std::string& path, bool rows) {
     s.dtype = DTypeName(d.sparse.dtype());
     s.nnz = d.sparse.nnz();
     if (d.sparse.OrderKnown()) s.order = d.sparse.order();
-    SparseTensor merged = d.sparse;  // repeated entries fill one position
-    merged.Coalesce();
-    positions = merged.nnz();
+    positions = DistinctIfSorted(d.sparse);
+    if (positions < 0 && distinct) {
+      SparseTensor merged = d.sparse;  // repeated entries fill one position: a sorted copy
+      merged.Coalesce();
+      positions = merged.nnz();
+    } else if (positions < 0) {
+      positions = s.nnz;
+      s.density_method = "stored";
+    }
   } else {
     s.shape = d.dense.Dims();
     s.dtype = DTypeName(d.dense.dtype());
@@ -109,7 +140,7 @@ std::string JsonArray(const std::vector<Int>& v) {
 }
 
 int Run(const Args& a) {
-  Summary s = Summarize(a.file, a.rows);
+  Summary s = Summarize(a.file, a.rows, a.distinct);
   std::ostringstream density;
   density.precision(6);
   density << s.density;
@@ -119,7 +150,8 @@ int Run(const Args& a) {
               << ", \"shape\": " << JsonArray(s.shape) << ", \"dtype\": " << JsonQuote(s.dtype)
               << ", \"nnz\": " << s.nnz << ", \"order\": "
               << (s.sparse ? (s.order.empty() ? "null" : JsonArray(s.order)) : JsonQuote(s.layout))
-              << ", \"density\": " << density.str();
+              << ", \"density\": " << density.str()
+              << ", \"density_method\": " << JsonQuote(s.density_method);
     if (s.rows) std::cout << ", \"rows\": " << RowStatsJson(*s.rows);
     std::cout << "}\n";
     return kExitOk;
@@ -131,7 +163,11 @@ int Run(const Args& a) {
             << "nnz:     " << s.nnz << "\n"
             << "order:   "
             << (s.sparse ? (s.order.empty() ? "unknown" : ShapeString(s.order)) : s.layout) << "\n"
-            << "density: " << density.str() << "\n";
+            << "density: " << density.str()
+            << (s.density_method == "stored"
+                    ? " (stored entries / cells, unsorted file: --distinct counts positions)"
+                    : "")
+            << "\n";
   if (s.rows) std::cout << RowStatsText(*s.rows);
   return kExitOk;
 }
@@ -145,6 +181,9 @@ Subcommand AddInfo(CLI::App& app) {
                                      "and density");
   sub->add_option("file", args->file, "The file")->required();
   sub->add_flag("--json", args->json, "Print one JSON object");
+  sub->add_flag("--distinct", args->distinct,
+                "Count the distinct positions of an unsorted sparse file for the density (a sort "
+                "of a copy); sorted files always get them, in one pass");
   sub->add_flag("--rows", args->rows,
                 "Also the entries per row of a 2-D sparse file: min, max, mean, p50/p90/p99, "
                 "empty rows and a histogram (JSON key \"rows\")");

@@ -525,6 +525,18 @@ class ToolTest(unittest.TestCase):
         d = self.info(m)
         self.assertEqual(d["nnz"], 3)
         self.assertAlmostEqual(d["density"], 0.5)
+        self.assertEqual(d["density_method"], "distinct")  # sorted: counted in one pass
+        # Unsorted with a repeat: the cheap density counts stored entries and says so; --distinct
+        # counts positions.
+        u = self.write("unsorted.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 3\n"
+                                       "2 1 1\n1 1 2\n2 1 3\n")
+        d = self.info(u)
+        self.assertEqual((d["density_method"], d["density"]), ("stored", 0.75))
+        r = run("info", "--json", "--distinct", u)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d = json.loads(r.stdout)
+        self.assertEqual((d["density_method"], d["density"]), ("distinct", 0.5))
+        self.assertIn("--distinct counts positions", run("info", u).stdout)
         self.assertEqual(run("convert", m, self.path("rep.npy")).returncode, 0)
         self.assertEqual(read_npy(self.path("rep.npy"))[2], [6.0, 0.0])
 
