@@ -21,6 +21,7 @@
 #define TENSORKIT_IO_IO_H_
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -105,6 +106,18 @@ TensorData ReadFromMemory(const void* data, size_t size, Format format, const st
                           const ReadOptions& options = {});
 // Every array of a NumPy .npz, in archive order, named without ".npy".
 std::vector<std::pair<std::string, Tensor>> ReadNpzMembers(const std::string& path);
+
+// Streams the positions of a Matrix Market coordinate file without building the tensor: calls
+// visit(rc, n) with blocks of n 0-based (row, column) pairs (rc [n, 2]), from several threads at
+// once, each block at most one chunk of lines (1 MiB of text), so memory stays bounded however
+// large the file; symmetric files also give the mirrored positions. Returns the shape
+// {rows, cols}, which on_shape also gets before the first block. Indices are checked (an Error
+// names the line); values are not parsed. Another format, or an array .mtx, is an
+// Error(kUnsupported) before anything is visited: read those with Read.
+using PositionVisitor = std::function<void(const int64_t* rc, int64_t n)>;
+std::vector<int64_t> VisitMtxPositions(
+    const std::string& path, const PositionVisitor& visit,
+    const std::function<void(const std::vector<int64_t>& shape)>& on_shape = {});
 
 // Writes `data` to `path` in the format of its extension (atomically).
 void Write(const std::string& path, const TensorData& data);

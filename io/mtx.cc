@@ -238,6 +238,18 @@ SparseTensor Expand(const SparseTensor& st, bool skew) {
   return SparseTensor::Create(out_idx, out_val, st.shape());
 }
 
+// The 1-based (row, column) of an entry line, checked against the header.
+void NextEntryIndices(LineTokens* t, const MtxHeader& h, bool skew, int64_t* i, int64_t* j) {
+  *i = t->Next<int64_t>("row index");
+  *j = t->Next<int64_t>("column index");
+  TK_CHECK(*i >= 1 && *i <= h.rows, kCorrupt, "row index ", *i, " is out of range [1, ", h.rows,
+           "] (Matrix Market indices are 1-based)");
+  TK_CHECK(*j >= 1 && *j <= h.cols, kCorrupt, "column index ", *j, " is out of range [1, ", h.cols,
+           "] (Matrix Market indices are 1-based)");
+  TK_CHECK(!skew || *i != *j, kCorrupt, "a skew-symmetric matrix has no diagonal entry (", *i, ", ",
+           *j, ")");
+}
+
 SparseTensor ReadCoordinate(const Bytes& bytes, const MtxHeader& h, const ReadOptions& options) {
   std::vector<TextChunk> chunks = ChunkLines(bytes, h.body, h.body_line, '%');
   const int64_t found = TotalEntries(chunks);
@@ -249,22 +261,16 @@ SparseTensor ReadCoordinate(const Bytes& bytes, const MtxHeader& h, const ReadOp
   const bool skew = h.symmetry == Symmetry::kSkew;
   Dispatch<Bit(DType::kInt64) | Bit(DType::kFloat64)>(values.dtype(), "mtx", [&]<typename T>() {
     T* val = values.data<T>();
-    ParseDataLines(
-        bytes, chunks, '%', "mtx", [&](const char* b, const char* e, int64_t k, int64_t, int64_t) {
-          LineTokens t(b, e);
-          const int64_t i = t.Next<int64_t>("row index");
-          const int64_t j = t.Next<int64_t>("column index");
-          TK_CHECK(i >= 1 && i <= h.rows, kCorrupt, "row index ", i, " is out of range [1, ",
-                   h.rows, "] (Matrix Market indices are 1-based)");
-          TK_CHECK(j >= 1 && j <= h.cols, kCorrupt, "column index ", j, " is out of range [1, ",
-                   h.cols, "] (Matrix Market indices are 1-based)");
-          TK_CHECK(!skew || i != j, kCorrupt, "a skew-symmetric matrix has no diagonal entry (", i,
-                   ", ", j, ")");
-          idx[2 * k] = i - 1;
-          idx[2 * k + 1] = j - 1;
-          val[k] = h.field == Field::kPattern ? T{1} : t.Next<T>("value");
-          t.ExpectEnd();
-        });
+    ParseDataLines(bytes, chunks, '%', "mtx",
+                   [&](const char* b, const char* e, int64_t k, int64_t, int64_t) {
+                     LineTokens t(b, e);
+                     int64_t i = 0, j = 0;
+                     NextEntryIndices(&t, h, skew, &i, &j);
+                     idx[2 * k] = i - 1;
+                     idx[2 * k + 1] = j - 1;
+                     val[k] = h.field == Field::kPattern ? T{1} : t.Next<T>("value");
+                     t.ExpectEnd();
+                   });
   });
   SparseTensor st = SparseTensor::Create(indices, values, {h.rows, h.cols});
   if (h.symmetry != Symmetry::kGeneral && options.expand_symmetry) return Expand(st, skew);
@@ -320,6 +326,47 @@ void AppendValue(T v, std::string* out) {
 }
 
 }  // namespace
+
+std::vector<int64_t> VisitMtxPositions(
+    const std::string& path, const PositionVisitor& visit,
+    const std::function<void(const std::vector<int64_t>& shape)>& on_shape) {
+  TK_CHECK(FormatFromPath(path) == Format::kMtx, kUnsupported, "VisitMtxPositions: '", path,
+           "' is not a .mtx file; read it with io::Read");
+  const MappedFile file(path);
+  const Bytes bytes = file.bytes();
+  const MtxHeader h = ParseHeader(bytes);
+  TK_CHECK(h.coordinate, kUnsupported, "VisitMtxPositions: '", path,
+           "' is an array (dense) file; read it with io::Read");
+  const std::vector<TextChunk> chunks = ChunkLines(bytes, h.body, h.body_line, '%');
+  const int64_t found = TotalEntries(chunks);
+  TK_CHECK(found == h.nnz, kCorrupt, "mtx: '", bytes.name, "' line ", h.size_line,
+           ": the size line declares ", h.nnz, " entries but the file has ", found, " entry lines");
+  const bool skew = h.symmetry == Symmetry::kSkew;
+  const bool mirror = h.symmetry != Symmetry::kGeneral;
+  if (on_shape) on_shape({h.rows, h.cols});
+  // One buffer per chunk, emptied at its end: at most the chunks in flight hold positions.
+  std::vector<std::vector<int64_t>> buffers(chunks.size());
+  ParseDataLines(
+      bytes, chunks, '%', "mtx",
+      [&](const char* b, const char* e, int64_t, int64_t, int64_t c) {
+        LineTokens t(b, e);
+        int64_t i = 0, j = 0;
+        NextEntryIndices(&t, h, skew, &i, &j);
+        std::vector<int64_t>& out = buffers[c];
+        out.push_back(i - 1);
+        out.push_back(j - 1);
+        if (mirror && i != j) {
+          out.push_back(j - 1);
+          out.push_back(i - 1);
+        }
+      },
+      [&](int64_t c) {
+        std::vector<int64_t>& out = buffers[c];
+        visit(out.data(), static_cast<int64_t>(out.size() / 2));
+        std::vector<int64_t>().swap(out);
+      });
+  return {h.rows, h.cols};
+}
 
 TensorData ReadMtxBytes(const Bytes& bytes, const ReadOptions& options) {
   MtxHeader h = ParseHeader(bytes);

@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tensorkit/common/parallel.h"
 #include "tensorkit/common/file_util.h"
+#include "tensorkit/common/parallel.h"
 
 namespace tensorkit::io {
 
@@ -59,6 +59,11 @@ int64_t WalkLines(const char* p, const char* end, int64_t line, const Visit& vis
 template <typename Parse>
 void ParseDataLines(const Bytes& bytes, const std::vector<TextChunk>& chunks, char comment,
                     const char* fmt, const Parse& parse);
+// The same, calling done(chunk_index) after each chunk's last line (for readers that stream a
+// chunk's results out before the next: bounded memory).
+template <typename Parse, typename Done>
+void ParseDataLines(const Bytes& bytes, const std::vector<TextChunk>& chunks, char comment,
+                    const char* fmt, const Parse& parse, const Done& done);
 
 // A cursor over one line's whitespace-separated tokens.
 class LineTokens {
@@ -119,6 +124,12 @@ int64_t WalkLines(const char* p, const char* end, int64_t line, const Visit& vis
 template <typename Parse>
 void ParseDataLines(const Bytes& bytes, const std::vector<TextChunk>& chunks, char comment,
                     const char* fmt, const Parse& parse) {
+  ParseDataLines(bytes, chunks, comment, fmt, parse, [](int64_t) {});
+}
+
+template <typename Parse, typename Done>
+void ParseDataLines(const Bytes& bytes, const std::vector<TextChunk>& chunks, char comment,
+                    const char* fmt, const Parse& parse, const Done& done) {
   struct Failure {
     bool failed = false;
     ErrorCode code = ErrorCode::kCorrupt;
@@ -137,6 +148,7 @@ void ParseDataLines(const Bytes& bytes, const std::vector<TextChunk>& chunks, ch
                   if (q < le && *q != comment) parse(q, le, entry++, n, c);
                   return true;
                 });
+      done(c);
     } catch (const Error& e) {
       failures[c] = Failure{true, e.code(), line, e.what()};
     }

@@ -31,8 +31,9 @@ struct Summary {
   std::vector<int> order;  // sparse: the known order; empty when unknown
   std::string layout;      // dense: "C" or "Fortran" or "strided"
   double density = 0;      // positions / cells (see density_method)
-  // "distinct": distinct positions holding an entry (never above 1); "stored": stored entries,
-  // an upper bound that equals it unless entries repeat (unsorted files without --distinct).
+  // "distinct": distinct positions holding an entry (never above 1); "stored": stored entries
+  // (at most 1), an upper bound that equals it unless entries repeat (unsorted files without
+  // --distinct).
   std::string density_method = "distinct";
   std::optional<RowStats> rows;  // with --rows
 };
@@ -128,7 +129,9 @@ Summary Summarize(const std::string& path, bool rows, bool distinct) {
     s.layout = DenseLayout(d.dense);
   }
   for (int64_t x : s.shape) cells *= static_cast<double>(x);
-  s.density = cells > 0 ? static_cast<double>(positions) / cells : 0.0;
+  // Stored entries can outnumber the cells; distinct positions never do, so neither does the
+  // upper bound.
+  s.density = cells > 0 ? std::min(1.0, static_cast<double>(positions) / cells) : 0.0;
   return s;
 }
 

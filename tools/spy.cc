@@ -109,11 +109,11 @@ std::pair<int64_t, int64_t> ParseAxes(const std::string& text) {
 }
 
 // The axis `a` of a rank-`rank` tensor, negative counting from the end; throws when outside.
-int ResolveAxis(int64_t a, const SparseTensor& st, const Args& args) {
-  const int64_t rank = st.rank();
+int ResolveAxis(int64_t a, const std::vector<int64_t>& shape, const Args& args) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
   TK_CHECK(a >= -rank && a < rank, kInvalidArgument, "spy: --axes ", args.axes, ": axis ", a,
-           " is out of range for the rank-", rank, " tensor of shape ", ShapeString(st.shape()),
-           " in '", args.file, "' (axes 0..", rank - 1, ", or -", rank, "..-1 from the end)");
+           " is out of range for the rank-", rank, " tensor of shape ", ShapeString(shape), " in '",
+           args.file, "' (axes 0..", rank - 1, ", or -", rank, "..-1 from the end)");
   return static_cast<int>(a < 0 ? a + rank : a);
 }
 
@@ -192,6 +192,70 @@ std::vector<uint64_t> CountPixels(const SparseTensor& st, int row_axis, int col_
   return counts;
 }
 
+// The counts of every grid in `grids` from a .mtx coordinate file, streamed (VisitMtxPositions):
+// blocks of positions from several threads add into shared histograms, one atomic add per run
+// of entries in one pixel; memory is the histograms, never the tensor. `make_grids(shape)`
+// chooses the grids (and row_axis, 0 or 1) once the shape is known. Sets *shape and *nnz.
+std::vector<std::vector<uint64_t>> CountStreamed(
+    const std::string& file, const int& row_axis,
+    const std::function<std::vector<Grid>(const std::vector<int64_t>&)>& make_grids,
+    std::vector<Grid>* grids, std::vector<int64_t>* shape, int64_t* nnz) {
+  std::vector<std::vector<uint64_t>> counts;
+  std::atomic<int64_t> seen{0};
+  std::vector<FastDivider> div_rows, div_cols;
+  *shape = io::VisitMtxPositions(
+      file,
+      [&](const int64_t* rc, int64_t n) {
+        seen += n;
+        const int col_axis = 1 - row_axis;  // make_grids has set row_axis by now
+        for (size_t g = 0; g < grids->size(); ++g) {
+          const Grid& grid = (*grids)[g];
+          uint64_t* hist = counts[g].data();
+          int64_t run_pixel = -1;
+          uint64_t run = 0;
+          for (int64_t k = 0; k < n; ++k) {
+            const int64_t c = static_cast<int64_t>(
+                                  div_rows[g].Divide(static_cast<uint64_t>(rc[2 * k + row_axis]))) *
+                                  grid.width +
+                              static_cast<int64_t>(
+                                  div_cols[g].Divide(static_cast<uint64_t>(rc[2 * k + col_axis])));
+            if (c != run_pixel) {
+              if (run > 0) std::atomic_ref<uint64_t>(hist[run_pixel]).fetch_add(run);
+              run_pixel = c;
+              run = 0;
+            }
+            ++run;
+          }
+          if (run > 0) std::atomic_ref<uint64_t>(hist[run_pixel]).fetch_add(run);
+        }
+      },
+      [&](const std::vector<int64_t>& s) {
+        *grids = make_grids(s);
+        for (const Grid& g : *grids) {
+          counts.emplace_back(static_cast<size_t>(g.height * g.width), 0);
+          div_rows.emplace_back(static_cast<uint64_t>(g.cell_rows));
+          div_cols.emplace_back(static_cast<uint64_t>(g.cell_cols));
+        }
+      });
+  *nnz = seen.load();
+  return counts;
+}
+
+// Whether spy streams `file`: a Matrix Market coordinate file, pictured on its own two axes.
+bool Streams(const std::string& file) {
+  if (io::FormatFromPath(file) != io::Format::kMtx) return false;
+  const std::vector<uint8_t> head = [&] {
+    io::InputFile in(file);
+    std::vector<uint8_t> b(static_cast<size_t>(std::min<int64_t>(in.size(), 256)));
+    in.ReadAt(0, b.data(), static_cast<int64_t>(b.size()));
+    return b;
+  }();
+  std::string first(head.begin(), head.end());
+  first = first.substr(0, first.find('\n'));
+  for (char& c : first) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return first.find("coordinate") != std::string::npos;
+}
+
 uint64_t MaxCount(const std::vector<uint64_t>& counts) {
   return counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
 }
@@ -212,8 +276,9 @@ std::vector<uint8_t> Shade(const std::vector<uint64_t>& counts, uint64_t max, co
 }
 
 // The framed text picture and a caption (see "text grid" and "shading").
-std::string TextPicture(const std::vector<uint64_t>& counts, const Grid& g, const SparseTensor& st,
-                        int row_axis, int col_axis) {
+std::string TextPicture(const std::vector<uint64_t>& counts, const Grid& g,
+                        const std::vector<int64_t>& shape, int64_t nnz, int row_axis,
+                        int col_axis) {
   static const char* const kShades[] = {" ", "\u2591", "\u2592", "\u2593", "\u2588"};
   const uint64_t max = MaxCount(counts);
   const double scale = std::log1p(static_cast<double>(max));
@@ -233,10 +298,10 @@ std::string TextPicture(const std::vector<uint64_t>& counts, const Grid& g, cons
     out += "\u2502\n";
   }
   out += "\u2514" + rule + "\u2518\n";
-  out += ShapeString(st.shape()) + " axes " + std::to_string(row_axis) + "," +
-         std::to_string(col_axis) + ", " + std::to_string(st.nnz()) + " entries; a character is " +
-         std::to_string(g.cell_rows) + " x " + std::to_string(g.cell_cols) +
-         " cells; \u2588 = " + std::to_string(max) + " entries, shades by log(1 + count)\n";
+  out += ShapeString(shape) + " axes " + std::to_string(row_axis) + "," + std::to_string(col_axis) +
+         ", " + std::to_string(nnz) + " entries; a character is " + std::to_string(g.cell_rows) +
+         " x " + std::to_string(g.cell_cols) + " cells; \u2588 = " + std::to_string(max) +
+         " entries, shades by log(1 + count)\n";
   return out;
 }
 
@@ -266,36 +331,66 @@ int Run(const Args& a) {
   }
 
   Clock::time_point t0 = Clock::now();
-  io::TensorData d = io::Read(a.file);
-  const double read_s = Seconds(t0);
-  TK_CHECK(d.is_sparse(), kInvalidArgument, "spy: '", a.file, "' holds a dense array of dims ",
-           ShapeString(d.dense.Dims()),
-           "; spy pictures the entries of a sparse file (.mtx coordinate, .tns, .svm, a "
-           "scipy.sparse .npz); make one with e.g. tensorkit convert IN.npy OUT.mtx");
-  const SparseTensor& st = d.sparse;
-  TK_CHECK(st.rank() >= 2, kInvalidArgument, "spy: '", a.file, "' holds a rank-", st.rank(),
-           " sparse tensor of shape ", ShapeString(st.shape()),
-           "; a picture needs two axes (write a vector as a 1 x n matrix)");
-  const int ri = ResolveAxis(axis_i, st, a), ci = ResolveAxis(axis_j, st, a);
-  TK_CHECK(ri != ci, kInvalidArgument, "spy: --axes ", a.axes, " names axis ", ri,
-           " twice; give two different axes, e.g. --axes 0,1");
-  const int64_t rows = st.shape()[ri], cols = st.shape()[ci];
-
-  double count_s = 0, encode_s = 0;
-  Grid g = PngGrid(rows, cols, *n);
+  // What is pictured: the counts per pixel of the PNG grid (with -o) and of the text grid.
+  std::vector<int64_t> shape;
+  int64_t nnz = 0;
+  int ri = 0, ci = 1;
+  std::vector<Grid> grids;
+  std::vector<std::vector<uint64_t>> counts;
+  double read_s = 0, count_s = 0, encode_s = 0;
+  const auto make_grids = [&](const std::vector<int64_t>& s) {
+    std::vector<Grid> gs;
+    if (!a.out.empty()) gs.push_back(PngGrid(s[ri], s[ci], *n));
+    if (text) gs.push_back(TextGrid(s[ri], s[ci], *n));
+    return gs;
+  };
+  const auto resolve = [&](const std::vector<int64_t>& s) {
+    ri = ResolveAxis(axis_i, s, a);
+    ci = ResolveAxis(axis_j, s, a);
+    TK_CHECK(ri != ci, kInvalidArgument, "spy: --axes ", a.axes, " names axis ", ri,
+             " twice; give two different axes, e.g. --axes 0,1");
+  };
+  if (Streams(a.file)) {
+    // A .mtx coordinate file streams: read and count in one pass, memory bounded by the grids.
+    counts = CountStreamed(
+        a.file, ri,
+        [&](const std::vector<int64_t>& s) {
+          shape = s;
+          resolve(s);
+          return make_grids(s);
+        },
+        &grids, &shape, &nnz);
+    count_s = Seconds(t0);
+  } else {
+    io::TensorData d = io::Read(a.file);
+    read_s = Seconds(t0);
+    TK_CHECK(d.is_sparse(), kInvalidArgument, "spy: '", a.file, "' holds a dense array of dims ",
+             ShapeString(d.dense.Dims()),
+             "; spy pictures the entries of a sparse file (.mtx coordinate, .tns, .svm, a "
+             "scipy.sparse .npz); make one with e.g. tensorkit convert IN.npy OUT.mtx");
+    const SparseTensor& st = d.sparse;
+    TK_CHECK(st.rank() >= 2, kInvalidArgument, "spy: '", a.file, "' holds a rank-", st.rank(),
+             " sparse tensor of shape ", ShapeString(st.shape()),
+             "; a picture needs two axes (write a vector as a 1 x n matrix)");
+    shape = st.shape();
+    nnz = st.nnz();
+    resolve(shape);
+    grids = make_grids(shape);
+    t0 = Clock::now();
+    for (const Grid& g : grids) counts.push_back(CountPixels(st, ri, ci, g, a.file));
+    count_s = Seconds(t0);
+  }
   if (!a.out.empty()) {
     t0 = Clock::now();
-    const std::vector<uint64_t> counts = CountPixels(st, ri, ci, g, a.file);
-    const uint64_t max = MaxCount(counts);
-    count_s = Seconds(t0);
-    t0 = Clock::now();
-    const std::vector<uint8_t> gray = Shade(counts, max, g);
+    const Grid& g = grids[0];
+    const uint64_t max = MaxCount(counts[0]);
+    const std::vector<uint8_t> gray = Shade(counts[0], max, g);
     const std::vector<uint8_t> png = EncodeGrayPng(
         gray, g.width, g.height,
         {{"Software", "tensorkit spy"},
-         {"tensorkit:shape", ShapeString(st.shape())},
+         {"tensorkit:shape", ShapeString(shape)},
          {"tensorkit:axes", std::to_string(ri) + "," + std::to_string(ci)},
-         {"tensorkit:entries", std::to_string(st.nnz())},
+         {"tensorkit:entries", std::to_string(nnz)},
          {"tensorkit:cell", std::to_string(g.cell_rows) + " x " + std::to_string(g.cell_cols)},
          {"tensorkit:max", std::to_string(max)},
          {"tensorkit:shading",
@@ -305,21 +400,15 @@ int Run(const Args& a) {
     file.Commit();
     encode_s = Seconds(t0);
   }
-  if (text) {
-    const Grid tg = TextGrid(rows, cols, *n);
-    t0 = Clock::now();
-    const std::vector<uint64_t> counts = CountPixels(st, ri, ci, tg, a.file);
-    count_s += Seconds(t0);
-    std::cout << TextPicture(counts, tg, st, ri, ci);
-    g = tg;
-  }
+  if (text) std::cout << TextPicture(counts.back(), grids.back(), shape, nnz, ri, ci);
   if (a.timings) {
+    const Grid& g = grids.back();
     std::fprintf(stderr,
                  "spy: read %.3f s, count %.3f s, shade+encode+write %.3f s (%lld entries, "
-                 "%lld x %lld pixels, %d threads)\n",
-                 read_s, count_s, encode_s, static_cast<long long>(st.nnz()),
-                 static_cast<long long>(g.height), static_cast<long long>(g.width),
-                 GetNumThreads());
+                 "%lld x %lld pixels, %d threads%s)\n",
+                 read_s, count_s, encode_s, static_cast<long long>(nnz),
+                 static_cast<long long>(g.height), static_cast<long long>(g.width), GetNumThreads(),
+                 Streams(a.file) ? ", streamed: read and count in one pass" : "");
   }
   return kExitOk;
 }

@@ -245,19 +245,40 @@ class SpyTest(unittest.TestCase):
         rng = np.random.default_rng(5)
         coords = np.stack([rng.integers(0, 1000, 150000), rng.integers(0, 1000, 150000)], axis=1)
         coords = coords[np.argsort(coords[:, 0], kind="stable")]  # sorted rows: runs in a cell
-        m = write_mtx(self.path("many.mtx"), (1000, 1000), coords.tolist())
-        for size in ["64", "1024"]:
-            counts = expected_counts(coords, (1000, 1000), n=int(size))[0]
-            outs = []
-            for threads in ["1", "2", "3"]:
-                out = self.path("p%s_%s.png" % (size, threads))
-                r = run("--threads", threads, "spy", "-o", out, "--size", size, m)
-                self.assertEqual(r.returncode, 0, r.stderr)
-                np.testing.assert_array_equal(read_png(out)[0], shade(counts),
-                                              "--size %s --threads %s" % (size, threads))
-                with open(out, "rb") as f:
-                    outs.append(f.read())
-            self.assertEqual(outs[1:], outs[:1] * 2, size)
+        m = write_mtx(self.path("many.mtx"), (1000, 1000), coords.tolist())  # streamed
+        t = write_tns(self.path("many.tns"), (1000, 1000), coords.tolist())  # read whole
+        for src in [m, t]:
+            for size in ["64", "1024"]:
+                counts = expected_counts(coords, (1000, 1000), n=int(size))[0]
+                outs = []
+                for threads in ["1", "2", "3"]:
+                    out = self.path("p%s_%s.png" % (size, threads))
+                    r = run("--threads", threads, "spy", "-o", out, "--size", size, src)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    np.testing.assert_array_equal(
+                        read_png(out)[0], shade(counts),
+                        "%s --size %s --threads %s" % (src, size, threads))
+                    with open(out, "rb") as f:
+                        outs.append(f.read())
+                self.assertEqual(outs[1:], outs[:1] * 2, size)
+
+    def test_streamed_symmetric_mtx_mirrors_and_swaps_axes(self):
+        # A symmetric coordinate file streams its stored triangle and the mirrored entries.
+        rng = np.random.default_rng(6)
+        lower = {(int(i), int(j)) for i, j in rng.integers(0, 300, (2000, 2)) if i >= j}
+        lines = ["%%MatrixMarket matrix coordinate real symmetric", "300 300 %d" % len(lower)]
+        lines += ["%d %d 1.5" % (i + 1, j + 1) for i, j in sorted(lower)]
+        src = self.path("sym.mtx")
+        with open(src, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        full = sorted(lower | {(j, i) for i, j in lower})
+        self.check_png(src, full, (300, 300), n=100, args=("--size", "100"))
+        r = run("spy", "--timings", "-o", self.path("t.png"), src)
+        self.assertIn("streamed", r.stderr)
+        # --axes 1,0 transposes the picture.
+        pixels, _ = self.spy_png(src, "--axes", "1,0", "--size", "100")
+        np.testing.assert_array_equal(
+            pixels, shade(expected_counts(np.array(full)[:, ::-1], (300, 300), n=100)[0]))
 
     def test_the_readme_picture_is_current(self):
         # tools/README.md shows `tensorkit spy examples/data/rmat_graph.mtx --size 256 -o
