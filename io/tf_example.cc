@@ -11,6 +11,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 #include "tensorkit/common/error.h"
@@ -568,6 +569,111 @@ ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
     out.var_len.push_back(JaggedTensor::FromOffsets(values[v], offsets[v]));
     out.var_len_keys.push_back(spec.var_len[v].key);
   }
+  return out;
+}
+
+namespace {
+
+// Calls entry(key, feature_begin, feature_end) for every map entry of a record, in order.
+template <typename Entry>
+void ForEachFeature(const Ctx& c, const Entry& entry) {
+  const uint8_t* end = c.base + c.size;
+  for (const uint8_t* p = c.base; p < end;) {
+    const uint8_t* at = p;
+    const Tag t = ReadTag(c, p, end);
+    if (t.field != 1 || t.wire != 2) {
+      Skip(c, t, at, p, end);
+      continue;
+    }
+    const uint64_t features_size = ReadLength(c, p, end);  // moves p: then the end
+    const uint8_t* fend = p + features_size;
+    while (p < fend) {
+      const uint8_t* eat = p;
+      const Tag et = ReadTag(c, p, fend);
+      if (et.field != 1 || et.wire != 2) {
+        Skip(c, et, eat, p, fend);
+        continue;
+      }
+      const uint64_t entry_size = ReadLength(c, p, fend);
+      const uint8_t* eend = p + entry_size;
+      std::string_view key;
+      const uint8_t* value = nullptr;
+      const uint8_t* value_end = nullptr;
+      while (p < eend) {
+        const uint8_t* fat = p;
+        const Tag ft = ReadTag(c, p, eend);
+        if (ft.field == 1 && ft.wire == 2) {
+          const uint64_t n = ReadLength(c, p, eend);
+          key = std::string_view(reinterpret_cast<const char*>(p), n);
+          p += n;
+        } else if (ft.field == 2 && ft.wire == 2) {
+          const uint64_t n = ReadLength(c, p, eend);
+          value = p;
+          value_end = p + n;
+          p += n;
+        } else {
+          Skip(c, ft, fat, p, eend);
+        }
+      }
+      entry(key, value, value_end);
+    }
+  }
+}
+
+DType DTypeOfKind(Kind k) {
+  return k == kInt64List ? DType::kInt64 : k == kFloatList ? DType::kFloat32 : DType::kString;
+}
+
+}  // namespace
+
+std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::string_view>& records) {
+  using Table = std::map<std::string, ExampleFeatureSummary, std::less<>>;
+  const int64_t n = static_cast<int64_t>(records.size());
+  std::vector<Table> parts(static_cast<size_t>(NumChunks(n, 256)));
+  ForRecords(n, [&](int64_t chunk, int64_t r) {
+    Ctx c{reinterpret_cast<const uint8_t*>(records[r].data()),
+          static_cast<int64_t>(records[r].size()), r};
+    std::map<std::string_view, FeatureInfo> held;  // the last entry of each key
+    ForEachFeature(c, [&](std::string_view key, const uint8_t* b, const uint8_t* e) {
+      held[key] = b == nullptr ? FeatureInfo{} : ScanFeature(c, b, e);
+    });
+    Table& t = parts[chunk];
+    for (const auto& [key, f] : held) {
+      if (f.kind == kNoList) continue;
+      auto it = t.find(key);
+      if (it == t.end()) {
+        ExampleFeatureSummary s;
+        s.key = std::string(key);
+        s.dtype = DTypeOfKind(f.kind);
+        s.min_values = s.max_values = f.count;
+        it = t.emplace(s.key, s).first;
+      }
+      ExampleFeatureSummary& s = it->second;
+      s.mixed_types = s.mixed_types || s.dtype != DTypeOfKind(f.kind);
+      s.min_values = std::min(s.min_values, f.count);
+      s.max_values = std::max(s.max_values, f.count);
+      ++s.records;
+      s.values += f.count;
+    }
+  });
+  Table all;  // chunks in order: the first type seen is the first record's
+  for (Table& t : parts) {
+    for (auto& [key, s] : t) {
+      auto it = all.find(key);
+      if (it == all.end()) {
+        all.emplace(key, s);
+        continue;
+      }
+      ExampleFeatureSummary& a = it->second;
+      a.mixed_types = a.mixed_types || s.mixed_types || a.dtype != s.dtype;
+      a.min_values = std::min(a.min_values, s.min_values);
+      a.max_values = std::max(a.max_values, s.max_values);
+      a.records += s.records;
+      a.values += s.values;
+    }
+  }
+  std::vector<ExampleFeatureSummary> out;
+  for (auto& [key, s] : all) out.push_back(std::move(s));
   return out;
 }
 

@@ -93,6 +93,20 @@ ParsedExamples ParseExamples(const std::vector<std::string_view>& records, const
 // is never ambiguous.
 ParsedExamples ParseExampleBatch(const TFRecordBatch& batch, const ExampleSpec& spec);
 
+// What a batch of tf.Example records holds (for `tensorkit info`): every feature key, in key
+// order, with its list type, the records holding it and the values per record. A key repeated
+// in one record counts once, its last entry (as parsing takes it); a Feature without a list is
+// not held. A malformed record is an Error naming it.
+struct ExampleFeatureSummary {
+  std::string key;
+  DType dtype = DType::kInt64;  // kInt64, kFloat32 or kString (bytes_list)
+  bool mixed_types = false;     // records disagree on the list type (dtype: the first seen)
+  int64_t records = 0;          // records holding the feature
+  int64_t values = 0;           // its values in all of them
+  int64_t min_values = 0, max_values = 0;  // per record holding it
+};
+std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::string_view>& records);
+
 // One tf.Example holding `features` in the given order: each Tensor's elements in C order (any
 // dims) as an int64_list (kInt64), float_list (kFloat32, packed) or bytes_list (kString); other
 // dtypes are an Error (convert them with Copy first). Keys must be unique.

@@ -1,6 +1,7 @@
 // tensorkit info [--json] [--rows] FILE: format, kind, shape, dtype, nnz, order and density, and
 // with --rows the statistics of the row lengths (row_stats.h).
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -8,6 +9,8 @@
 #include <sstream>
 
 #include "tensorkit/common/file_util.h"
+#include "tensorkit/io/tf_example.h"
+#include "tensorkit/io/tfrecord.h"
 #include "tensorkit/tools/json.h"
 #include "tensorkit/tools/row_stats.h"
 #include "tensorkit/tools/tool.h"
@@ -20,6 +23,7 @@ struct Args {
   bool json = false;
   bool rows = false;
   bool distinct = false;
+  std::string compression = "auto";  // TFRecord files
 };
 
 struct Summary {
@@ -142,7 +146,86 @@ std::string JsonArray(const std::vector<Int>& v) {
   return out + "]";
 }
 
+// Whether `path` names a TFRecord file (.tfrecord, .tfrecords, any case).
+bool IsTfrecord(const std::string& path) {
+  std::string ext = path.substr(
+      path.find_last_of('.') == std::string::npos ? path.size() : path.find_last_of('.') + 1);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return path.find_last_of('.') != std::string::npos && (ext == "tfrecord" || ext == "tfrecords");
+}
+
+// The compression of a TFRecord file: --compression, or by its first bytes (gzip's magic 1f 8b,
+// a zlib header 78 xx whose check bits hold), else none.
+io::TFRecordCompression CompressionOf(const std::string& path, const std::string& asked) {
+  if (asked != "auto") return io::TFRecordCompressionFromName(asked);
+  io::InputFile in(path);
+  uint8_t head[2] = {0, 0};
+  if (in.size() >= 2) in.ReadAt(0, head, 2);
+  if (head[0] == 0x1f && head[1] == 0x8b) return io::TFRecordCompression::kGzip;
+  if ((head[0] & 0x0f) == 8 && ((head[0] << 8) | head[1]) % 31 == 0) {
+    return io::TFRecordCompression::kZlib;
+  }
+  return io::TFRecordCompression::kNone;
+}
+
+// info of a TFRecord file of tf.Example records: records, bytes, and each feature's type and
+// how many values the records hold (io::SummarizeExamples).
+int RunTfrecord(const Args& a) {
+  io::TFRecordOptions o;
+  o.compression = CompressionOf(a.file, a.compression);
+  io::TFRecordBatch batch;
+  try {
+    batch = io::ReadTFRecordBatch(a.file, o);
+  } catch (const Error&) {
+    // A plain file whose first length bytes look like a zlib header: read it as plain.
+    if (a.compression != "auto" || o.compression == io::TFRecordCompression::kNone) throw;
+    o.compression = io::TFRecordCompression::kNone;
+    batch = io::ReadTFRecordBatch(a.file, o);
+  }
+  std::vector<std::string_view> records(static_cast<size_t>(batch.size()));
+  for (int64_t i = 0; i < batch.size(); ++i) records[i] = batch[i];
+  const std::vector<io::ExampleFeatureSummary> fs = io::SummarizeExamples(records);
+  const char* comp = io::TFRecordCompressionName(o.compression);
+  auto type = [](const io::ExampleFeatureSummary& f) {
+    return std::string(f.dtype == DType::kInt64     ? "int64"
+                       : f.dtype == DType::kFloat32 ? "float"
+                                                    : "bytes") +
+           (f.mixed_types ? " (mixed)" : "");
+  };
+  if (a.json) {
+    std::cout << "{\"file\": " << JsonQuote(a.file) << ", \"format\": \"tfrecord\""
+              << ", \"compression\": " << JsonQuote(comp) << ", \"records\": " << batch.size()
+              << ", \"bytes\": " << batch.bytes.size() << ", \"features\": [";
+    for (size_t i = 0; i < fs.size(); ++i) {
+      const io::ExampleFeatureSummary& f = fs[i];
+      std::cout << (i ? ", " : "") << "{\"key\": " << JsonQuote(f.key)
+                << ", \"type\": " << JsonQuote(type(f)) << ", \"records\": " << f.records
+                << ", \"values\": " << f.values << ", \"min_values\": " << f.min_values
+                << ", \"max_values\": " << f.max_values << "}";
+    }
+    std::cout << "]}\n";
+    return kExitOk;
+  }
+  std::cout << "file:     " << a.file << "\n"
+            << "format:   tfrecord (" << comp << ")\n"
+            << "records:  " << batch.size() << " (" << batch.bytes.size() << " bytes)\n"
+            << "features: " << fs.size() << "\n";
+  for (const io::ExampleFeatureSummary& f : fs) {
+    std::cout << "  " << f.key << ": " << type(f) << ", in " << f.records << " records, "
+              << f.values << " values (" << f.min_values << " to " << f.max_values
+              << " a record)\n";
+  }
+  return kExitOk;
+}
+
 int Run(const Args& a) {
+  if (IsTfrecord(a.file)) {
+    if (a.rows || a.distinct) {
+      throw UsageError("info: --rows and --distinct are for sparse tensor files, not '" + a.file +
+                       "'");
+    }
+    return RunTfrecord(a);
+  }
   Summary s = Summarize(a.file, a.rows, a.distinct);
   std::ostringstream density;
   density.precision(6);
@@ -184,6 +267,9 @@ Subcommand AddInfo(CLI::App& app) {
                                      "and density");
   sub->add_option("file", args->file, "The file")->required();
   sub->add_flag("--json", args->json, "Print one JSON object");
+  sub->add_option("--compression", args->compression,
+                  "TFRecord files: auto (default: by the first bytes), NONE, GZIP or ZLIB")
+      ->check(CLI::IsMember({"auto", "NONE", "GZIP", "ZLIB"}));
   sub->add_flag("--distinct", args->distinct,
                 "Count the distinct positions of an unsorted sparse file for the density (a sort "
                 "of a copy); sorted files always get them, in one pass");

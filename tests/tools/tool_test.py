@@ -108,6 +108,54 @@ def peak_kib(args, env=None):
     return json.loads(r.stdout)
 
 
+def crc32c(data):
+    """CRC-32C (Castagnoli), bit by bit: the TFRecord framing's checksum."""
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def tfrecord(records):
+    """The TFRecord framing of `records`: length, masked CRC of it, data, masked CRC of it."""
+    def masked(c):
+        return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+    out = b""
+    for r in records:
+        n = struct.pack("<Q", len(r))
+        out += n + struct.pack("<I", masked(crc32c(n))) + r + struct.pack("<I", masked(crc32c(r)))
+    return out
+
+
+def varint(v):
+    out = b""
+    while True:
+        out += bytes([(v & 0x7F) | (0x80 if v > 0x7F else 0)])
+        v >>= 7
+        if not v:
+            return out
+
+
+def delimited(field, payload):
+    return varint(field << 3 | 2) + varint(len(payload)) + payload
+
+
+def example(features):
+    """A serialized tf.Example of {key: (kind, values)}, kind 'bytes', 'float' or 'int64'."""
+    entries = b""
+    for key, (kind, values) in features.items():
+        if kind == "bytes":
+            lst = delimited(1, b"".join(delimited(1, v) for v in values))
+        elif kind == "float":
+            lst = delimited(2, delimited(1, struct.pack("<%df" % len(values), *values)))
+        else:
+            lst = delimited(3, delimited(1, b"".join(varint(v & (2**64 - 1)) for v in values)))
+        entries += delimited(1, delimited(1, key.encode()) + delimited(2, lst))
+    return delimited(1, entries)
+
+
 class ToolTest(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="tk_tool_test_")
@@ -120,7 +168,7 @@ class ToolTest(unittest.TestCase):
         return os.path.join(self.dir, *parts)
 
     def write(self, name, text):
-        with open(self.path(name), "w") as f:
+        with open(self.path(name), "wb" if isinstance(text, bytes) else "w") as f:
             f.write(text)
         return self.path(name)
 
@@ -518,6 +566,41 @@ class ToolTest(unittest.TestCase):
         descr, shape, values = read_npy(self.path("mix.npy"))
         self.assertEqual((descr, shape), ("<f8", [4, 3]))
         self.assertEqual(values[:7], [1, 2, 3, 4, 5, 6, 1.5])
+
+    def test_info_of_a_tfrecord_file(self):
+        recs = [example({"ids": ("int64", [1, 2, 3]), "score": ("float", [0.5]),
+                         "tag": ("bytes", [b"a"])}),
+                example({"ids": ("int64", [7]), "tag": ("bytes", [])}),
+                example({"score": ("float", [1.0, 2.0]), "ids": ("int64", [-1, 5])})]
+        plain = self.write("d.tfrecord", tfrecord(recs))
+        import gzip
+        import zlib as zl
+        gz = self.write("g.tfrecord", gzip.compress(tfrecord(recs)))
+        zz = self.write("z.tfrecords", zl.compress(tfrecord(recs)))
+        for path, comp in [(plain, "NONE"), (gz, "GZIP"), (zz, "ZLIB")]:
+            d = self.info(path)
+            self.assertEqual((d["format"], d["compression"], d["records"]),
+                             ("tfrecord", comp, 3), path)
+            f = {x["key"]: x for x in d["features"]}
+            self.assertEqual(sorted(f), ["ids", "score", "tag"])
+            self.assertEqual((f["ids"]["type"], f["ids"]["records"], f["ids"]["values"],
+                              f["ids"]["min_values"], f["ids"]["max_values"]),
+                             ("int64", 3, 6, 1, 3))
+            self.assertEqual((f["score"]["type"], f["score"]["records"], f["score"]["values"]),
+                             ("float", 2, 3))
+            self.assertEqual((f["tag"]["type"], f["tag"]["records"], f["tag"]["values"],
+                              f["tag"]["min_values"]), ("bytes", 2, 1, 0))
+        r = run("info", plain)
+        self.assertIn("records:  3", r.stdout)
+        self.assertIn("ids: int64, in 3 records, 6 values (1 to 3 a record)", r.stdout)
+        # A flipped byte fails the CRC: an error naming the record, exit 1.
+        data = bytearray(tfrecord(recs))
+        data[20] ^= 1
+        bad = self.write("bad.tfrecord", bytes(data))
+        r = run("info", bad)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("record 0", r.stderr)
+        self.assertEqual(run("info", "--rows", plain).returncode, 2)
 
     def test_more_entries_than_cells_and_density(self):
         m = self.write("rep.mtx", "%%MatrixMarket matrix coordinate real general\n1 2 3\n"
