@@ -10,8 +10,8 @@
 #include <memory>
 #include <mutex>
 
-#include "tensorkit/common/parallel.h"
 #include "tensorkit/common/file_util.h"
+#include "tensorkit/common/parallel.h"
 #include "tensorkit/tools/batch.h"
 #include "tensorkit/tools/tool.h"
 

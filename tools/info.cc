@@ -146,42 +146,11 @@ std::string JsonArray(const std::vector<Int>& v) {
   return out + "]";
 }
 
-// Whether `path` names a TFRecord file (.tfrecord, .tfrecords, any case).
-bool IsTfrecord(const std::string& path) {
-  std::string ext = path.substr(
-      path.find_last_of('.') == std::string::npos ? path.size() : path.find_last_of('.') + 1);
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return path.find_last_of('.') != std::string::npos && (ext == "tfrecord" || ext == "tfrecords");
-}
-
-// The compression of a TFRecord file: --compression, or by its first bytes (gzip's magic 1f 8b,
-// a zlib header 78 xx whose check bits hold), else none.
-io::TFRecordCompression CompressionOf(const std::string& path, const std::string& asked) {
-  if (asked != "auto") return io::TFRecordCompressionFromName(asked);
-  io::InputFile in(path);
-  uint8_t head[2] = {0, 0};
-  if (in.size() >= 2) in.ReadAt(0, head, 2);
-  if (head[0] == 0x1f && head[1] == 0x8b) return io::TFRecordCompression::kGzip;
-  if ((head[0] & 0x0f) == 8 && ((head[0] << 8) | head[1]) % 31 == 0) {
-    return io::TFRecordCompression::kZlib;
-  }
-  return io::TFRecordCompression::kNone;
-}
-
 // info of a TFRecord file of tf.Example records: records, bytes, and each feature's type and
 // how many values the records hold (io::SummarizeExamples).
 int RunTfrecord(const Args& a) {
   io::TFRecordOptions o;
-  o.compression = CompressionOf(a.file, a.compression);
-  io::TFRecordBatch batch;
-  try {
-    batch = io::ReadTFRecordBatch(a.file, o);
-  } catch (const Error&) {
-    // A plain file whose first length bytes look like a zlib header: read it as plain.
-    if (a.compression != "auto" || o.compression == io::TFRecordCompression::kNone) throw;
-    o.compression = io::TFRecordCompression::kNone;
-    batch = io::ReadTFRecordBatch(a.file, o);
-  }
+  const io::TFRecordBatch batch = ReadTfrecordFile(a.file, a.compression, &o.compression);
   std::vector<std::string_view> records(static_cast<size_t>(batch.size()));
   for (int64_t i = 0; i < batch.size(); ++i) records[i] = batch[i];
   const std::vector<io::ExampleFeatureSummary> fs = io::SummarizeExamples(records);
@@ -219,7 +188,7 @@ int RunTfrecord(const Args& a) {
 }
 
 int Run(const Args& a) {
-  if (IsTfrecord(a.file)) {
+  if (IsTfrecordPath(a.file)) {
     if (a.rows || a.distinct) {
       throw UsageError("info: --rows and --distinct are for sparse tensor files, not '" + a.file +
                        "'");

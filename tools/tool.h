@@ -17,6 +17,7 @@
 
 #include "tensorkit/io/io.h"
 #include "tensorkit/io/libsvm.h"
+#include "tensorkit/io/tfrecord.h"
 
 namespace tensorkit::tools {
 
@@ -60,6 +61,14 @@ io::TensorData ForOutput(io::TensorData data, io::Format out, const ConvertOptio
 Tensor SummedDense(SparseTensor sparse);
 // Reads `in`, converts and writes `out` (atomically).
 void ConvertFile(const std::string& in, const std::string& out, const ConvertOptions& options);
+
+// Whether `path` names a TFRecord file (.tfrecord or .tfrecords, any case).
+bool IsTfrecordPath(const std::string& path);
+// Every record of a TFRecord file, its compression `compression` ("NONE", "GZIP", "ZLIB") or
+// "auto": GZIP or ZLIB when the first bytes are their header, else none (a plain file whose
+// first bytes only look like a zlib header is read again as plain). *used: the one read.
+io::TFRecordBatch ReadTfrecordFile(const std::string& path, const std::string& compression,
+                                   io::TFRecordCompression* used);
 
 // The extension without a leading dot, lower case; throws UsageError when unknown or empty.
 std::string NormalizeExtension(const std::string& ext);

@@ -1,14 +1,39 @@
 // tensorkit validate FILE: reads the whole file and checks sparse indices (bounds, duplicates,
-// claimed order). Exit 1 with the reason when invalid.
+// claimed order), or a TFRecord file's CRCs and tf.Example records. Exit 1 with the reason when
+// invalid.
 #include <iostream>
 #include <memory>
+#include <string_view>
+#include <vector>
 
+#include "tensorkit/io/tf_example.h"
 #include "tensorkit/tools/tool.h"
 
 namespace tensorkit::tools {
 namespace {
 
+// A TFRecord file is valid when every record's CRCs hold and every record is a tf.Example.
+int RunTfrecord(const std::string& file) {
+  io::TFRecordCompression used = io::TFRecordCompression::kNone;
+  int64_t records = 0;
+  size_t features = 0;
+  try {
+    const io::TFRecordBatch batch = ReadTfrecordFile(file, "auto", &used);
+    std::vector<std::string_view> views(static_cast<size_t>(batch.size()));
+    for (int64_t i = 0; i < batch.size(); ++i) views[i] = batch[i];
+    records = batch.size();
+    features = io::SummarizeExamples(views).size();
+  } catch (const Error& e) {
+    std::cout << "invalid: " << file << ": " << e.what() << "\n";
+    return kExitFailed;
+  }
+  std::cout << "valid: " << file << ": tfrecord (" << io::TFRecordCompressionName(used) << "), "
+            << records << " tf.Example records, " << features << " feature keys\n";
+  return kExitOk;
+}
+
 int Run(const std::string& file) {
+  if (IsTfrecordPath(file)) return RunTfrecord(file);
   io::TensorData d;
   try {
     d = io::Read(file);

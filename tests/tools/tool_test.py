@@ -601,6 +601,17 @@ class ToolTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("record 0", r.stderr)
         self.assertEqual(run("info", "--rows", plain).returncode, 2)
+        r = run("validate", gz)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("tfrecord (GZIP), 3 tf.Example records, 3 feature keys", r.stdout)
+        r = run("validate", bad)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("invalid", r.stdout)
+        # Records that are not tf.Examples: the framing holds, the parse names the record.
+        junk = self.write("junk.tfrecord", tfrecord([recs[0], b"\x0a\xff"]))
+        r = run("validate", junk)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("record 1", r.stdout)
 
     def test_more_entries_than_cells_and_density(self):
         m = self.write("rep.mtx", "%%MatrixMarket matrix coordinate real general\n1 2 3\n"
