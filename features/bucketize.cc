@@ -146,6 +146,17 @@ void Bucketize(const Tensor& values, const std::vector<float>& boundaries, Tenso
 void Bucketize(const Tensor& values, const std::vector<double>& boundaries, Tensor* out) {
   BucketizeInto(values, boundaries, out);
 }
+Tensor Bucketize(const Tensor& values, const Tensor& boundaries) {
+  TK_CHECK(boundaries.defined() && boundaries.NumAxes() == 1 &&
+               (boundaries.dtype() == DType::kFloat32 || boundaries.dtype() == DType::kFloat64),
+           kInvalidArgument, kOp, ": boundaries must be a 1-D float32 or float64 tensor, got ",
+           boundaries.defined() ? DTypeName(boundaries.dtype()) : "an undefined tensor",
+           boundaries.defined() ? " of dims " + ShapeString(boundaries.Dims()) : std::string());
+  const Tensor b = boundaries.To(Device::Cpu());
+  if (b.dtype() == DType::kFloat32) return BucketizeImpl(values, b.ToVector<float>());
+  return BucketizeImpl(values, b.ToVector<double>());
+}
+
 Tensor Bucketize(const Tensor& values, std::initializer_list<float> boundaries) {
   return BucketizeImpl(values, std::vector<float>(boundaries));
 }

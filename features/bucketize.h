@@ -43,6 +43,9 @@ namespace tensorkit {
 Tensor Bucketize(const Tensor& values, const std::vector<float>& boundaries);
 // The same with double boundaries (every value compares as double, see the glossary).
 Tensor Bucketize(const Tensor& values, const std::vector<double>& boundaries);
+// Boundaries as a 1-D float32 or float64 tensor (on any device): the same as the vector of its
+// elements.
+Tensor Bucketize(const Tensor& values, const Tensor& boundaries);
 // A braced list of boundaries means float ones, TensorFlow's (it would fit either vector).
 Tensor Bucketize(const Tensor& values, std::initializer_list<float> boundaries);
 

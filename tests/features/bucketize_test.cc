@@ -178,5 +178,17 @@ TEST(Bucketize, BadInputsAreErrors) {
               {"Bucketize: values is an undefined tensor"});
 }
 
+TEST(Bucketize, BoundariesAsATensor) {
+  const Tensor v = Tensor::FromVector(std::vector<double>{-1, 0.5, 2, 7});
+  const std::vector<float> bf = {0, 1, 5};
+  EXPECT_EQ(Bucketize(v, Tensor::FromVector(bf)).ToVector<int32_t>(),
+            Bucketize(v, bf).ToVector<int32_t>());
+  const std::vector<double> bd = {0, 1, 5};
+  EXPECT_EQ(Bucketize(v, Tensor::FromVector(bd)).ToVector<int32_t>(),
+            (std::vector<int32_t>{0, 1, 2, 3}));
+  testing::ExpectError([&] { Bucketize(v, Tensor::FromVector(std::vector<int64_t>{1})); },
+                       ErrorCode::kInvalidArgument, {"Bucketize", "1-D float32 or float64"});
+}
+
 }  // namespace
 }  // namespace tensorkit
