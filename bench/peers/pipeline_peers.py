@@ -7,12 +7,12 @@ C3's empty rows, and sum embedding bags, per batch of 4096 records. TensorFlow r
 Prints the medians and rows/s. Re-runs itself with the TensorFlow venv when it can."""
 import argparse
 import os
-import subprocess
 import sys
+
+import tf_peer_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-VENV_PYTHON = os.path.join(ROOT, ".venvs", "tf", "bin", "python")
 THREADS = 2
 ROWS, BATCH, BUCKETS, DIM = 131072, 4096, 10000, 8
 
@@ -21,16 +21,7 @@ ap.add_argument("--build", default="build")
 ap.add_argument("--repeat", type=int, default=3)
 args = ap.parse_args()
 
-try:
-    import tensorflow  # noqa: F401
-except ImportError:
-    if os.path.exists(VENV_PYTHON) and os.path.realpath(sys.executable) != os.path.realpath(
-            VENV_PYTHON):
-        sys.exit(subprocess.run([VENV_PYTHON, *sys.argv]).returncode)
-    print("pipeline_peers: skipped, no TensorFlow (make tf-ops installs it into .venvs/tf)")
-    sys.exit(0)
-
-os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+tf_peer_env.tensorflow_or_exit("pipeline_peers")
 sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402

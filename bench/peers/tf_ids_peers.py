@@ -6,44 +6,29 @@ peerlib's repeats; each pair is first checked to agree bit for bit. Needs the ve
 `make tf-ops` (re-runs itself with it; skips with a message without it)."""
 import argparse
 import os
-import subprocess
 import sys
+
+import tf_peer_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-VENV_PYTHON = os.path.join(ROOT, ".venvs", "tf", "bin", "python")
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", default="build")
 ap.add_argument("--threads", type=int, default=2)
 args = ap.parse_args()
 THREADS = args.threads
 
-try:
-    import tensorflow  # noqa: F401
-except ImportError:
-    if os.path.exists(VENV_PYTHON) and os.path.realpath(sys.executable) != os.path.realpath(
-            VENV_PYTHON):
-        sys.exit(subprocess.run([VENV_PYTHON, *sys.argv]).returncode)
-    print("tf_ids_peers: skipped, no TensorFlow (make tf-ops installs it into .venvs/tf)")
-    sys.exit(0)
-
-os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+tf_peer_env.tensorflow_or_exit("tf_ids_peers")
 os.environ["TENSORKIT_NUM_THREADS"] = str(THREADS)
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "embed", "tensorflow"))
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import peerlib  # noqa: E402
-import tensorkit_tf  # noqa: E402
 
 tf.config.threading.set_intra_op_parallelism_threads(THREADS)
 tf.config.threading.set_inter_op_parallelism_threads(THREADS)
-lib = os.path.join(ROOT, args.build, "lib", "libtensorkit_tf_ops.so")
-if not os.path.exists(lib):
-    print(f"tf_ids_peers: skipped, {lib} is not built (make tf-ops)")
-    sys.exit(0)
-ops = tensorkit_tf.load(lib)
+ops = tf_peer_env.tensorkit_ops_or_exit(args.build, "tf_ids_peers")
 rng = np.random.default_rng(0)
 
 

@@ -5,12 +5,12 @@ Run with the TensorFlow venv's python (the script re-runs itself with .venvs/tf 
 --tf-ops names the library when it is not build/lib's."""
 import argparse
 import os
-import subprocess
 import sys
+
+import tf_peer_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-VENV_PYTHON = os.path.join(ROOT, ".venvs", "tf", "bin", "python")
 THREADS = 2
 
 ap = argparse.ArgumentParser()
@@ -18,34 +18,19 @@ ap.add_argument("--build", default="build")
 ap.add_argument("--batch", type=int, default=8192)
 args = ap.parse_args()
 
-try:
-    import tensorflow  # noqa: F401
-except ImportError:
-    if os.path.exists(VENV_PYTHON) and os.path.realpath(sys.executable) != os.path.realpath(
-            VENV_PYTHON):
-        sys.exit(subprocess.run([VENV_PYTHON, *sys.argv]).returncode)
-    print("tfrecord_peers: skipped, no TensorFlow (make tf-ops installs it into .venvs/tf)")
-    sys.exit(0)
-
-os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+tf_peer_env.tensorflow_or_exit("tfrecord_peers")
 os.environ["TENSORKIT_NUM_THREADS"] = str(THREADS)
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "embed", "tensorflow"))
 import tempfile  # noqa: E402
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import peerlib  # noqa: E402
-import tensorkit_tf  # noqa: E402
 
 tf.config.threading.set_intra_op_parallelism_threads(THREADS)
 tf.config.threading.set_inter_op_parallelism_threads(1)
-lib = os.path.join(ROOT, args.build, "lib", "libtensorkit_tf_ops.so")
-if not os.path.exists(lib):
-    print(f"tfrecord_peers: skipped, {lib} is not built (make tf-ops)")
-    sys.exit(0)
-ops = tensorkit_tf.load(lib)
+ops = tf_peer_env.tensorkit_ops_or_exit(args.build, "tfrecord_peers")
 rng = np.random.default_rng(0)
 
 
