@@ -13,6 +13,7 @@ VENV_PYTHON = os.path.join(ROOT, ".venvs", "tf", "bin", "python")
 def tensorflow_or_exit(script):
     """Returns when `import tensorflow` works here; else re-runs this process's command line with
     the venv's interpreter (and exits with its status), or exits 0 saying why `script` skipped."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before TensorFlow's first import
     try:
         import tensorflow  # noqa: F401
     except ImportError:
@@ -21,7 +22,6 @@ def tensorflow_or_exit(script):
             sys.exit(subprocess.run([VENV_PYTHON, *sys.argv]).returncode)
         print(f"{script}: skipped, no TensorFlow (make tf-ops installs it into .venvs/tf)")
         sys.exit(0)
-    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
 
 
 def tensorkit_ops_or_exit(build, script):
