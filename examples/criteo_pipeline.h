@@ -40,7 +40,7 @@ inline std::vector<float> DenseBoundaries() {
 
 // Built with a buffer: GCC 12 warns falsely (-Wrestrict) on "I" + std::to_string(...).
 inline std::string Key(char prefix, int i) {
-  char buf[16];
+  char buf[16];  // a letter and an int
   std::snprintf(buf, sizeof(buf), "%c%d", prefix, i + 1);
   return buf;
 }
@@ -69,7 +69,7 @@ inline std::vector<std::string> MakeRecords(int64_t rows, uint64_t seed) {
       const int64_t n = u == 0 ? 0 : u < 8 ? 1 : static_cast<int64_t>(2 + rng() % 2);
       lengths.push_back(n);
       for (int64_t k = 0; k < n; ++k) {
-        char buf[16];
+        char buf[24];  // room for any 64-bit value in hex
         std::snprintf(buf, sizeof(buf), "%08llx",
                       static_cast<unsigned long long>(rng() % (1000 * (c + 1))));
         values.emplace_back(buf);
