@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "io/io_test_util.h"
-#include "tensorkit/dense/ops.h"
 #include "tensorkit/common/file_util.h"
+#include "tensorkit/dense/ops.h"
 #include "tensorkit/io/io.h"
 
 namespace tensorkit::io {

@@ -41,8 +41,7 @@ TEST(Libsvm, ReadsWhatScikitLearnReads) {
       "2 1:inf 2:0\n");
   EXPECT_TRUE(d.one_based);  // no index 0 anywhere: scikit-learn's auto rule
   EXPECT_EQ(d.features.shape(), (std::vector<int64_t>{4, 4}));
-  EXPECT_EQ(I64(d.features.indices()),
-            (std::vector<int64_t>{0, 0, 0, 2, 1, 1, 1, 3, 3, 0, 3, 1}));
+  EXPECT_EQ(I64(d.features.indices()), (std::vector<int64_t>{0, 0, 0, 2, 1, 1, 1, 3, 3, 0, 3, 1}));
   const std::vector<double> v = F64(d.features.values());
   EXPECT_EQ(v[0], 0.5);
   EXPECT_EQ(v[2], 0.0);  // 1e-400 rounds to 0, as strtod does; the entry stays (explicit zero)
