@@ -96,22 +96,14 @@ class FillEmptyRowsKernel : public tfw::OpKernel {
       const tfw::Tensor& ind = ctx->input(0);
       const tfw::Tensor& vals = ctx->input(1);
       const tfw::Tensor& def = ctx->input(3);
-      TK_CHECK(ind.dims() == 2, kInvalidArgument, op,
-               ": indices must be a matrix [nnz, rank], got shape ", ShapeText(ind));
-      TK_CHECK(vals.dims() == 1, kInvalidArgument, op,
-               ": values must be a vector [nnz], got shape ", ShapeText(vals));
-      TK_CHECK(ctx->input(2).dims() == 1, kInvalidArgument, op,
-               ": dense_shape must be a vector, got shape ", ShapeText(ctx->input(2)));
+      CheckSparseInputRanks(ind, vals, ctx->input(2), op);
       TK_CHECK(def.dims() == 0, kInvalidArgument, op,
                ": default_value must be a scalar, got shape ", ShapeText(def));
       const std::vector<int64_t> shape = ShapeVector(ctx->input(2), op, "dense_shape");
       const int64_t nnz = ind.dim_size(0);
       TK_CHECK(!shape.empty(), kInvalidArgument, op,
                ": dense_shape must have at least one dim (the rows)");
-      TK_CHECK(ind.dim_size(1) == static_cast<int64_t>(shape.size()) && vals.dim_size(0) == nnz,
-               kInvalidArgument, op, ": indices ", ShapeText(ind), ", values ", ShapeText(vals),
-               " and dense_shape of ", shape.size(), " dims disagree; they need [nnz, ",
-               shape.size(), "], [nnz]");
+      CheckSparseInputAgrees(ind, vals, shape.size(), op);
       const std::optional<DType> bit = BitDType(vals.dtype());
       const SparseTensor st = SparseTensor::Create(Wrap(ind, DType::kInt64),
                                                    bit ? Wrap(vals, *bit) : Positions(nnz), shape);

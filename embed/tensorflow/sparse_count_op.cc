@@ -56,20 +56,13 @@ class SparseCountKernel : public tfw::OpKernel {
       const tfw::Tensor& ind = ctx->input(0);
       const tfw::Tensor& vals = ctx->input(1);
       const tfw::Tensor& w = ctx->input(3);
-      TK_CHECK(ind.dims() == 2, kInvalidArgument, op,
-               ": indices must be a matrix [nnz, rank], got shape ", ShapeText(ind));
-      TK_CHECK(vals.dims() == 1, kInvalidArgument, op,
-               ": values must be a vector [nnz], got shape ", ShapeText(vals));
-      TK_CHECK(ctx->input(2).dims() == 1, kInvalidArgument, op,
-               ": dense_shape must be a vector, got shape ", ShapeText(ctx->input(2)));
+      CheckSparseInputRanks(ind, vals, ctx->input(2), op);
       const std::vector<int64_t> shape = ShapeVector(ctx->input(2), op, "dense_shape");
       const int64_t nnz = ind.dim_size(0);
       const int rank = static_cast<int>(shape.size());
       TK_CHECK(rank == 1 || rank == 2, kInvalidArgument, op, ": dense_shape has ", rank,
                " dims; the ids must be of rank 1 ([L]) or 2 ([batch, L])");
-      TK_CHECK(ind.dim_size(1) == rank && vals.dim_size(0) == nnz, kInvalidArgument, op,
-               ": indices ", ShapeText(ind), ", values ", ShapeText(vals), " and dense_shape of ",
-               rank, " dims disagree; they need [nnz, ", rank, "], [nnz]");
+      CheckSparseInputAgrees(ind, vals, shape.size(), op);
       TK_CHECK(rank == 1 || shape[0] > 0, kInvalidArgument, op, ": dense_shape [", shape[0], " ",
                shape[1], "] has no batch rows; the batch dim must be at least 1");
       const bool weighted = w.NumElements() > 0;

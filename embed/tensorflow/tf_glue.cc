@@ -100,6 +100,23 @@ std::vector<int64_t> IntVector(const tfw::Tensor& t, const char* op, const char*
   return v;
 }
 
+void CheckSparseInputRanks(const tfw::Tensor& ind, const tfw::Tensor& vals,
+                           const tfw::Tensor& dense_shape, const char* op) {
+  TK_CHECK(ind.dims() == 2, kInvalidArgument, op,
+           ": indices must be a matrix [nnz, rank], got shape ", ShapeText(ind));
+  TK_CHECK(vals.dims() == 1, kInvalidArgument, op, ": values must be a vector [nnz], got shape ",
+           ShapeText(vals));
+  TK_CHECK(dense_shape.dims() == 1, kInvalidArgument, op,
+           ": dense_shape must be a vector, got shape ", ShapeText(dense_shape));
+}
+
+void CheckSparseInputAgrees(const tfw::Tensor& ind, const tfw::Tensor& vals, size_t rank,
+                            const char* op) {
+  TK_CHECK(ind.dim_size(1) == static_cast<int64_t>(rank) && vals.dim_size(0) == ind.dim_size(0),
+           kInvalidArgument, op, ": indices ", ShapeText(ind), ", values ", ShapeText(vals),
+           " and dense_shape of ", rank, " dims disagree; they need [nnz, ", rank, "], [nnz]");
+}
+
 std::vector<int64_t> ShapeVector(const tfw::Tensor& t, const char* op, const char* what) {
   const std::vector<int64_t> dims = IntVector(t, op, what);
   int64_t volume = 1;

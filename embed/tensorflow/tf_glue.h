@@ -76,6 +76,14 @@ std::vector<int64_t> IntVector(const tfw::Tensor& t, const char* op, const char*
 // A dense shape from a 1-D int32 or int64 tensor named `what`: every dim >= 0 and their product
 // within int64 (TensorFlow's shape advisories), else an Error naming the dims.
 std::vector<int64_t> ShapeVector(const tfw::Tensor& t, const char* op, const char* what);
+// The checks of a sparse input given as indices [nnz, rank], values [nnz] and a 1-D
+// dense_shape: first their ranks (a matrix, a vector, a vector), then, once the op has read the
+// dense shape (ShapeVector) and checked what it asks of it, that the three agree. Errors name
+// the op and the shapes.
+void CheckSparseInputRanks(const tfw::Tensor& indices, const tfw::Tensor& values,
+                           const tfw::Tensor& dense_shape, const char* op);
+void CheckSparseInputAgrees(const tfw::Tensor& indices, const tfw::Tensor& values, size_t rank,
+                            const char* op);
 // A contiguous int64 [rows, cols] copy of int32 indices, or the int64 buffer wrapped as is.
 Tensor IndicesAsInt64(const tfw::Tensor& t, int64_t rows, int64_t cols);
 // st with axes merged: new axis g is the row-major position of st's coordinates on the axes
