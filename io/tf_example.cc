@@ -420,36 +420,29 @@ void ForRecords(int64_t n, const Body& body) {
 
 }  // namespace
 
-const Tensor& ParsedExamples::Fixed(std::string_view key) const {
-  for (size_t i = 0; i < fixed_keys.size(); ++i) {
-    if (fixed_keys[i] == key) return fixed[i];
+namespace {
+
+// The output of `key` among `keys` (the spec's order), else an Error listing the keys.
+template <typename T>
+const T& OutputOf(const std::vector<std::string>& keys, const std::vector<T>& outputs,
+                  std::string_view key, const char* op, const char* kind) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i] == key) return outputs[i];
   }
-  Throw(ErrorCode::kInvalidArgument, "ParsedExamples::Fixed: no FixedLenFeature '", Excerpt(key),
-        "'; the spec has ", fixed_keys.size(), " (",
-        Excerpt(
-            [&] {
-              std::string s;
-              for (const auto& k : fixed_keys) s += (s.empty() ? "" : ", ") + k;
-              return s;
-            }(),
-            200),
-        ")");
+  std::string all;
+  for (const std::string& k : keys) all += (all.empty() ? "" : ", ") + k;
+  Throw(ErrorCode::kInvalidArgument, op, ": no ", kind, " '", Excerpt(key), "'; the spec has ",
+        keys.size(), " (", Excerpt(all, 200), ")");
+}
+
+}  // namespace
+
+const Tensor& ParsedExamples::Fixed(std::string_view key) const {
+  return OutputOf(fixed_keys, fixed, key, "ParsedExamples::Fixed", "FixedLenFeature");
 }
 
 const JaggedTensor& ParsedExamples::VarLen(std::string_view key) const {
-  for (size_t i = 0; i < var_len_keys.size(); ++i) {
-    if (var_len_keys[i] == key) return var_len[i];
-  }
-  Throw(ErrorCode::kInvalidArgument, "ParsedExamples::VarLen: no VarLenFeature '", Excerpt(key),
-        "'; the spec has ", var_len_keys.size(), " (",
-        Excerpt(
-            [&] {
-              std::string s;
-              for (const auto& k : var_len_keys) s += (s.empty() ? "" : ", ") + k;
-              return s;
-            }(),
-            200),
-        ")");
+  return OutputOf(var_len_keys, var_len, key, "ParsedExamples::VarLen", "VarLenFeature");
 }
 
 ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
