@@ -128,21 +128,36 @@ int RunFit(const Args& a) {
   return kExitOk;
 }
 
-VocabularyCounter MergeCounts(const std::vector<std::string>& files) {
-  if (files.empty()) throw UsageError("vocab merge and vocab build need counts files");
-  std::vector<VocabularyCounter> parts(files.size());
+// load(files[i]) for every file, in parallel (counts files, sketches).
+template <typename T, typename Load>
+std::vector<T> LoadAll(const std::vector<std::string>& files, const Load& load) {
+  std::vector<T> parts(files.size());
   ParallelFor(0, static_cast<int64_t>(files.size()), 1, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) parts[i] = VocabularyCounter::Load(files[i]);
+    for (int64_t i = b; i < e; ++i) parts[i] = load(files[i]);
   });
-  VocabularyCounter total;
-  for (size_t i = 0; i < parts.size(); ++i) {
+  return parts;
+}
+
+// parts[first..] merged into `total` in the files' order (a fixed order: sketch merges compact),
+// a failed merge naming its file after `what`.
+template <typename T>
+T MergeInOrder(T total, const std::vector<T>& parts, size_t first,
+               const std::vector<std::string>& files, const char* what) {
+  for (size_t i = first; i < parts.size(); ++i) {
     try {
       total.Merge(parts[i]);
     } catch (const Error& e) {
-      Throw(e.code(), "vocab merge: '", files[i], "': ", e.what());
+      Throw(e.code(), what, ": '", files[i], "': ", e.what());
     }
   }
   return total;
+}
+
+VocabularyCounter MergeCounts(const std::vector<std::string>& files) {
+  if (files.empty()) throw UsageError("vocab merge and vocab build need counts files");
+  const std::vector<VocabularyCounter> parts = LoadAll<VocabularyCounter>(
+      files, [](const std::string& f) { return VocabularyCounter::Load(f); });
+  return MergeInOrder(VocabularyCounter(), parts, 0, files, "vocab merge");
 }
 
 int RunMerge(const Args& a) {
@@ -223,17 +238,10 @@ QuantileSketch LoadSketch(const std::string& path) {
 
 // The sketches of `files`, merged in the files' order: merges compact, so a fixed order makes
 // the result the same however the reads were scheduled.
-QuantileSketch MergeSketches(std::vector<QuantileSketch>& parts,
+QuantileSketch MergeSketches(const std::vector<QuantileSketch>& parts,
                              const std::vector<std::string>& files) {
-  QuantileSketch total = parts.empty() ? QuantileSketch() : parts[0];
-  for (size_t i = 1; i < parts.size(); ++i) {
-    try {
-      total.Merge(parts[i]);
-    } catch (const Error& e) {
-      Throw(e.code(), "vocab: '", files[i], "': ", e.what());
-    }
-  }
-  return total;
+  if (parts.empty()) return QuantileSketch();
+  return MergeInOrder(parts[0], parts, 1, files, "vocab");
 }
 
 int RunSketch(const Args& a) {
@@ -246,8 +254,7 @@ int RunSketch(const Args& a) {
     parts[i].Add(d.is_sparse() ? d.sparse.values() : d.dense);
   });
   // From an empty sketch of the capacity asked for, so a shard without inputs still merges.
-  QuantileSketch total(a.capacity);
-  for (const QuantileSketch& p : parts) total.Merge(p);
+  const QuantileSketch total = MergeInOrder(QuantileSketch(a.capacity), parts, 0, files, "vocab");
   SaveSketch(total, a.out);
   std::cout << "sketched " << total.count() << " values from " << files.size() << " file(s)"
             << (a.shard.empty() ? "" : " (shard " + shard.Text() + ")") << ", rank error at most "
@@ -257,15 +264,11 @@ int RunSketch(const Args& a) {
 
 std::vector<QuantileSketch> LoadSketches(const std::vector<std::string>& files) {
   if (files.empty()) throw UsageError("vocab sketch-merge and vocab boundaries need sketches");
-  std::vector<QuantileSketch> parts(files.size());
-  ParallelFor(0, static_cast<int64_t>(files.size()), 1, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) parts[i] = LoadSketch(files[i]);
-  });
-  return parts;
+  return LoadAll<QuantileSketch>(files, LoadSketch);
 }
 
 int RunSketchMerge(const Args& a) {
-  std::vector<QuantileSketch> parts = LoadSketches(a.files);
+  const std::vector<QuantileSketch> parts = LoadSketches(a.files);
   const QuantileSketch total = MergeSketches(parts, a.files);
   SaveSketch(total, a.out);
   std::cout << "merged " << a.files.size() << " sketch(es): " << total.count()
@@ -275,7 +278,7 @@ int RunSketchMerge(const Args& a) {
 }
 
 int RunBoundaries(const Args& a) {
-  std::vector<QuantileSketch> parts = LoadSketches(a.files);
+  const std::vector<QuantileSketch> parts = LoadSketches(a.files);
   const QuantileSketch total = MergeSketches(parts, a.files);
   const std::vector<float> b = total.Boundaries(a.buckets);
   if (!a.out.empty()) io::Write(a.out, Tensor::FromVector(b));
