@@ -65,6 +65,22 @@ def test_hash_bucket_fast_and_strong_equal_tensorflow(mode):
                                   tf.strings.to_hash_bucket_fast(m, 77).numpy())
 
 
+def test_tensorflow_kernel_test_vectors():
+    """string_to_hash_bucket_op_test.py's cases, against tf.raw_ops in the same process."""
+    for strings, buckets in [(["a", "b", "c", "d"], 10), (["a", "b", "c"], 1), ([], 5)]:
+        s = tf.constant(strings, tf.string)
+        got = ops.tensorkit_string_to_hash_bucket_fast(s, num_buckets=buckets).numpy()
+        want = tf.raw_ops.StringToHashBucketFast(input=s, num_buckets=buckets).numpy()
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(
+        ops.tensorkit_string_to_hash_bucket_fast(["a", "b", "c", "d"], num_buckets=10).numpy(),
+        [9, 2, 2, 5])
+    s = tf.constant(["a", "b", "c"])
+    np.testing.assert_array_equal(
+        ops.tensorkit_string_to_hash_bucket_strong(s, num_buckets=10, key=[98765, 132]).numpy(),
+        tf.raw_ops.StringToHashBucketStrong(input=s, num_buckets=10, key=[98765, 132]).numpy())
+
+
 def test_hash_bucket_bad_inputs():
     s = tf.constant([b"a"])
     with pytest.raises((tf.errors.InvalidArgumentError, ValueError, TypeError)):
@@ -204,6 +220,8 @@ def bad_cross_inputs():
                                              [])
     yield "dense batch disagrees", cross_args([s], [tf.constant([[b"p"]])])
     yield "dense not a matrix", cross_args([s], [tf.constant([b"p", b"q"])])
+    yield "shape volume overflows int64", dict(cross_args([s], []),
+                                               shapes=[tf.constant([2, 2**62], i64)])
 
 
 @pytest.mark.parametrize("case", list(bad_cross_inputs()), ids=lambda c: c[0])
