@@ -12,10 +12,10 @@ std::string Device::ToString() const {
 
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.ToString(); }
 
-bool BuiltWithCuda() { return cuda_backend::Built(); }
+bool BuiltWithCuda() { return common_cuda::Built(); }
 
 int CudaDeviceCount() {
-  static const int count = cuda_backend::Built() ? cuda_backend::DeviceCount() : 0;
+  static const int count = common_cuda::Built() ? common_cuda::DeviceCount() : 0;
   return count;
 }
 
@@ -43,25 +43,25 @@ namespace cuda {
 
 void Synchronize(Device device) {
   CheckDevice(device, "cuda::Synchronize");
-  if (device.is_cuda()) cuda_backend::Synchronize(device.index);
+  if (device.is_cuda()) common_cuda::Synchronize(device.index);
 }
 
 Stream CurrentStream(Device device) {
   CheckDevice(device, "cuda::CurrentStream");
   TK_CHECK(device.is_cuda(), kInvalidArgument,
            "cuda::CurrentStream: the cpu has no stream; pass a CUDA device");
-  return static_cast<Stream>(cuda_backend::CurrentStream(device.index));
+  return static_cast<Stream>(common_cuda::CurrentStream(device.index));
 }
 
 StreamGuard::StreamGuard(Device device, Stream stream) : device_(device) {
   CheckDevice(device, "cuda::StreamGuard");
   TK_CHECK(device.is_cuda(), kInvalidArgument,
            "cuda::StreamGuard: the cpu has no stream; pass a CUDA device such as cuda:0");
-  previous_ = static_cast<Stream>(cuda_backend::CurrentStream(device.index));
-  cuda_backend::SetCurrentStream(device.index, stream);
+  previous_ = static_cast<Stream>(common_cuda::CurrentStream(device.index));
+  common_cuda::SetCurrentStream(device.index, stream);
 }
 
-StreamGuard::~StreamGuard() { cuda_backend::SetCurrentStream(device_.index, previous_); }
+StreamGuard::~StreamGuard() { common_cuda::SetCurrentStream(device_.index, previous_); }
 
 }  // namespace cuda
 }  // namespace tensorkit

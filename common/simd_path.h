@@ -3,7 +3,7 @@
 //
 // Glossary
 //   SimdPath  the instruction set that the loops whose speed depends on vector width were
-//             compiled for: the transcendental float32/float64 unary loops (dense/ops_unary.cc),
+//             compiled for: the transcendental float32/float64 unary loops (dense/cpu/unary.cc),
 //             the engine's block transposes (dense/transpose_internal.h), the streaming copies
 //             (common/streaming.h) and the sparse SpMM row loops (sparse/products.cc). Chosen
 //             once from cpuid, since the library is built without -march. Every path gives

@@ -41,8 +41,8 @@ std::shared_ptr<Storage> Storage::Allocate(DType dtype, int64_t num_elements, De
       std::memset(s->data_, 0, static_cast<size_t>(s->size_bytes_));
     }
   } else {
-    s->data_ = cuda_backend::Malloc(bytes, device.index);
-    if (zero) cuda_backend::Memset0(s->data_, s->size_bytes_, device.index);
+    s->data_ = common_cuda::Malloc(bytes, device.index);
+    if (zero) common_cuda::Memset0(s->data_, s->size_bytes_, device.index);
   }
   return s;
 }
@@ -72,12 +72,12 @@ Storage::~Storage() {
     for (int64_t i = 0; i < num_strings_; ++i) p[i].~basic_string();
     cpu_memory::Free(data_, std::max<int64_t>(size_bytes_, 1));
   } else {
-    cuda_backend::Free(data_, device_.index);
+    common_cuda::Free(data_, device_.index);
   }
 }
 
 void CopyBytes(void* dst, Device dst_device, const void* src, Device src_device, int64_t bytes) {
-  using cuda_backend::CopyKind;
+  using common_cuda::CopyKind;
   if (bytes <= 0) return;
   if (dst_device.is_cpu() && src_device.is_cpu()) {
     std::memcpy(dst, src, static_cast<size_t>(bytes));
@@ -86,7 +86,7 @@ void CopyBytes(void* dst, Device dst_device, const void* src, Device src_device,
   const CopyKind kind = src_device.is_cpu()   ? CopyKind::kHostToDevice
                         : dst_device.is_cpu() ? CopyKind::kDeviceToHost
                                               : CopyKind::kDeviceToDevice;
-  cuda_backend::Memcpy(dst, dst_device.index, src, src_device.index, bytes, kind);
+  common_cuda::Memcpy(dst, dst_device.index, src, src_device.index, bytes, kind);
 }
 
 void ZeroBytes(void* dst, Device device, int64_t bytes) {
@@ -94,7 +94,7 @@ void ZeroBytes(void* dst, Device device, int64_t bytes) {
   if (device.is_cpu()) {
     std::memset(dst, 0, static_cast<size_t>(bytes));
   } else {
-    cuda_backend::Memset0(dst, bytes, device.index);
+    common_cuda::Memset0(dst, bytes, device.index);
   }
 }
 

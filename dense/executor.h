@@ -57,6 +57,9 @@ struct OpDesc {
 // Runs `desc` over `nest`; bases[k] is operand k's storage data pointer on `device`.
 void Execute(const OpDesc& desc, const LoopNest& nest, char* const* bases, Device device);
 
+// The CPU executor (cpu/executor.cc): what Execute calls for the CPU.
+void ExecuteCpu(const OpDesc& desc, const LoopNest& nest, char* const* bases);
+
 struct GemmCall {
   DType dtype = DType::kFloat32;
   bool trans_a = false, trans_b = false;
@@ -77,12 +80,12 @@ bool RunGemm(const GemmCall& call, Device device);
 
 // The CUDA executor (dense/cuda/, or dense/no_gpu/ without CUDA): what Execute and RunGemm call
 // for a CUDA device.
-namespace tensorkit::cuda_exec {
+namespace tensorkit::dense_cuda {
 
 void Execute(const engine::OpDesc& desc, const engine::LoopNest& nest, char* const* bases,
              int device);
 bool Gemm(const engine::GemmCall& call, int device);
 
-}  // namespace tensorkit::cuda_exec
+}  // namespace tensorkit::dense_cuda
 
 #endif  // TENSORKIT_DENSE_EXECUTOR_H_

@@ -10,7 +10,8 @@
 //                 length (and at least 1), as cblas requires.
 //   batch stride  elements between the first elements of consecutive operands of a batch; 0
 //                 reuses one A or B for every product. The C operands must not overlap.
-//   backend       the library that runs the products: BLIS (gemm.cc explains the choice). A large
+//   backend       the library that runs the products: BLIS (gemm.cc explains the choice). A
+//   large
 //                 product is cut into tiles of C, and the tiles of all products of a batch run as
 //                 oneTBB tasks (ParallelFor), each one single-threaded BLIS call: GetNumThreads()
 //                 is the only thread count, no other thread pool competes with oneTBB's, and

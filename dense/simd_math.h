@@ -32,7 +32,7 @@
 #include "tensorkit/common/host_device.h"
 
 // clang contracts a*b+c within an expression by default; GCC is told per function (the
-// instruction-set copies in ops_unary.cc carry optimize("fp-contract=off")).
+// instruction-set copies in cpu/unary.cc carry optimize("fp-contract=off")).
 #if defined(__clang__)
 #pragma float_control(push)
 #pragma clang fp contract(off)

@@ -95,6 +95,4 @@ SparseTensor Mul(const SparseTensor& a, const Tensor& b) {
   return SparseTensor::Create(a.indices(), values, a.shape(), a.order());
 }
 
-SparseTensor Add(const SparseTensor& a, const SparseTensor& b) { return SparseAdd(a, b); }
-
 }  // namespace tensorkit

@@ -15,6 +15,7 @@
 #define TENSORKIT_SPARSE_MIXED_H_
 
 #include "tensorkit/dense/tensor.h"
+#include "tensorkit/sparse/products.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
 namespace tensorkit {
@@ -27,8 +28,9 @@ namespace tensorkit {
 Tensor Add(const SparseTensor& a, const Tensor& b);
 // a * b (b broadcast) on a's entries only: a sparse tensor with a's indices.
 SparseTensor Mul(const SparseTensor& a, const Tensor& b);
-// The union of a and b with sums (SparseAdd of products.h): coalesced, order {0..rank-1}.
-SparseTensor Add(const SparseTensor& a, const SparseTensor& b);
+// SparseAdd (products.h) under the name Add, so that Add takes any pair of sparse and dense
+// operands: the union with sums, coalesced, order {0..rank-1}. One definition, SparseAdd's.
+inline SparseTensor Add(const SparseTensor& a, const SparseTensor& b) { return SparseAdd(a, b); }
 
 }  // namespace tensorkit
 

@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-namespace tensorkit::cuda_backend {
+namespace tensorkit::common_cuda {
 
 enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 
@@ -38,6 +38,6 @@ void SetCurrentStream(int device, void* stream);
 // (kUnsupported) naming `op`, the library file and the fix when one cannot be loaded.
 void LoadLibraries(const char* op);
 
-}  // namespace tensorkit::cuda_backend
+}  // namespace tensorkit::common_cuda
 
 #endif  // TENSORKIT_COMMON_CUDA_BACKEND_H_

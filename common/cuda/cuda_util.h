@@ -27,7 +27,7 @@
 #include "tensorkit/common/cuda/libraries.h"
 #include "tensorkit/common/error.h"
 
-namespace tensorkit::cuda_backend {
+namespace tensorkit::common_cuda {
 
 // ---------------------------------------------------------------------------------------------
 // Declarations
@@ -65,28 +65,28 @@ using CusparseLease = Lease<cusparseHandle_t, CusparseApi>;
 CublasLease Cublas(int device, const char* op);
 CusparseLease Cusparse(int device, const char* op);
 
-}  // namespace tensorkit::cuda_backend
+}  // namespace tensorkit::common_cuda
 
-#define TK_CUDA_CHECK(op, call)                                                           \
-  do {                                                                                    \
-    const cudaError_t tk_err_ = (call);                                                   \
-    if (tk_err_ != cudaSuccess) ::tensorkit::cuda_backend::ThrowCuda(tk_err_, op, #call); \
+#define TK_CUDA_CHECK(op, call)                                                          \
+  do {                                                                                   \
+    const cudaError_t tk_err_ = (call);                                                  \
+    if (tk_err_ != cudaSuccess) ::tensorkit::common_cuda::ThrowCuda(tk_err_, op, #call); \
   } while (0)
 
-#define TK_CUBLAS_CHECK(op, call)                                \
-  do {                                                           \
-    const cublasStatus_t tk_st_ = (call);                        \
-    if (tk_st_ != CUBLAS_STATUS_SUCCESS) {                       \
-      ::tensorkit::cuda_backend::ThrowCublas(tk_st_, op, #call); \
-    }                                                            \
+#define TK_CUBLAS_CHECK(op, call)                               \
+  do {                                                          \
+    const cublasStatus_t tk_st_ = (call);                       \
+    if (tk_st_ != CUBLAS_STATUS_SUCCESS) {                      \
+      ::tensorkit::common_cuda::ThrowCublas(tk_st_, op, #call); \
+    }                                                           \
   } while (0)
 
-#define TK_CUSPARSE_CHECK(op, call)                                \
-  do {                                                             \
-    const cusparseStatus_t tk_st_ = (call);                        \
-    if (tk_st_ != CUSPARSE_STATUS_SUCCESS) {                       \
-      ::tensorkit::cuda_backend::ThrowCusparse(tk_st_, op, #call); \
-    }                                                              \
+#define TK_CUSPARSE_CHECK(op, call)                               \
+  do {                                                            \
+    const cusparseStatus_t tk_st_ = (call);                       \
+    if (tk_st_ != CUSPARSE_STATUS_SUCCESS) {                      \
+      ::tensorkit::common_cuda::ThrowCusparse(tk_st_, op, #call); \
+    }                                                             \
   } while (0)
 
 #endif  // TENSORKIT_COMMON_CUDA_CUDA_UTIL_H_

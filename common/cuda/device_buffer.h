@@ -14,7 +14,7 @@
 
 #include "tensorkit/common/cuda/backend.h"
 
-namespace tensorkit::cuda_backend {
+namespace tensorkit::common_cuda {
 
 class DeviceBuffer {
  public:
@@ -58,6 +58,6 @@ class DeviceBuffer {
   int device_ = 0;
 };
 
-}  // namespace tensorkit::cuda_backend
+}  // namespace tensorkit::common_cuda
 
 #endif  // TENSORKIT_COMMON_CUDA_DEVICE_BUFFER_H_

@@ -8,7 +8,7 @@
 #include "tensorkit/common/cuda/libraries.h"
 #include "tensorkit/common/error.h"
 
-namespace tensorkit::cuda_backend {
+namespace tensorkit::common_cuda {
 namespace {
 
 #define TK_STRINGIFY_VALUE(x) TK_STRINGIFY(x)
@@ -71,4 +71,4 @@ void LoadLibraries(const char* op) {
   CusparseLibrary(op);
 }
 
-}  // namespace tensorkit::cuda_backend
+}  // namespace tensorkit::common_cuda

@@ -16,7 +16,7 @@
 #include <cublas_v2.h>
 #include <cusparse.h>
 
-namespace tensorkit::cuda_backend {
+namespace tensorkit::common_cuda {
 
 // ---------------------------------------------------------------------------------------------
 // Declarations
@@ -68,6 +68,6 @@ struct CusparseApi {
 const CublasApi& CublasLibrary(const char* op);
 const CusparseApi& CusparseLibrary(const char* op);
 
-}  // namespace tensorkit::cuda_backend
+}  // namespace tensorkit::common_cuda
 
 #endif  // TENSORKIT_COMMON_CUDA_LIBRARIES_H_

@@ -7,7 +7,7 @@
 #include "tensorkit/common/cuda/cuda_util.h"
 #include "tensorkit/common/error.h"
 
-namespace tensorkit::cuda_backend {
+namespace tensorkit::common_cuda {
 namespace {
 
 // More devices than any machine has; the per-thread stream table and the handle cache use it.
@@ -242,4 +242,4 @@ void Memset0(void* dst, int64_t bytes, int device) {
   TK_CUDA_CHECK("ZeroBytes", cudaMemsetAsync(dst, 0, static_cast<size_t>(bytes), Stream(device)));
 }
 
-}  // namespace tensorkit::cuda_backend
+}  // namespace tensorkit::common_cuda

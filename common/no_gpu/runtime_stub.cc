@@ -2,7 +2,7 @@
 #include "tensorkit/common/cuda/backend.h"
 #include "tensorkit/common/error.h"
 
-namespace tensorkit::cuda_backend {
+namespace tensorkit::common_cuda {
 namespace {
 [[noreturn]] void NoCuda() {
   Throw(ErrorCode::kUnsupported,
@@ -21,4 +21,4 @@ void* CurrentStream(int) { NoCuda(); }
 void SetCurrentStream(int, void*) { NoCuda(); }
 void LoadLibraries(const char*) { NoCuda(); }
 
-}  // namespace tensorkit::cuda_backend
+}  // namespace tensorkit::common_cuda

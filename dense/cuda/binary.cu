@@ -3,7 +3,7 @@
 // units so that they compile in parallel.
 #include "tensorkit/dense/cuda/kernels.cuh"
 
-namespace tensorkit::cuda_exec {
+namespace tensorkit::dense_cuda {
 
 void LaunchBinary(const engine::OpDesc& d, const LoopNest& nest, char* const* first,
                   cudaStream_t s) {
@@ -16,4 +16,4 @@ void LaunchBinary(const engine::OpDesc& d, const LoopNest& nest, char* const* fi
   });
 }
 
-}  // namespace tensorkit::cuda_exec
+}  // namespace tensorkit::dense_cuda

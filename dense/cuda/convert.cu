@@ -3,7 +3,7 @@
 
 #include "tensorkit/dense/cuda/kernels.cuh"
 
-namespace tensorkit::cuda_exec {
+namespace tensorkit::dense_cuda {
 
 void LaunchFill(const engine::OpDesc& d, const LoopNest& nest, char* const* first, cudaStream_t s) {
   BySize(DTypeSize(d.out), [&]<typename U>() {
@@ -44,4 +44,4 @@ void LaunchConvert(const engine::OpDesc& d, const LoopNest& nest, char* const* f
   });
 }
 
-}  // namespace tensorkit::cuda_exec
+}  // namespace tensorkit::dense_cuda

@@ -2,12 +2,12 @@
 // Everything is enqueued on the device's current stream; nothing waits.
 #include "tensorkit/dense/cuda/kernels.cuh"
 
-namespace tensorkit::cuda_exec {
+namespace tensorkit::dense_cuda {
 
 void Execute(const engine::OpDesc& d, const LoopNest& nest, char* const* bases, int device) {
   TK_INTERNAL_CHECK(d.out != DType::kString && d.in != DType::kString);
-  cuda_backend::DeviceGuard guard(device, d.op);
-  const cudaStream_t s = cuda_backend::Stream(device);
+  common_cuda::DeviceGuard guard(device, d.op);
+  const cudaStream_t s = common_cuda::Stream(device);
   char* first[kMaxOperands] = {nullptr, nullptr, nullptr};
   const DType dtypes[kMaxOperands] = {d.out, d.kind == engine::OpKind::kConvert ? d.in : d.out,
                                       d.out};
@@ -29,4 +29,4 @@ void Execute(const engine::OpDesc& d, const LoopNest& nest, char* const* bases, 
   }
 }
 
-}  // namespace tensorkit::cuda_exec
+}  // namespace tensorkit::dense_cuda

@@ -4,7 +4,7 @@
 // transpose flags carry over unchanged.
 #include "tensorkit/dense/cuda/kernels.cuh"
 
-namespace tensorkit::cuda_exec {
+namespace tensorkit::dense_cuda {
 
 bool Gemm(const engine::GemmCall& g, int device) {
   cudaDataType_t type;
@@ -34,8 +34,8 @@ bool Gemm(const engine::GemmCall& g, int device) {
                                                    : static_cast<const void*>(&beta32);
   const cublasOperation_t ta = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t tb = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cuda_backend::DeviceGuard guard(device, op);
-  cuda_backend::CublasLease lease = cuda_backend::Cublas(device, op);
+  common_cuda::DeviceGuard guard(device, op);
+  common_cuda::CublasLease lease = common_cuda::Cublas(device, op);
   // beta == 0: cuBLAS does not read C, so NaN in an uninitialised output cannot leak.
   if (g.batch == 1) {
     TK_CUBLAS_CHECK(op, lease.api->cublasGemmEx_64(lease.handle, tb, ta, g.n, g.m, g.k, alpha, g.b,
@@ -50,4 +50,4 @@ bool Gemm(const engine::GemmCall& g, int device) {
   return true;
 }
 
-}  // namespace tensorkit::cuda_exec
+}  // namespace tensorkit::dense_cuda

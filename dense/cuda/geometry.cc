@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
-namespace tensorkit::cuda_exec {
+namespace tensorkit::dense_cuda {
 namespace {
 
 int64_t AbsI(int64_t v) { return v < 0 ? -v : v; }
@@ -128,4 +128,4 @@ ReducePlan PlanReduce(const LoopNest& nest) {
   return p;
 }
 
-}  // namespace tensorkit::cuda_exec
+}  // namespace tensorkit::dense_cuda

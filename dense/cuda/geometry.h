@@ -27,7 +27,7 @@
 #include "tensorkit/common/host_device.h"
 #include "tensorkit/dense/engine.h"
 
-namespace tensorkit::cuda_exec {
+namespace tensorkit::dense_cuda {
 
 // ---------------------------------------------------------------------------------------------
 // Declarations
@@ -147,6 +147,6 @@ TK_HOST_DEVICE inline void ReduceTuple(const ReducePlan& p, int64_t ki, int64_t 
   p.summed.Add(ri, off);
 }
 
-}  // namespace tensorkit::cuda_exec
+}  // namespace tensorkit::dense_cuda
 
 #endif  // TENSORKIT_DENSE_CUDA_GEOMETRY_H_

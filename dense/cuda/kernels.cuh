@@ -21,7 +21,7 @@
 #include "tensorkit/dense/executor.h"
 #include "tensorkit/dense/functors.h"
 
-namespace tensorkit::cuda_exec {
+namespace tensorkit::dense_cuda {
 
 using engine::Coeffs;
 using engine::Mode;
@@ -488,6 +488,6 @@ void LaunchBinary(const engine::OpDesc& d, const LoopNest& nest, char* const* fi
 void LaunchReduce(const engine::OpDesc& d, const LoopNest& nest, char* const* first, cudaStream_t s,
                   int device);
 
-}  // namespace tensorkit::cuda_exec
+}  // namespace tensorkit::dense_cuda
 
 #endif  // TENSORKIT_DENSE_CUDA_KERNELS_CUH_

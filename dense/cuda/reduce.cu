@@ -5,7 +5,7 @@
 #include "tensorkit/common/storage.h"
 #include "tensorkit/dense/cuda/kernels.cuh"
 
-namespace tensorkit::cuda_exec {
+namespace tensorkit::dense_cuda {
 
 void LaunchReduce(const engine::OpDesc& d, const LoopNest& nest, char* const* first, cudaStream_t s,
                   int device) {
@@ -53,4 +53,4 @@ void LaunchReduce(const engine::OpDesc& d, const LoopNest& nest, char* const* fi
   });
 }
 
-}  // namespace tensorkit::cuda_exec
+}  // namespace tensorkit::dense_cuda

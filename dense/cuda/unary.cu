@@ -3,7 +3,7 @@
 // units so that they compile in parallel.
 #include "tensorkit/dense/cuda/kernels.cuh"
 
-namespace tensorkit::cuda_exec {
+namespace tensorkit::dense_cuda {
 
 void LaunchUnary(const engine::OpDesc& d, const LoopNest& nest, char* const* first,
                  cudaStream_t s) {
@@ -16,4 +16,4 @@ void LaunchUnary(const engine::OpDesc& d, const LoopNest& nest, char* const* fir
   });
 }
 
-}  // namespace tensorkit::cuda_exec
+}  // namespace tensorkit::dense_cuda

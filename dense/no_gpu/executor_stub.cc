@@ -3,7 +3,7 @@
 #include "tensorkit/common/error.h"
 #include "tensorkit/dense/executor.h"
 
-namespace tensorkit::cuda_exec {
+namespace tensorkit::dense_cuda {
 
 void Execute(const engine::OpDesc& desc, const engine::LoopNest&, char* const*, int device) {
   Throw(ErrorCode::kUnsupported, desc.op, ": cuda:", device,
@@ -12,4 +12,4 @@ void Execute(const engine::OpDesc& desc, const engine::LoopNest&, char* const*, 
 
 bool Gemm(const engine::GemmCall&, int) { return false; }
 
-}  // namespace tensorkit::cuda_exec
+}  // namespace tensorkit::dense_cuda

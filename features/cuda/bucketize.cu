@@ -13,7 +13,7 @@
 namespace tensorkit::features_cuda {
 namespace {
 
-namespace cb = cuda_backend;
+namespace cb = common_cuda;
 namespace fi = features_internal;
 
 constexpr int kThreads = 256;

@@ -13,7 +13,7 @@
 namespace tensorkit::features_cuda {
 namespace {
 
-namespace cb = cuda_backend;
+namespace cb = common_cuda;
 
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = 1 << 16;

@@ -45,42 +45,42 @@ class CusparseObject {
   H get() const { return d_; }
 
  protected:
-  explicit CusparseObject(const cuda_backend::CusparseLease& lease) : api_(lease.api) {}
-  const cuda_backend::CusparseApi* api_;
+  explicit CusparseObject(const common_cuda::CusparseLease& lease) : api_(lease.api) {}
+  const common_cuda::CusparseApi* api_;
   H d_ = nullptr;
 };
 
-class SpMat : public CusparseObject<cusparseSpMatDescr_t,
-                                    &cuda_backend::CusparseApi::cusparseDestroySpMat> {
+class SpMat
+    : public CusparseObject<cusparseSpMatDescr_t, &common_cuda::CusparseApi::cusparseDestroySpMat> {
  public:
-  SpMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols, int64_t nnz,
+  SpMat(const common_cuda::CusparseLease& lease, int64_t rows, int64_t cols, int64_t nnz,
         const int64_t* ptr, const int64_t* minor, const void* values, cudaDataType type,
         const char* op)
       : SpMat(lease, rows, cols, nnz, ptr, minor, values, CUSPARSE_INDEX_64I, type, op) {}
   // Arrays of `index` type (CUSPARSE_INDEX_32I or _64I); all null for an empty result matrix
   // whose arrays are set later (cusparseCsrSetPointers).
-  SpMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols, int64_t nnz,
+  SpMat(const common_cuda::CusparseLease& lease, int64_t rows, int64_t cols, int64_t nnz,
         const void* ptr, const void* minor, const void* values, cusparseIndexType_t index,
         cudaDataType type, const char* op);
 };
 
 class SpGemmDescr : public CusparseObject<cusparseSpGEMMDescr_t,
-                                          &cuda_backend::CusparseApi::cusparseSpGEMM_destroyDescr> {
+                                          &common_cuda::CusparseApi::cusparseSpGEMM_destroyDescr> {
  public:
-  SpGemmDescr(const cuda_backend::CusparseLease& lease, const char* op);
+  SpGemmDescr(const common_cuda::CusparseLease& lease, const char* op);
 };
 
-class DnMat : public CusparseObject<cusparseDnMatDescr_t,
-                                    &cuda_backend::CusparseApi::cusparseDestroyDnMat> {
+class DnMat
+    : public CusparseObject<cusparseDnMatDescr_t, &common_cuda::CusparseApi::cusparseDestroyDnMat> {
  public:
-  DnMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols, int64_t ld,
+  DnMat(const common_cuda::CusparseLease& lease, int64_t rows, int64_t cols, int64_t ld,
         bool row_major, const void* values, cudaDataType type, const char* op);
 };
 
-class DnVec : public CusparseObject<cusparseDnVecDescr_t,
-                                    &cuda_backend::CusparseApi::cusparseDestroyDnVec> {
+class DnVec
+    : public CusparseObject<cusparseDnVecDescr_t, &common_cuda::CusparseApi::cusparseDestroyDnVec> {
  public:
-  DnVec(const cuda_backend::CusparseLease& lease, int64_t size, const void* values,
+  DnVec(const common_cuda::CusparseLease& lease, int64_t size, const void* values,
         cudaDataType type, const char* op);
 };
 
@@ -110,7 +110,7 @@ inline bool CudaTypes(DType dtype, cudaDataType* value, cudaDataType* compute) {
 }
 
 // cuSPARSE takes non-const pointers for matrices it only reads; it never writes through them.
-inline SpMat::SpMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols,
+inline SpMat::SpMat(const common_cuda::CusparseLease& lease, int64_t rows, int64_t cols,
                     int64_t nnz, const void* ptr, const void* minor, const void* values,
                     cusparseIndexType_t index, cudaDataType type, const char* op)
     : CusparseObject(lease) {
@@ -119,21 +119,20 @@ inline SpMat::SpMat(const cuda_backend::CusparseLease& lease, int64_t rows, int6
                                                 index, index, CUSPARSE_INDEX_BASE_ZERO, type));
 }
 
-inline SpGemmDescr::SpGemmDescr(const cuda_backend::CusparseLease& lease, const char* op)
+inline SpGemmDescr::SpGemmDescr(const common_cuda::CusparseLease& lease, const char* op)
     : CusparseObject(lease) {
   TK_CUSPARSE_CHECK(op, api_->cusparseSpGEMM_createDescr(&d_));
 }
 
-inline DnMat::DnMat(const cuda_backend::CusparseLease& lease, int64_t rows, int64_t cols,
-                    int64_t ld, bool row_major, const void* values, cudaDataType type,
-                    const char* op)
+inline DnMat::DnMat(const common_cuda::CusparseLease& lease, int64_t rows, int64_t cols, int64_t ld,
+                    bool row_major, const void* values, cudaDataType type, const char* op)
     : CusparseObject(lease) {
   TK_CUSPARSE_CHECK(op,
                     api_->cusparseCreateDnMat(&d_, rows, cols, ld, const_cast<void*>(values), type,
                                               row_major ? CUSPARSE_ORDER_ROW : CUSPARSE_ORDER_COL));
 }
 
-inline DnVec::DnVec(const cuda_backend::CusparseLease& lease, int64_t size, const void* values,
+inline DnVec::DnVec(const common_cuda::CusparseLease& lease, int64_t size, const void* values,
                     cudaDataType type, const char* op)
     : CusparseObject(lease) {
   TK_CUSPARSE_CHECK(op, api_->cusparseCreateDnVec(&d_, size, const_cast<void*>(values), type));

@@ -20,7 +20,7 @@
 namespace tensorkit::sparse_cuda {
 namespace {
 
-namespace cb = cuda_backend;
+namespace cb = common_cuda;
 
 // alpha and beta in the compute type, as cuSPARSE reads them (host pointer mode).
 struct Coefficients {

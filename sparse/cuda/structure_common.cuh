@@ -21,7 +21,7 @@
 
 namespace tensorkit::sparse_cuda {
 
-namespace cb = cuda_backend;
+namespace cb = common_cuda;
 namespace sk = sparse_keys;
 using cb::DeviceBuffer;
 

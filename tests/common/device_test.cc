@@ -62,11 +62,11 @@ TEST(DeviceTest, StreamsNeedAnExistingCudaDevice) {
 // a GPU). Where the libraries are not installed the Error says which file and how to fix it.
 TEST(DeviceTest, CudaLibrariesLoadOnDemand) {
   if (!BuiltWithCuda()) {
-    EXPECT_THROW(cuda_backend::LoadLibraries("test"), Error);
+    EXPECT_THROW(common_cuda::LoadLibraries("test"), Error);
     return;
   }
   try {
-    cuda_backend::LoadLibraries("test");
+    common_cuda::LoadLibraries("test");
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
     EXPECT_THAT(e.what(), HasSubstr("cannot load lib"));

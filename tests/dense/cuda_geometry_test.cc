@@ -14,7 +14,7 @@
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
 
-namespace tensorkit::cuda_exec {
+namespace tensorkit::dense_cuda {
 namespace {
 
 using Tuple = std::array<int64_t, kMaxOperands>;
@@ -257,4 +257,4 @@ TEST(DeviceSeamTest, DescriptorsRunOnTheCpuExecutor) {
 }
 
 }  // namespace
-}  // namespace tensorkit::cuda_exec
+}  // namespace tensorkit::dense_cuda
