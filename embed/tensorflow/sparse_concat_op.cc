@@ -69,7 +69,7 @@ class SparseConcatKernel : public tfw::OpKernel {
                  "] must be a matrix [nnz, rank], got shape ", ShapeText(inds[i]));
         TK_CHECK(vals[i].dims() == 1, kInvalidArgument, op, ": values[", i,
                  "] must be a vector [nnz], got shape ", ShapeText(vals[i]));
-        const std::vector<int64_t> shape = IntVector(shapes[i], op, "shapes[i]");
+        const std::vector<int64_t> shape = ShapeVector(shapes[i], op, "shapes[i]");
         const int64_t nnz = inds[i].dim_size(0);
         TK_CHECK(
             inds[i].dim_size(1) == static_cast<int64_t>(shape.size()) && vals[i].dim_size(0) == nnz,
@@ -87,6 +87,13 @@ class SparseConcatKernel : public tfw::OpKernel {
       // Checks ranks, dims off the axis and the axis itself.
       const SparseTensor joined = SparseTensor::Concat(inputs, concat_dim_);
       const int rank = joined.rank();
+      // Each input's volume fits (ShapeVector), the joined one may not (TensorFlow refuses it).
+      int64_t volume = 1;
+      for (const int64_t d : joined.shape()) {
+        TK_CHECK(!__builtin_mul_overflow(volume, d, &volume), kInvalidArgument, op,
+                 ": the concatenated shape ", ShapeString(joined.shape()),
+                 " has more elements than int64 can count; concatenate fewer or smaller inputs");
+      }
       Tensor out_indices = AllocateOutput(ctx, 0, {total, rank}, DType::kInt64);
       if (bit) {
         Tensor out_values = AllocateOutput(ctx, 1, {total}, *bit);

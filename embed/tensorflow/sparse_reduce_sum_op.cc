@@ -38,7 +38,7 @@ class SparseReduceSumKernel : public tfw::OpKernel {
       const char* op = "TensorkitSparseReduceSum";
       const tfw::Tensor& ind = ctx->input(0);
       const tfw::Tensor& vals = ctx->input(1);
-      const std::vector<int64_t> shape = IntVector(ctx->input(2), op, "input_shape");
+      const std::vector<int64_t> shape = ShapeVector(ctx->input(2), op, "input_shape");
       const std::vector<int64_t> axes_in =
           IntVector(ctx->input(3), op, "reduction_axes", /*allow_scalar=*/true);
       const int rank = static_cast<int>(shape.size());

@@ -485,6 +485,42 @@ def test_out_of_range_index(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_volumes_past_int64_are_refused(mode):
+    # TensorFlow's kernel tests: testSparseConcatInputVolumeOverflow and SparseReduceSum's
+    # testIntegerOverflow. TensorFlow refuses the first and the third; on the second (inputs
+    # that fit, a joined shape that does not) its own SparseConcat aborts the process.
+    d = (2**63 - 1) // 11
+    one = tf.constant([[0, 0, 0]], I64)
+    v = tf.constant([1.0])
+    with pytest.raises((tf.errors.InvalidArgumentError, tf.errors.InternalError)):
+        tf.raw_ops.SparseConcat(indices=[one, one], values=[v, v],
+                                shapes=[tf.constant([1, 1, d], I64), tf.constant([1, d, d], I64)],
+                                concat_dim=1)
+    raises(mode, lambda i: ops.tensorkit_sparse_concat(
+        indices=[i, i], values=[v, v], shapes=[[1, 1, d], [1, d, d]], concat_dim=1), one,
+        match=r"shapes\[i\] \[1 %d %d\] has more elements than int64" % (d, d))
+    raises(mode, lambda i: ops.tensorkit_sparse_concat(
+        indices=[i, i], values=[v, v], shapes=[[1, 10, d], [1, 2, d]], concat_dim=1), one,
+        match=r"concatenated shape \[1 12 %d\] has more elements than int64" % d)
+    # The largest volume that fits is still taken: [1, 1, d] and [1, 10, d] join to [1, 11, d].
+    joined = run(lambda i: ops.tensorkit_sparse_concat(
+        indices=[i, i], values=[v, v], shapes=[[1, 1, d], [1, 10, d]], concat_dim=1), mode, one)
+    assert joined[2].numpy().tolist() == [1, 11, d]
+    two = tf.constant([[0, 0]], I64)
+    big = tf.constant([2**32, 2**31], I64)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.raw_ops.SparseReduceSum(input_indices=two, input_values=v, input_shape=big,
+                                   reduction_axes=[0])
+    raises(mode, lambda i, s: ops.tensorkit_sparse_reduce_sum(
+        input_indices=i, input_values=v, input_shape=s, reduction_axes=[0]), two, big,
+        match=r"input_shape \[4294967296 2147483648\] has more elements than int64")
+    # Sorting needs no volume: SparseReorder takes that shape, as TensorFlow's does.
+    ours = run(lambda i, s: ops.tensorkit_sparse_reorder(
+        input_indices=i, input_values=v, input_shape=s), mode, two, big)
+    assert ours[0].numpy().tolist() == [[0, 0]]
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_rank_mismatch(mode):
     idx = tf.constant([[0, 1], [1, 0]], I64)
     v2 = tf.constant([1.0, 2.0])
