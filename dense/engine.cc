@@ -1,5 +1,6 @@
 #include "tensorkit/dense/engine.h"
 
+#include <cstdlib>
 #include <sstream>
 #include <utility>
 
@@ -8,8 +9,6 @@
 namespace tensorkit {
 namespace engine {
 namespace {
-
-int64_t AbsI(int64_t v) { return v < 0 ? -v : v; }
 
 // One axis of a nest under construction.
 struct Axis {
@@ -21,7 +20,7 @@ struct Axis {
 // whose strides on both axes are nonzero and differ decides (see Note [kernel engine]).
 bool ShouldBeInner(const Axis& a, const Axis& b, int num_operands) {
   for (int o = 0; o < num_operands; ++o) {
-    const int64_t sa = AbsI(a.strides[o]), sb = AbsI(b.strides[o]);
+    const int64_t sa = std::abs(a.strides[o]), sb = std::abs(b.strides[o]);
     if (sa == 0 || sb == 0 || sa == sb) continue;
     return sb < sa;
   }

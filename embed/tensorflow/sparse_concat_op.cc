@@ -88,12 +88,8 @@ class SparseConcatKernel : public tfw::OpKernel {
       const SparseTensor joined = SparseTensor::Concat(inputs, concat_dim_);
       const int rank = joined.rank();
       // Each input's volume fits (ShapeVector), the joined one may not (TensorFlow refuses it).
-      int64_t volume = 1;
-      for (const int64_t d : joined.shape()) {
-        TK_CHECK(!__builtin_mul_overflow(volume, d, &volume), kInvalidArgument, op,
-                 ": the concatenated shape ", ShapeString(joined.shape()),
-                 " has more elements than int64 can count; concatenate fewer or smaller inputs");
-      }
+      CheckVolumeFits(joined.shape(), op, "the concatenated shape",
+                      "; concatenate fewer or smaller inputs");
       Tensor out_indices = AllocateOutput(ctx, 0, {total, rank}, DType::kInt64);
       if (bit) {
         Tensor out_values = AllocateOutput(ctx, 1, {total}, *bit);

@@ -117,15 +117,22 @@ void CheckSparseInputAgrees(const tfw::Tensor& ind, const tfw::Tensor& vals, siz
            " and dense_shape of ", rank, " dims disagree; they need [nnz, ", rank, "], [nnz]");
 }
 
+void CheckVolumeFits(const std::vector<int64_t>& dims, const char* op, const char* what,
+                     const char* fix) {
+  int64_t volume = 1;
+  for (const int64_t d : dims) {
+    TK_CHECK(!__builtin_mul_overflow(volume, d, &volume), kInvalidArgument, op, ": ", what, " ",
+             ShapeString(dims), " has more elements than int64 can count", fix);
+  }
+}
+
 std::vector<int64_t> ShapeVector(const tfw::Tensor& t, const char* op, const char* what) {
   const std::vector<int64_t> dims = IntVector(t, op, what);
-  int64_t volume = 1;
   for (size_t a = 0; a < dims.size(); ++a) {
     TK_CHECK(dims[a] >= 0, kInvalidArgument, op, ": ", what, " ", ShapeString(dims),
              " has a negative dim at axis ", a);
-    TK_CHECK(!__builtin_mul_overflow(volume, dims[a], &volume), kInvalidArgument, op, ": ", what,
-             " ", ShapeString(dims), " has more elements than int64 can count");
   }
+  CheckVolumeFits(dims, op, what);
   return dims;
 }
 

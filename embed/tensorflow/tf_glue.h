@@ -76,6 +76,10 @@ std::vector<int64_t> IntVector(const tfw::Tensor& t, const char* op, const char*
 // A dense shape from a 1-D int32 or int64 tensor named `what`: every dim >= 0 and their product
 // within int64 (TensorFlow's shape advisories), else an Error naming the dims.
 std::vector<int64_t> ShapeVector(const tfw::Tensor& t, const char* op, const char* what);
+// Throws kInvalidArgument naming `what`, the dims and `fix` when the product of the (non-negative)
+// dims overflows int64, as TensorFlow refuses such shapes.
+void CheckVolumeFits(const std::vector<int64_t>& dims, const char* op, const char* what,
+                     const char* fix = "");
 // The checks of a sparse input given as indices [nnz, rank], values [nnz] and a 1-D
 // dense_shape: first their ranks (a matrix, a vector, a vector), then, once the op has read the
 // dense shape (ShapeVector) and checked what it asks of it, that the three agree. Errors name
