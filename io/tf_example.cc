@@ -17,6 +17,7 @@
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/io/tf_example_internal.h"
 
 namespace tensorkit::io {
 namespace {
@@ -49,9 +50,6 @@ Kind KindOf(DType d) {
       return kNoList;
   }
 }
-
-// The dtypes a tf.Example holds.
-constexpr DTypeSet kExampleDTypes = Bit(DType::kInt64) | Bit(DType::kFloat32) | Bit(DType::kString);
 
 constexpr uint32_t kAbsent = std::numeric_limits<uint32_t>::max();
 // Where a feature's bytes are in its record.
@@ -389,7 +387,7 @@ Plan CheckSpec(const ExampleSpec& spec) {
                "ParseExamples: FixedLenFeature '", Excerpt(f.key), "' of shape ",
                ShapeString(f.shape), " needs a default_value of ", n,
                " elements (or 1, repeated), got dims ", ShapeString(d.Dims()));
-      Dispatch<kExampleDTypes>(f.dtype, "ParseExamples", [&]<typename T>() {
+      Dispatch<internal::kExampleDTypes>(f.dtype, "ParseExamples", [&]<typename T>() {
         std::vector<T> v = d.To(Device::Cpu()).ToVector<T>();
         if (v.size() == 1 && n != 1) v.assign(static_cast<size_t>(n), v[0]);
         def = Tensor::FromVector<T>(std::move(v), {n});
@@ -401,52 +399,18 @@ Plan CheckSpec(const ExampleSpec& spec) {
   return plan;
 }
 
-// Runs body(record) for every record over fixed chunks; rethrows the first record's Error.
-template <typename Body>
-void ForRecords(int64_t n, const Body& body) {
-  constexpr int64_t kChunk = 256;
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(NumChunks(n, kChunk)));
-  ParallelChunks(n, kChunk, [&](int64_t c, int64_t b, int64_t e) {
-    try {
-      for (int64_t i = b; i < e; ++i) body(c, i);
-    } catch (...) {
-      errors[c] = std::current_exception();
-    }
-  });
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-}
-
-}  // namespace
-
-namespace {
-
-// The output of `key` among `keys` (the spec's order), else an Error listing the keys.
-template <typename T>
-const T& OutputOf(const std::vector<std::string>& keys, const std::vector<T>& outputs,
-                  std::string_view key, const char* op, const char* kind) {
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (keys[i] == key) return outputs[i];
-  }
-  std::string all;
-  for (const std::string& k : keys) all += (all.empty() ? "" : ", ") + k;
-  Throw(ErrorCode::kInvalidArgument, op, ": no ", kind, " '", Excerpt(key), "'; the spec has ",
-        keys.size(), " (", Excerpt(all, 200), ")");
-}
-
 }  // namespace
 
 const Tensor& ParsedExamples::Fixed(std::string_view key) const {
-  return OutputOf(fixed_keys, fixed, key, "ParsedExamples::Fixed", "FixedLenFeature");
+  return internal::OutputOf(fixed_keys, fixed, key, "ParsedExamples::Fixed", "FixedLenFeature");
 }
 
 const JaggedTensor& ParsedExamples::VarLen(std::string_view key) const {
-  return OutputOf(var_len_keys, var_len, key, "ParsedExamples::VarLen", "VarLenFeature");
+  return internal::OutputOf(var_len_keys, var_len, key, "ParsedExamples::VarLen", "VarLenFeature");
 }
 
-ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
-                             const ExampleSpec& spec) {
+ParsedExamples internal::ParseFixedAndVarLen(const std::vector<std::string_view>& records,
+                                             const ExampleSpec& spec) {
   const Plan plan = CheckSpec(spec);
   const int64_t B = static_cast<int64_t>(records.size());
   const int F = static_cast<int>(spec.fixed.size()), V = static_cast<int>(spec.var_len.size());
@@ -477,8 +441,9 @@ ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
 
   // Pass 1 (Note [two passes]).
   const int S = F + V;
-  std::vector<std::vector<Span>> chunk_slots(static_cast<size_t>(NumChunks(B, 256)));
-  ForRecords(B, [&](int64_t chunk, int64_t r) {
+  std::vector<std::vector<Span>> chunk_slots(
+      static_cast<size_t>(NumChunks(B, internal::kRecordChunk)));
+  internal::ForRecords(B, [&](int64_t chunk, int64_t r) {
     std::vector<Span>& slots = chunk_slots[chunk];
     slots.assign(static_cast<size_t>(S), Span{});
     Ctx c{reinterpret_cast<const uint8_t*>(records[r].data()),
@@ -508,7 +473,7 @@ ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
         continue;
       }
       const int64_t n = plan.fixed_count[s];
-      Dispatch<kExampleDTypes>(dtype, "ParseExamples", [&]<typename T>() {
+      Dispatch<internal::kExampleDTypes>(dtype, "ParseExamples", [&]<typename T>() {
         T* dst = static_cast<T*>(fixed_data[s]) + r * n;
         if (info.kind == kNoList) {
           TK_CHECK(default_data[s] != nullptr, kInvalidArgument, "ParseExamples: record ", r,
@@ -543,7 +508,7 @@ ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
     var_offsets[v] = offsets[v].data<int64_t>();
   }
   if (V > 0) {
-    ForRecords(B, [&](int64_t, int64_t r) {
+    internal::ForRecords(B, [&](int64_t, int64_t r) {
       Ctx c{reinterpret_cast<const uint8_t*>(records[r].data()),
             static_cast<int64_t>(records[r].size()), r};
       for (int v = 0; v < V; ++v) {
@@ -551,10 +516,11 @@ ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
         if (sp.begin == kAbsent) continue;
         const Kind kind = KindOf(spec.var_len[v].dtype);
         c.key = plan.keys[F + v];
-        Dispatch<kExampleDTypes>(spec.var_len[v].dtype, "ParseExamples", [&]<typename T>() {
-          T* dst = static_cast<T*>(var_data[v]) + var_offsets[v][r];
-          DecodeFeature(c, kind, c.base + sp.begin, c.base + sp.begin + sp.size, dst);
-        });
+        Dispatch<internal::kExampleDTypes>(
+            spec.var_len[v].dtype, "ParseExamples", [&]<typename T>() {
+              T* dst = static_cast<T*>(var_data[v]) + var_offsets[v][r];
+              DecodeFeature(c, kind, c.base + sp.begin, c.base + sp.begin + sp.size, dst);
+            });
       }
     });
   }
@@ -623,7 +589,7 @@ std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::stri
   using Table = std::map<std::string, ExampleFeatureSummary, std::less<>>;
   const int64_t n = static_cast<int64_t>(records.size());
   std::vector<Table> parts(static_cast<size_t>(NumChunks(n, 256)));
-  ForRecords(n, [&](int64_t chunk, int64_t r) {
+  internal::ForRecords(n, [&](int64_t chunk, int64_t r) {
     Ctx c{reinterpret_cast<const uint8_t*>(records[r].data()),
           static_cast<int64_t>(records[r].size()), r};
     std::map<std::string_view, FeatureInfo> held;  // the last entry of each key

@@ -38,7 +38,15 @@
 //   determinism   records are parsed in parallel over fixed chunks (ParallelChunks): outputs
 //                 are bit-identical at any thread count, and the error reported is the first
 //                 bad record's.
-//   out of scope  tf.SequenceExample, SparseFeature and RaggedFeature (not implemented).
+//   composites    SparseFeature, RaggedFeature and FixedLenSequenceFeature, as
+//                 tf.io.parse_example builds them (TensorFlow's parsing_config and its parse
+//                 op): their index, value and partition keys are parsed as VarLenFeatures, then
+//                 assembled. Unlike TensorFlow (whose
+//                 `validate` defaults to false and then yields wrong tensors), every record's
+//                 pieces are checked: mismatched index/value lengths, an index outside `size`
+//                 and partitions that do not tile the record's values are Errors naming the
+//                 record and the feature.
+//   out of scope  tf.SequenceExample (not implemented).
 #ifndef TENSORKIT_IO_TF_EXAMPLE_H_
 #define TENSORKIT_IO_TF_EXAMPLE_H_
 
@@ -51,6 +59,7 @@
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/features/jagged.h"
 #include "tensorkit/io/tfrecord.h"
+#include "tensorkit/sparse/sparse_tensor.h"
 
 namespace tensorkit::io {
 
@@ -72,22 +81,103 @@ struct VarLenFeature {
   DType dtype = DType::kInt64;  // kInt64, kFloat32 or kString
 };
 
+// tf.io.FixedLenSequenceFeature as tf.io.parse_example reads it from tf.Examples: a record
+// holds a multiple of prod(shape) values (none when the feature is missing), and the output
+// is a dense Tensor [B, max_rows, *shape], each record's rows padded with `default_value` (one
+// element; 0 or "" when undefined) up to the batch's longest.
+struct FixedLenSequenceFeature {
+  std::string key;
+  DType dtype = DType::kFloat32;  // kInt64, kFloat32 or kString
+  std::vector<int64_t> shape;     // of one row; {} is a scalar per row
+  Tensor default_value;           // the padding
+};
+
+// tf.io.SparseFeature: a SparseTensor [B, *size] whose entry j of record r sits at
+// (r, index_keys[0][j], index_keys[1][j], ...) and holds value_key[j]. Every index key is an
+// int64 feature of the value key's length in each record, its values in [0, size[d]). Sorted
+// by index (a stable sort, as tf.sparse.reorder sorts) unless `already_sorted`, when the
+// records' order is kept and order() is left unknown.
+struct SparseFeature {
+  std::string key;                      // the output's name
+  std::vector<std::string> index_keys;  // one per dim of `size`
+  std::string value_key;
+  DType dtype = DType::kFloat32;  // of the value key: kInt64, kFloat32 or kString
+  std::vector<int64_t> size;      // the dense shape past the batch dim
+  bool already_sorted = false;
+};
+
+// One of tf.io.RaggedFeature's partitions. A keyed partition reads an int64 feature of the
+// record; the record's values (or the rows an inner partition made of them) are split by it:
+//   RowSplits    [0, ..., n]: row i is [s[i], s[i+1])        (an empty list: no rows, n == 0)
+//   RowLengths   the rows' lengths, summing to n
+//   RowStarts    [0, ...] non-decreasing, each <= n; the last row ends at n
+//   RowLimits    non-decreasing, the last == n
+//   ValueRowIds  one non-decreasing row id per value; rows = last id + 1 (empty rows between
+//                are kept; at most 2^20 more rows than values in one record, so a hostile id
+//                cannot allocate terabytes)
+//   UniformRowLength(length >= 1): rows of `length`; n must be a multiple of it
+struct RaggedPartition {
+  enum class Kind { kRowSplits, kRowLengths, kRowStarts, kRowLimits, kValueRowIds, kUniform };
+  Kind kind = Kind::kRowLengths;
+  std::string key;     // the partition's feature (not for kUniform)
+  int64_t length = 0;  // kUniform only
+
+  static RaggedPartition RowSplits(std::string key) { return {Kind::kRowSplits, key, 0}; }
+  static RaggedPartition RowLengths(std::string key) { return {Kind::kRowLengths, key, 0}; }
+  static RaggedPartition RowStarts(std::string key) { return {Kind::kRowStarts, key, 0}; }
+  static RaggedPartition RowLimits(std::string key) { return {Kind::kRowLimits, key, 0}; }
+  static RaggedPartition ValueRowIds(std::string key) { return {Kind::kValueRowIds, key, 0}; }
+  static RaggedPartition UniformRowLength(int64_t length) { return {Kind::kUniform, "", length}; }
+};
+
+// tf.io.RaggedFeature: the values of `value_key` (default: `key`) of each record, split by
+// `partitions` (outermost first; applied innermost first, within each record), under a batch
+// dim of B rows.
+struct RaggedFeature {
+  std::string key;              // the output's name
+  DType dtype = DType::kInt64;  // kInt64, kFloat32 or kString
+  std::string value_key;        // empty: `key`
+  std::vector<RaggedPartition> partitions;
+  DType row_splits_dtype = DType::kInt32;  // kInt32 (TensorFlow's default) or kInt64
+};
+
+// A RaggedTensor as TensorFlow's flat_values and nested_row_splits. Trailing UniformRowLength
+// partitions become dense dims of flat_values ([N, length...]), as TensorFlow reshapes them;
+// every other partition is a level of row splits (a uniform one with equal lengths).
+struct RaggedOutput {
+  Tensor flat_values;
+  std::vector<Tensor> nested_row_splits;  // outermost (the batch: B + 1 splits) first
+};
+
 struct ExampleSpec {
   std::vector<FixedLenFeature> fixed;
   std::vector<VarLenFeature> var_len;
+  std::vector<SparseFeature> sparse;
+  std::vector<RaggedFeature> ragged;
+  std::vector<FixedLenSequenceFeature> fixed_sequence;
 };
 
 struct ParsedExamples {
-  std::vector<Tensor> fixed;          // in spec order, [B, *shape]
-  std::vector<JaggedTensor> var_len;  // in spec order, B rows
-  std::vector<std::string> fixed_keys, var_len_keys;
+  std::vector<Tensor> fixed;           // in spec order, [B, *shape]
+  std::vector<JaggedTensor> var_len;   // in spec order, B rows
+  std::vector<SparseTensor> sparse;    // in spec order, [B, *size]
+  std::vector<RaggedOutput> ragged;    // in spec order
+  std::vector<Tensor> fixed_sequence;  // in spec order, [B, max_rows, *shape]
+  std::vector<std::string> fixed_keys, var_len_keys, sparse_keys, ragged_keys, fixed_sequence_keys;
   // By key; an unknown key is an Error listing the keys.
   const Tensor& Fixed(std::string_view key) const;
   const JaggedTensor& VarLen(std::string_view key) const;
+  const SparseTensor& Sparse(std::string_view key) const;
+  const RaggedOutput& Ragged(std::string_view key) const;
+  const Tensor& FixedSequence(std::string_view key) const;
 };
 
-// Parses serialized tf.Example records by `spec` (checked first: keys unique and the dtypes,
-// shapes and defaults as above). Errors name the record (0-based) and the feature.
+// Parses serialized tf.Example records by `spec` (checked first: output names unique, the
+// dtypes, shapes and defaults as above; as in TensorFlow, a FixedLenFeature's key is no other
+// feature's input, the inputs of RaggedFeatures and those of Var/SparseFeatures are disjoint,
+// and a key shared by several features has one dtype, and among RaggedFeatures one
+// row_splits_dtype). Errors name the record (0-based) and
+// the feature.
 ParsedExamples ParseExamples(const std::vector<std::string_view>& records, const ExampleSpec& spec);
 // The records of a TFRecordBatch (ReadTFRecordBatch), named apart so a braced list of records
 // is never ambiguous.

@@ -4,6 +4,8 @@
     ops = tensorkit_tf.load()                 # tf.load_op_library of the built library
     ops.tensorkit_sparse_reorder(input_indices=..., input_values=..., input_shape=...)
 
+    features = tensorkit_tf.parse_example(serialized, spec)   # tf.io.parse_example's twin
+
     st = tensorkit_tf.SparseTensor.from_dlpack(indices, values, shape)   # no copy
     st.reorder([1, 0])
     idx, vals, shape, order = st.to_dlpack()  # objects with __dlpack__, for np.from_dlpack
@@ -191,3 +193,111 @@ class SparseTensor:
         if getattr(self, "_handle", None) is not None and _lib is not None:
             _lib.tensorkit_sparse_free(self._handle)
             self._handle = None
+
+
+# --- tf.io.parse_example on TensorkitParseExampleV2 ----------------------------------------
+
+_ops = None
+
+
+def _parse_ops():
+    global _ops
+    if _ops is None:
+        _ops = load()
+    return _ops
+
+
+def parse_example(serialized, features, example_names=None, name=None):
+    """tf.io.parse_example, parsed by TensorkitParseExampleV2: the same feature configs
+    (FixedLen, VarLen, Sparse, Ragged and FixedLenSequence features) and the same outputs.
+
+    The spec is turned into the op's arguments, and SparseFeature and RaggedFeature results are
+    assembled from its outputs, by TensorFlow's own parsing_config (a private module of the
+    TensorFlow this library is built against), so the two cannot drift apart. A scalar
+    `serialized` parses one record, as tf.io.parse_single_example does.
+
+    Unlike tf.io.parse_example, malformed composites are refused rather than assembled into
+    wrong tensors: every RaggedFeature is built with validate=True, and a SparseFeature's index
+    keys must hold one index per value in every record, each in [0, size).
+    """
+    import tensorflow as tf
+    from tensorflow.python.ops import parsing_config, parsing_ops
+
+    if not features:
+        raise ValueError("parse_example: features is empty; give at least one feature config")
+    features = {k: f._replace(validate=True) if isinstance(f, tf.io.RaggedFeature) else f
+                for k, f in features.items()}
+    features = parsing_ops._prepend_none_dimension(features)
+    params = parsing_config._ParseOpParams.from_features(features, [
+        tf.io.VarLenFeature, tf.io.SparseFeature, tf.io.FixedLenFeature,
+        tf.io.FixedLenSequenceFeature, tf.io.RaggedFeature])
+    with tf.name_scope(name or "TensorkitParseExample"):
+        serialized = tf.convert_to_tensor(serialized, dtype=tf.string, name="serialized")
+        if params.ragged_keys and serialized.shape.ndims is None:
+            raise ValueError("parse_example: serialized needs a known rank (scalar or vector) "
+                             "to parse RaggedFeatures")
+        out = _parse_ops().tensorkit_parse_example_v2(
+            serialized=serialized, names=[] if example_names is None else example_names,
+            sparse_keys=params.sparse_keys, dense_keys=params.dense_keys,
+            ragged_keys=params.ragged_keys, dense_defaults=params.dense_defaults_vec,
+            num_sparse=len(params.sparse_keys), sparse_types=params.sparse_types,
+            ragged_value_types=params.ragged_value_types,
+            ragged_split_types=params.ragged_split_types,
+            dense_shapes=params.dense_shapes_as_proto)
+        sparse_indices, sparse_values, sparse_shapes, dense, ragged_values, ragged_splits = out
+        ragged = parsing_config._build_ragged_tensors(serialized.shape, ragged_values,
+                                                      ragged_splits)
+        sparse = [tf.sparse.SparseTensor(i, v, s)
+                  for i, v, s in zip(sparse_indices, sparse_values, sparse_shapes)]
+        outputs = dict(zip(params.sparse_keys + params.dense_keys + params.ragged_keys,
+                           sparse + list(dense) + list(ragged)))
+        outputs = _checked_sparse_features(features, outputs)
+        return parsing_config._construct_tensors_for_composite_features(features, outputs)
+
+
+def _checked_sparse_features(features, outputs):
+    """`outputs` with every SparseFeature's value tensor made to depend on its checks: each
+    index key holds the value key's entries (same rows, same counts) and lies in [0, size)."""
+    import tensorflow as tf
+
+    checked = dict(outputs)
+    for key, f in sorted(features.items()):
+        if not isinstance(f, tf.io.SparseFeature):
+            continue
+        single = isinstance(f.index_key, str)
+        index_keys = [f.index_key] if single else list(f.index_key)
+        sizes = [f.size] if single else list(f.size)
+        values = outputs[f.value_key]
+        checks = []
+        for k, size in zip(index_keys, sizes):
+            ids = outputs[k]
+            where = f"parse_example: SparseFeature '{key}': index key '{k}'"
+            checks.append(tf.debugging.assert_equal(
+                tf.shape(ids.indices), tf.shape(values.indices),
+                message=f"{where} holds another number of values than value key "
+                        f"'{f.value_key}'; each value needs one index per index key"))
+            with tf.control_dependencies(checks[-1:]):
+                checks.append(tf.debugging.assert_equal(
+                    ids.indices, values.indices,
+                    message=f"{where} and value key '{f.value_key}' hold different numbers of "
+                            "values in some record; each value needs one index per index key"))
+            checks.append(tf.debugging.assert_non_negative(
+                ids.values, message=f"{where} holds a negative index"))
+            checks.append(tf.debugging.assert_less(
+                ids.values, tf.constant(size, tf.int64),
+                message=f"{where} holds an index outside [0, {size})"))
+        with tf.control_dependencies(checks):
+            checked[f.value_key] = tf.sparse.SparseTensor(
+                values.indices, tf.identity(values.values), values.dense_shape)
+    return checked
+
+
+def parse_single_example(serialized, features, example_names=None, name=None):
+    """tf.io.parse_single_example on TensorkitParseExampleV2: `serialized` is one record."""
+    import tensorflow as tf
+
+    serialized = tf.convert_to_tensor(serialized, dtype=tf.string, name="serialized")
+    if serialized.shape.ndims != 0:
+        raise ValueError("parse_single_example: serialized must be a scalar string (one record), "
+                         "got shape %s; use parse_example for a batch" % serialized.shape)
+    return parse_example(serialized, features, example_names, name)

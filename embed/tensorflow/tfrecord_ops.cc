@@ -1,7 +1,9 @@
 // TensorkitParseExampleV2 (tf.raw_ops.ParseExampleV2's inputs, outputs and attributes, on
-// io/tf_example.h; RaggedFeature not supported), and the TFRecord and tf.Example writers
+// io/tf_example.h), and the TFRecord and tf.Example writers
 // exposed for round trips with TensorFlow: TensorkitTFRecordRead, TensorkitTFRecordWrite,
 // TensorkitSerializeExamples.
+#include <algorithm>
+#include <numeric>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,6 +108,13 @@ void OutputOf(tfw::OpKernelContext* ctx, int index, const Tensor& src) {
   for (int64_t i = 0; i < c.NumElements(); ++i) o(i).assign(v[i].data(), v[i].size());
 }
 
+// A contiguous [1, ...] tensor as [...].
+Tensor DropBatch(const Tensor& t) {
+  std::vector<int64_t> dims = t.Dims();
+  dims.erase(dims.begin());
+  return t.WithPattern(DefaultPattern(dims, "TensorkitParseExampleV2"));
+}
+
 class ParseExampleV2Kernel : public tfw::OpKernel {
  public:
   explicit ParseExampleV2Kernel(tfw::OpKernelConstruction* c) : OpKernel(c) {
@@ -113,10 +122,14 @@ class ParseExampleV2Kernel : public tfw::OpKernel {
     OP_REQUIRES_OK(c, c->GetAttr("num_sparse", &num_sparse_));
     OP_REQUIRES_OK(c, c->GetAttr("sparse_types", &sparse_types_));
     OP_REQUIRES_OK(c, c->GetAttr("ragged_value_types", &ragged_types_));
+    OP_REQUIRES_OK(c, c->GetAttr("ragged_split_types", &ragged_split_types_));
     OP_REQUIRES_OK(c, c->GetAttr("dense_shapes", &dense_shapes_));
     OP_REQUIRES(c, static_cast<int>(sparse_types_.size()) == num_sparse_,
                 absl::InvalidArgumentError("TensorkitParseExampleV2: len(sparse_types) != "
                                            "num_sparse"));
+    OP_REQUIRES(c, ragged_split_types_.size() == ragged_types_.size(),
+                absl::InvalidArgumentError("TensorkitParseExampleV2: len(ragged_split_types) != "
+                                           "len(ragged_value_types)"));
     OP_REQUIRES(c, dense_shapes_.size() == dense_types_.size(),
                 absl::InvalidArgumentError("TensorkitParseExampleV2: len(dense_shapes) != "
                                            "len(Tdense)"));
@@ -126,52 +139,94 @@ class ParseExampleV2Kernel : public tfw::OpKernel {
     RunKernel(ctx, [&] {
       constexpr const char* kOp = "TensorkitParseExampleV2";
       const tfw::Tensor& serialized = ctx->input(0);
-      TK_CHECK(serialized.dims() == 1, kInvalidArgument, kOp,
-               ": serialized must be a vector of records (tf.io.parse_example), got shape ",
+      TK_CHECK(serialized.dims() <= 1, kInvalidArgument, kOp,
+               ": serialized must be a scalar (one record, as tf.io.parse_single_example "
+               "passes it) or a vector of records, got shape ",
                ShapeText(serialized));
-      TK_CHECK(ragged_types_.empty() && ctx->input(4).NumElements() == 0, kUnsupported, kOp,
-               ": RaggedFeature is not supported");
+      const bool single = serialized.dims() == 0;
       const std::vector<std::string> sparse_keys = Strings(ctx->input(2), kOp, "sparse_keys");
       const std::vector<std::string> dense_keys = Strings(ctx->input(3), kOp, "dense_keys");
+      const std::vector<std::string> ragged_keys = Strings(ctx->input(4), kOp, "ragged_keys");
       TK_CHECK(static_cast<int>(sparse_keys.size()) == num_sparse_ &&
-                   dense_keys.size() == dense_types_.size(),
+                   dense_keys.size() == dense_types_.size() &&
+                   ragged_keys.size() == ragged_types_.size(),
                kInvalidArgument, kOp, ": ", sparse_keys.size(), " sparse_keys for num_sparse ",
-               num_sparse_, " and ", dense_keys.size(), " dense_keys for ", dense_types_.size(),
-               " Tdense");
+               num_sparse_, ", ", dense_keys.size(), " dense_keys for ", dense_types_.size(),
+               " Tdense and ", ragged_keys.size(), " ragged_keys for ", ragged_types_.size(),
+               " ragged_value_types");
       io::ExampleSpec spec;
+      // A dense shape whose first dim is unknown is a FixedLenSequenceFeature's: [B, rows, ...]
+      // padded with the (scalar) default. dense_slot[i]: its index among fixed (>= 0) or
+      // fixed_sequence (-1 - index) outputs.
+      std::vector<int> dense_slot;
       for (size_t i = 0; i < dense_keys.size(); ++i) {
-        io::FixedLenFeature f{dense_keys[i], *ExampleDType(dense_types_[i]), {}, {}};
-        TK_CHECK(dense_shapes_[i].IsFullyDefined(), kUnsupported, kOp, ": dense key '",
-                 dense_keys[i], "' has shape ", dense_shapes_[i].DebugString(),
-                 "; only fully defined shapes are supported (no allow_missing)");
-        for (int64_t d : dense_shapes_[i].dim_sizes()) f.shape.push_back(d);
+        const tfw::PartialTensorShape& shape = dense_shapes_[i];
+        const bool sequence = shape.dims() > 0 && shape.dim_size(0) < 0;
+        std::vector<int64_t> dims;
+        for (int d = sequence ? 1 : 0; d < shape.dims(); ++d) dims.push_back(shape.dim_size(d));
+        TK_CHECK(std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 0; }),
+                 kInvalidArgument, kOp, ": dense key '", dense_keys[i], "' has shape ",
+                 shape.DebugString(), "; only its first dim may be unknown");
         const tfw::Tensor& def = ctx->input(5 + static_cast<int>(i));
-        if (def.NumElements() > 0) f.default_value = FromTf(def);
-        spec.fixed.push_back(std::move(f));
+        Tensor dflt = def.NumElements() > 0 ? FromTf(def) : Tensor();
+        const DType dtype = *ExampleDType(dense_types_[i]);
+        if (sequence) {
+          dense_slot.push_back(-1 - static_cast<int>(spec.fixed_sequence.size()));
+          spec.fixed_sequence.push_back({dense_keys[i], dtype, std::move(dims), std::move(dflt)});
+        } else {
+          dense_slot.push_back(static_cast<int>(spec.fixed.size()));
+          spec.fixed.push_back({dense_keys[i], dtype, std::move(dims), std::move(dflt)});
+        }
       }
       for (int i = 0; i < num_sparse_; ++i) {
         spec.var_len.push_back({sparse_keys[i], *ExampleDType(sparse_types_[i])});
+      }
+      // A ragged key is a RaggedFeature without partitions: its values and batch row splits
+      // (TensorFlow's Python layer applies any partitions to them).
+      for (size_t i = 0; i < ragged_keys.size(); ++i) {
+        const DType splits =
+            ragged_split_types_[i] == tfw::DT_INT32 ? DType::kInt32 : DType::kInt64;
+        spec.ragged.push_back(
+            {ragged_keys[i], *ExampleDType(ragged_types_[i]), ragged_keys[i], {}, splits});
       }
       std::vector<std::string_view> records(static_cast<size_t>(serialized.NumElements()));
       const auto s = serialized.flat<tfw::tstring>();
       for (size_t i = 0; i < records.size(); ++i) records[i] = View(s(i));
       const io::ParsedExamples parsed = io::ParseExamples(records, spec);
+      // One record: the outputs without the batch dim (positions alone as sparse indices, no
+      // ragged row splits), as TensorFlow's op gives them.
       for (int i = 0; i < num_sparse_; ++i) {
         const SparseTensor st = parsed.var_len[i].ToSparse();
-        OutputOf(ctx, i, st.indices());
+        if (single) {
+          const JaggedTensor& row = parsed.var_len[i];
+          Tensor ix = AllocateOutput(ctx, i, {row.values().NumElements(), 1}, DType::kInt64);
+          std::iota(ix.data<int64_t>(), ix.data<int64_t>() + ix.NumElements(), int64_t{0});
+        } else {
+          OutputOf(ctx, i, st.indices());
+        }
         OutputOf(ctx, num_sparse_ + i, st.values());
-        Tensor shape = AllocateOutput(ctx, 2 * num_sparse_ + i, {2}, DType::kInt64);
-        shape.data<int64_t>()[0] = st.shape()[0];
-        shape.data<int64_t>()[1] = st.shape()[1];
+        Tensor shape = AllocateOutput(ctx, 2 * num_sparse_ + i, {single ? 1 : 2}, DType::kInt64);
+        for (int d = single ? 1 : 0; d < 2; ++d)
+          shape.data<int64_t>()[d - (single ? 1 : 0)] = st.shape()[d];
       }
-      for (size_t i = 0; i < parsed.fixed.size(); ++i) {
-        OutputOf(ctx, 3 * num_sparse_ + static_cast<int>(i), parsed.fixed[i]);
+      for (size_t i = 0; i < dense_slot.size(); ++i) {
+        const int k = dense_slot[i];
+        const Tensor& t = k >= 0 ? parsed.fixed[k] : parsed.fixed_sequence[-1 - k];
+        OutputOf(ctx, 3 * num_sparse_ + static_cast<int>(i), single ? DropBatch(t) : t);
+      }
+      const int ragged_base = 3 * num_sparse_ + static_cast<int>(dense_types_.size());
+      const int num_ragged = static_cast<int>(ragged_keys.size());
+      for (int i = 0; i < num_ragged; ++i) {
+        OutputOf(ctx, ragged_base + i, parsed.ragged[i].flat_values);
+        const Tensor& splits = parsed.ragged[i].nested_row_splits[0];
+        OutputOf(ctx, ragged_base + num_ragged + i,
+                 single ? Tensor::Empty({0}, splits.dtype()) : splits);
       }
     });
   }
 
  private:
-  std::vector<tfw::DataType> dense_types_, sparse_types_, ragged_types_;
+  std::vector<tfw::DataType> dense_types_, sparse_types_, ragged_types_, ragged_split_types_;
   std::vector<tfw::PartialTensorShape> dense_shapes_;
   int num_sparse_ = 0;
 };

@@ -12,10 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/tf_example_spec.h"
 #include "io/io_test_util.h"
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/io/io.h"
+#include "tensorkit/io/tf_example.h"
+#include "tensorkit/io/tfrecord.h"
 
 namespace tensorkit::io {
 namespace {
@@ -115,6 +118,50 @@ TEST(FuzzCorpusTest, EveryFileReadsOrThrowsErrorAndValidFilesMatchNumPy) {
   EXPECT_GT(files, 8);      // the corpus is checked in
   EXPECT_GT(compared, 20);  // and holds valid seeds, compared by value
   EXPECT_GE(refused, 3);    // and invalid ones, refused
+}
+
+// The tf.Example and TFRecord seeds, through the fuzz targets' specs: each parses or throws
+// tensorkit::Error; the valid seeds parse by every spec they were written for.
+TEST(FuzzCorpusTest, TfExampleAndTfRecordSeedsParseOrThrowError) {
+  const std::filesystem::path root =
+      std::filesystem::path(TENSORKIT_SOURCE_DIR) / "tests" / "fuzz" / "corpus";
+  const std::vector<ExampleSpec> specs = fuzz::FuzzExampleSpecs();
+  std::map<std::string, int> parsed;  // file -> specs that parsed it
+  auto parse_all = [&](const std::string& name, const std::vector<std::string_view>& records) {
+    for (const ExampleSpec& spec : specs) {
+      try {
+        ParseExamples(records, spec);
+        ++parsed[name];
+      } catch (const Error&) {
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << name << " threw a non-tensorkit exception: " << e.what();
+      }
+    }
+  };
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(root / "tf_example")) {
+    const std::vector<uint8_t> bytes = ReadWholeFile(entry.path().string());
+    const std::string_view record(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    parse_all(entry.path().filename().string(), {record, record});
+    ++files;
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(root / "tfrecord")) {
+    const std::vector<uint8_t> bytes = ReadWholeFile(entry.path().string());
+    try {
+      const TFRecordBatch b =
+          ReadTFRecordBatchFromMemory(bytes.data(), bytes.size(), entry.path().filename().string());
+      std::vector<std::string_view> records;
+      for (int64_t i = 0; i < b.size(); ++i) records.push_back(b[i]);
+      parse_all(entry.path().filename().string(), records);
+    } catch (const Error&) {
+    }
+    ++files;
+  }
+  EXPECT_GE(files, 5);
+  EXPECT_EQ(parsed["empty.pb"], static_cast<int>(specs.size()));  // nothing is required
+  // composite.pb: the base spec, RowLengths('q') over ValueRowIds('p') and over
+  // UniformRowLength(2).
+  EXPECT_EQ(parsed["composite.pb"], 3);
 }
 
 }  // namespace

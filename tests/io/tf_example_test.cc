@@ -385,5 +385,307 @@ TEST(TfExampleTest, SerializeExampleOfOneRow) {
   EXPECT_EQ(p.fixed[0].ToVector<float>(), (std::vector<float>{1, 2, 3, 4}));
 }
 
+// --- SparseFeature and RaggedFeature ------------------------------------------------------
+
+std::vector<int64_t> I64(const Tensor& t) { return t.ToVector<int64_t>(); }
+std::vector<int64_t> Splits(const Tensor& t) {
+  if (t.dtype() == DType::kInt64) return t.ToVector<int64_t>();
+  const std::vector<int32_t> v = t.ToVector<int32_t>();
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+using Nested = std::vector<std::vector<int64_t>>;
+Nested NestedSplits(const RaggedOutput& r) {
+  Nested n;
+  for (const Tensor& t : r.nested_row_splits) n.push_back(Splits(t));
+  return n;
+}
+
+// The expected values are what tf.io.parse_example (TensorFlow 2.21) returns for the same
+// records and features.
+TEST(TfExampleTest, SparseFeatureAsTensorFlowMergesIt) {
+  const std::vector<std::string> records = {
+      Example(Entry("val", Floats({0.5f, -1.0f, 2.0f})) + Entry("ix0", Int64s({3, 1, 3})) +
+              Entry("ix1", Int64s({1, 0, 0}))),
+      Example(""),
+      Example(Entry("val", Floats({7.0f})) + Entry("ix0", Int64s({0})) +
+              Entry("ix1", Int64s({2})))};
+  const std::vector<std::string_view> views(records.begin(), records.end());
+  for (bool sorted : {false, true}) {
+    ExampleSpec spec;
+    spec.sparse.push_back({"sp", {"ix0", "ix1"}, "val", DType::kFloat32, {4, 3}, sorted});
+    spec.sparse.push_back({"one", {"ix0"}, "val", DType::kFloat32, {4}, sorted});
+    spec.var_len.push_back({"val", DType::kFloat32});  // shared with the SparseFeatures
+    const ParsedExamples p = ParseExamples(views, spec);
+    const SparseTensor& sp = p.Sparse("sp");
+    const SparseTensor& one = p.Sparse("one");
+    EXPECT_EQ(sp.shape(), (std::vector<int64_t>{3, 4, 3}));
+    EXPECT_EQ(one.shape(), (std::vector<int64_t>{3, 4}));
+    EXPECT_EQ(p.VarLen("val").values().ToVector<float>(),
+              (std::vector<float>{0.5f, -1.0f, 2.0f, 7.0f}));
+    if (!sorted) {
+      EXPECT_EQ(I64(sp.indices()), (std::vector<int64_t>{0, 1, 0, 0, 3, 0, 0, 3, 1, 2, 0, 2}));
+      EXPECT_EQ(sp.values().ToVector<float>(), (std::vector<float>{-1.0f, 2.0f, 0.5f, 7.0f}));
+      EXPECT_EQ(I64(one.indices()), (std::vector<int64_t>{0, 1, 0, 3, 0, 3, 2, 0}));
+      // A repeated index keeps the records' order (a stable sort).
+      EXPECT_EQ(one.values().ToVector<float>(), (std::vector<float>{-1.0f, 0.5f, 2.0f, 7.0f}));
+      EXPECT_TRUE(sp.OrderKnown());
+    } else {
+      EXPECT_EQ(I64(sp.indices()), (std::vector<int64_t>{0, 3, 1, 0, 1, 0, 0, 3, 0, 2, 0, 2}));
+      EXPECT_EQ(sp.values().ToVector<float>(), (std::vector<float>{0.5f, -1.0f, 2.0f, 7.0f}));
+      EXPECT_FALSE(sp.OrderKnown());
+    }
+  }
+  // String values; an absent index key with absent values is an empty row.
+  ExampleSpec s;
+  s.sparse.push_back({"t", {"i"}, "w", DType::kString, {10}, false});
+  const std::string r0 = Example(Entry("w", Bytes({"b", "a"})) + Entry("i", Int64s({9, 2})));
+  const ParsedExamples p = ParseExamples({r0, Example("")}, s);
+  EXPECT_EQ(p.sparse[0].values().ToVector<std::string>(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(I64(p.sparse[0].indices()), (std::vector<int64_t>{0, 2, 0, 9}));
+}
+
+TEST(TfExampleTest, SparseFeatureErrorsNameTheRecordAndKeys) {
+  ExampleSpec s;
+  s.sparse.push_back({"sp", {"i"}, "v", DType::kInt64, {5}, false});
+  const std::string good = Example(Entry("v", Int64s({1})) + Entry("i", Int64s({4})));
+  ExpectError(
+      [&] {
+        ParseExamples({good, Example(Entry("v", Int64s({1, 2})) + Entry("i", Int64s({0})))}, s);
+      },
+      ErrorCode::kInvalidArgument,
+      {"record 1", "SparseFeature 'sp'", "index key 'i' holds 1 values", "'v' holds 2"});
+  ExpectError(
+      [&] { ParseExamples({Example(Entry("v", Int64s({1})) + Entry("i", Int64s({5})))}, s); },
+      ErrorCode::kOutOfRange, {"record 0", "'i' holds 5 at position 0", "[0, 5)"});
+  ExpectError(
+      [&] { ParseExamples({Example(Entry("v", Int64s({1})) + Entry("i", Int64s({-1})))}, s); },
+      ErrorCode::kOutOfRange, {"holds -1"});
+  ExpectError(
+      [&] { ParseExamples({Example(Entry("v", Int64s({1})) + Entry("i", Floats({1})))}, s); },
+      {"record 0", "feature 'i'", "float_list"});
+  ExampleSpec bad = s;
+  bad.sparse[0].size = {5, 2};
+  ExpectError([&] { ParseExamples({good}, bad); }, {"'sp' has 1 index keys and a size of 2"});
+  bad = s;
+  bad.fixed.push_back({"i", DType::kInt64, {1}, {}});
+  ExpectError([&] { ParseExamples({good}, bad); }, {"'i' is a dense", "must not intersect"});
+  bad = s;
+  bad.var_len.push_back({"v", DType::kFloat32});
+  ExpectError([&] { ParseExamples({good}, bad); }, ErrorCode::kDTypeMismatch,
+              {"'v' is read as float32", "int64"});
+  bad = s;
+  bad.var_len.push_back({"sp", DType::kInt64});
+  ExpectError([&] { ParseExamples({good}, bad); }, {"'sp' names two features"});
+}
+
+TEST(TfExampleTest, RaggedFeatureEveryPartitionAsTensorFlowBuildsIt) {
+  const std::string r0 =
+      Example(Entry("w", Floats({1.5f, 2.5f})) + Entry("v", Int64s({3, 1, 4, 1, 5, 9})) +
+              Entry("s1", Int64s({0, 2, 3, 3, 6})) + Entry("s2", Int64s({0, 2, 3, 4})) +
+              Entry("l", Int64s({2, 0, 4})) + Entry("st", Int64s({0, 2, 2})) +
+              Entry("lim", Int64s({2, 2, 6})) + Entry("ids", Int64s({0, 0, 2, 2, 2, 3})));
+  const std::string r1 = Example(
+      Entry("v", Int64s({2, 7, 1, 8, 2, 8, 1, 5})) + Entry("s1", Int64s({0, 3, 4, 5, 8})) +
+      Entry("s2", Int64s({0, 1, 1, 4})) + Entry("l", Int64s({8})) + Entry("st", Int64s({0})) +
+      Entry("lim", Int64s({8})) + Entry("ids", Int64s({1, 1, 1, 1, 1, 1, 1, 1})));
+  const std::string r2 =
+      Example(Entry("s1", Int64s({})) + Entry("s2", Int64s({})) + Entry("l", Int64s({})) +
+              Entry("st", Int64s({})) + Entry("lim", Int64s({})) + Entry("ids", Int64s({})));
+  using P = RaggedPartition;
+  ExampleSpec spec;
+  spec.ragged = {
+      {"f1", DType::kInt64, "v", {}},
+      {"w64", DType::kFloat32, "w", {}, DType::kInt64},
+      {"f2", DType::kInt64, "v", {P::RowSplits("s1")}},
+      {"f3", DType::kInt64, "v", {P::RowSplits("s2"), P::RowSplits("s1")}},
+      {"len", DType::kInt64, "v", {P::RowLengths("l")}},
+      {"st", DType::kInt64, "v", {P::RowStarts("st")}},
+      {"lim", DType::kInt64, "v", {P::RowLimits("lim")}},
+      {"ids", DType::kInt64, "v", {P::ValueRowIds("ids")}},
+      {"u2", DType::kInt64, "v", {P::UniformRowLength(2)}},
+      {"u2s", DType::kInt64, "v", {P::UniformRowLength(2), P::RowSplits("s1")}},
+  };
+  auto parsed = AtThreadCounts({1, 2}, [&] { return ParseExamples({r0, r1, r2}, spec); });
+  const std::vector<int64_t> all = {3, 1, 4, 1, 5, 9, 2, 7, 1, 8, 2, 8, 1, 5};
+  for (const ParsedExamples& p : parsed) {
+    EXPECT_EQ(p.ragged_keys.size(), 10u);
+    EXPECT_EQ(I64(p.Ragged("f1").flat_values), all);
+    EXPECT_EQ(p.Ragged("f1").nested_row_splits[0].dtype(), DType::kInt32);
+    EXPECT_EQ(NestedSplits(p.Ragged("f1")), (Nested{{0, 6, 14, 14}}));
+    EXPECT_EQ(p.Ragged("w64").flat_values.ToVector<float>(), (std::vector<float>{1.5f, 2.5f}));
+    EXPECT_EQ(p.Ragged("w64").nested_row_splits[0].dtype(), DType::kInt64);
+    EXPECT_EQ(NestedSplits(p.Ragged("w64")), (Nested{{0, 2, 2, 2}}));
+    EXPECT_EQ(NestedSplits(p.Ragged("f2")), (Nested{{0, 4, 8, 8}, {0, 2, 3, 3, 6, 9, 10, 11, 14}}));
+    EXPECT_EQ(NestedSplits(p.Ragged("f3")),
+              (Nested{{0, 3, 6, 6}, {0, 2, 3, 4, 5, 5, 8}, {0, 2, 3, 3, 6, 9, 10, 11, 14}}));
+    for (const char* k : {"len", "st", "lim"}) {
+      EXPECT_EQ(NestedSplits(p.Ragged(k)), (Nested{{0, 3, 4, 4}, {0, 2, 2, 6, 14}})) << k;
+    }
+    EXPECT_EQ(NestedSplits(p.Ragged("ids")), (Nested{{0, 4, 6, 6}, {0, 2, 2, 5, 6, 6, 14}}));
+    EXPECT_EQ(p.Ragged("u2").flat_values.Dims(), (std::vector<int64_t>{7, 2}));
+    EXPECT_EQ(I64(p.Ragged("u2").flat_values), all);
+    EXPECT_EQ(NestedSplits(p.Ragged("u2")), (Nested{{0, 3, 7, 7}}));
+    EXPECT_EQ(NestedSplits(p.Ragged("u2s")),
+              (Nested{{0, 2, 4, 4}, {0, 2, 4, 6, 8}, {0, 2, 3, 3, 6, 9, 10, 11, 14}}));
+  }
+  // The value key defaults to the feature's own key; two trailing uniform lengths are two dense
+  // dims.
+  ExampleSpec own;
+  own.ragged = {{"v", DType::kInt64, "", {P::UniformRowLength(1), P::UniformRowLength(2)}}};
+  const RaggedOutput r = ParseExamples({r0, r1}, own).ragged[0];
+  EXPECT_EQ(r.flat_values.Dims(), (std::vector<int64_t>{7, 1, 2}));
+  EXPECT_EQ(NestedSplits(r), (Nested{{0, 3, 7}}));
+}
+
+TEST(TfExampleTest, RaggedFeaturePartitionsThatDoNotTileAreErrors) {
+  using P = RaggedPartition;
+  auto parse = [](const std::string& part, const std::vector<int64_t>& d, P p) {
+    ExampleSpec s;
+    s.ragged = {{"r", DType::kInt64, "v", {p}}};
+    ParseExamples({Example(Entry("v", Int64s({1, 2, 3}))),
+                   Example(Entry("v", Int64s({1, 2, 3})) + Entry(part, Int64s(d)))},
+                  s);
+  };
+  // Record 0 has values and no partition: that alone is the error for every keyed kind.
+  ExpectError([&] { parse("k", {}, P::RowLengths("k")); },
+              {"record 0", "RaggedFeature 'r'", "RowLengths('k')", "sums to 0", "3 values"});
+  ExampleSpec s;
+  s.ragged = {{"r", DType::kInt64, "v", {P::RowLengths("k")}}};
+  auto one = [&](P p, const std::vector<int64_t>& d) {
+    s.ragged[0].partitions = {p};
+    ParseExamples({Example(Entry("v", Int64s({1, 2, 3})) + Entry("k", Int64s(d)))}, s);
+  };
+  ExpectError([&] { one(P::RowLengths("k"), {2, 2}); }, {"row length 2 at position 1"});
+  ExpectError([&] { one(P::RowLengths("k"), {-1, 4}); }, {"row length -1"});
+  ExpectError([&] { one(P::RowSplits("k"), {1, 3}); }, {"RowSplits('k') starts at 1"});
+  ExpectError([&] { one(P::RowSplits("k"), {0, 2, 1, 3}); }, {"holds 1 at position 2 after 2"});
+  ExpectError([&] { one(P::RowSplits("k"), {0, 2}); }, {"ends at 2 but the record has 3 values"});
+  ExpectError([&] { one(P::RowStarts("k"), {0, 4}); }, {"holds 4 at position 1"});
+  ExpectError([&] { one(P::RowLimits("k"), {2, 1, 3}); }, {"holds 1 at position 1 after 2"});
+  ExpectError([&] { one(P::RowLimits("k"), {1, 2}); }, {"ends at 2"});
+  ExpectError([&] { one(P::ValueRowIds("k"), {0, 1}); }, {"holds 2 row ids for the record's 3"});
+  ExpectError([&] { one(P::ValueRowIds("k"), {0, 2, 1}); }, {"row id 1 at position 2 after 2"});
+  ExpectError(
+      [&] {
+        one(P::ValueRowIds("k"), {0, 0, int64_t{1} << 40});
+      },
+      {"row id 1099511627776", "empty rows"});
+  ExpectError([&] { one(P::ValueRowIds("k"), {-1, 0, 0}); }, {"row id -1"});
+  ExpectError([&] { one(P::UniformRowLength(2), {}); },
+              {"UniformRowLength(2) does not divide the record's 3 values"});
+  ExpectError([&] { one(P::UniformRowLength(0), {}); }, {"uniform row length is >= 1"});
+  ExpectError(
+      [&] {
+        one(P::RowLengths("k"), {1, 2});
+        s.ragged[0].row_splits_dtype = DType::kInt16;
+        one(P::RowLengths("k"), {1, 2});
+      },
+      {"row_splits_dtype int16"});
+  s.ragged[0].row_splits_dtype = DType::kInt32;
+  ExampleSpec clash = s;
+  clash.ragged.push_back({"q", DType::kInt64, "v", {}, DType::kInt64});
+  ExpectError([&] { ParseExamples({Example("")}, clash); },
+              {"'v' is read with row_splits_dtype int32", "int64"});
+  clash = s;
+  clash.var_len.push_back({"k", DType::kInt64});
+  ExpectError([&] { ParseExamples({Example("")}, clash); }, {"'k' is a sparse", "a ragged"});
+}
+
+// Random nested structures, each partition level encoded by a random kind, parsed back to the
+// lengths they were made from.
+TEST(TfExampleTest, RaggedFeatureRandomNestingsRoundTrip) {
+  using K = RaggedPartition::Kind;
+  std::mt19937_64 rng(11);
+  const K kinds[] = {K::kRowSplits, K::kRowLengths, K::kRowStarts, K::kRowLimits, K::kValueRowIds};
+  for (int trial = 0; trial < 40; ++trial) {
+    const int64_t B = 1 + static_cast<int64_t>(rng() % 300);
+    const int L = 1 + static_cast<int>(rng() % 3);
+    std::vector<K> kind(L);
+    for (auto& k : kind) k = kinds[rng() % 5];
+    // want[l]: every record's row lengths at level l (outermost 0), concatenated.
+    std::vector<std::vector<int64_t>> want(L + 1);
+    std::vector<std::string> records(B);
+    std::vector<int64_t> values;
+    for (int64_t r = 0; r < B; ++r) {
+      int64_t units = static_cast<int64_t>(rng() % 12);
+      std::string entries;
+      std::vector<int64_t> v(units);
+      for (auto& x : v) x = static_cast<int64_t>(rng() % 1000);
+      values.insert(values.end(), v.begin(), v.end());
+      entries += Entry("v", Int64s(v));
+      std::vector<std::vector<int64_t>> rec(L);
+      for (int l = L - 1; l >= 0; --l) {  // innermost first, as the parser applies them
+        std::vector<int64_t> len;
+        int64_t left = units;
+        while (left > 0 || (rng() % 4 == 0 && len.size() < 5)) {
+          const int64_t n = left == 0 ? 0 : static_cast<int64_t>(rng() % (left + 1));
+          len.push_back(n);
+          left -= n;
+        }
+        if (kind[l] == K::kValueRowIds) {
+          while (!len.empty() && len.back() == 0) len.pop_back();  // ids cannot say those
+        }
+        std::vector<int64_t> d;
+        int64_t acc = 0;
+        if (kind[l] == K::kRowSplits) d.push_back(0);
+        for (size_t j = 0; j < len.size(); ++j) {
+          if (kind[l] == K::kRowStarts) d.push_back(acc);
+          acc += len[j];
+          if (kind[l] == K::kRowSplits || kind[l] == K::kRowLimits) d.push_back(acc);
+          if (kind[l] == K::kRowLengths) d.push_back(len[j]);
+          if (kind[l] == K::kValueRowIds) d.insert(d.end(), len[j], static_cast<int64_t>(j));
+        }
+        if (kind[l] == K::kRowSplits && len.empty() && rng() % 2) d.clear();  // [] or [0]
+        entries += Entry("p" + std::to_string(l), Int64s(d));
+        rec[l] = len;
+        units = static_cast<int64_t>(len.size());
+      }
+      want[0].push_back(units);
+      for (int l = 0; l < L; ++l)
+        want[l + 1].insert(want[l + 1].end(), rec[l].begin(), rec[l].end());
+      records[r] = Example(entries);
+    }
+    ExampleSpec spec;
+    RaggedFeature f{"r", DType::kInt64, "v", {}, trial % 2 ? DType::kInt64 : DType::kInt32};
+    for (int l = 0; l < L; ++l) {
+      f.partitions.push_back({kind[l], "p" + std::to_string(l), 0});
+    }
+    spec.ragged.push_back(f);
+    const std::vector<std::string_view> views(records.begin(), records.end());
+    const RaggedOutput out = ParseExamples(views, spec).ragged[0];
+    ASSERT_EQ(out.nested_row_splits.size(), static_cast<size_t>(L + 1));
+    EXPECT_EQ(I64(out.flat_values), values);
+    for (int l = 0; l <= L; ++l) {
+      std::vector<int64_t> splits = {0};
+      for (int64_t n : want[l]) splits.push_back(splits.back() + n);
+      EXPECT_EQ(Splits(out.nested_row_splits[l]), splits) << "trial " << trial << " level " << l;
+      EXPECT_EQ(out.nested_row_splits[l].dtype(), f.row_splits_dtype);
+    }
+  }
+}
+
+// As tf.io.parse_example reads FixedLenSequenceFeatures from tf.Examples: rows of `shape`,
+// padded to the batch's longest record.
+TEST(TfExampleTest, FixedLenSequenceFeaturePadsToTheLongestRecord) {
+  const std::vector<std::string> records = {Example(Entry("s", Int64s({1, 2, 3, 4}))), Example(""),
+                                            Example(Entry("s", Int64s({5, 6})))};
+  const std::vector<std::string_view> views(records.begin(), records.end());
+  ExampleSpec spec;
+  spec.fixed_sequence.push_back({"s", DType::kInt64, {2}, Tensor::FromScalar<int64_t>(-1)});
+  spec.fixed_sequence.push_back({"t", DType::kString, {}, {}});
+  const ParsedExamples p = ParseExamples(views, spec);
+  EXPECT_EQ(p.FixedSequence("s").Dims(), (std::vector<int64_t>{3, 2, 2}));
+  EXPECT_EQ(I64(p.FixedSequence("s")),
+            (std::vector<int64_t>{1, 2, 3, 4, -1, -1, -1, -1, 5, 6, -1, -1}));
+  EXPECT_EQ(p.FixedSequence("t").Dims(), (std::vector<int64_t>{3, 0}));
+  ExpectError(
+      [&] {
+        ParseExamples({records[0], Example(Entry("s", Int64s({1})))}, spec);
+      },
+      {"record 1", "FixedLenSequenceFeature 's'", "holds 1 values, not a multiple of the 2"});
+  spec.fixed_sequence[0].default_value = Tensor::FromVector<int64_t>({1, 2});
+  ExpectError([&] { ParseExamples(views, spec); }, {"default_value (the padding)", "one int64"});
+}
+
 }  // namespace
 }  // namespace tensorkit::io

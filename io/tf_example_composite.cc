@@ -1,0 +1,462 @@
+// SparseFeature, RaggedFeature and FixedLenSequenceFeature: their input keys are parsed as
+// VarLenFeatures (internal::ParseFixedAndVarLen), then each record's pieces are checked and
+// assembled, as TensorFlow's parsing_config assembles the raw outputs of its parse op.
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "tensorkit/common/error.h"
+#include "tensorkit/common/file_util.h"
+#include "tensorkit/io/tf_example.h"
+#include "tensorkit/io/tf_example_internal.h"
+
+namespace tensorkit::io {
+namespace {
+
+// TensorFlow's three kinds of parse keys; a key read by two kinds is refused, as TensorFlow
+// refuses it ("Dense and sparse keys must not intersect" and the like).
+enum class Role { kDense, kSparse, kRagged };
+
+const char* RoleName(Role r) {
+  switch (r) {
+    case Role::kDense:
+      return "a dense (FixedLenFeature) key";
+    case Role::kSparse:
+      return "a sparse (VarLenFeature or SparseFeature) key";
+    default:
+      return "a ragged (RaggedFeature) key";
+  }
+}
+
+struct Input {
+  DType dtype;
+  Role role;
+  std::string feature;           // the first feature reading the key, for errors
+  int slot = -1;                 // in the base spec's var_len; -1 for a dense key
+  DType splits = DType::kInt64;  // a ragged key's row_splits_dtype
+};
+
+// The spec the composites are parsed from: the user's fixed and var_len features, then every
+// other key the composites read, as a VarLenFeature.
+struct CompositePlan {
+  ExampleSpec base;
+  std::map<std::string, Input, std::less<>> inputs;
+
+  int Slot(const std::string& key) const { return inputs.find(key)->second.slot; }
+};
+
+std::string PartitionName(const RaggedPartition& p) {
+  using K = RaggedPartition::Kind;
+  switch (p.kind) {
+    case K::kRowSplits:
+      return "RowSplits('" + Excerpt(p.key) + "')";
+    case K::kRowLengths:
+      return "RowLengths('" + Excerpt(p.key) + "')";
+    case K::kRowStarts:
+      return "RowStarts('" + Excerpt(p.key) + "')";
+    case K::kRowLimits:
+      return "RowLimits('" + Excerpt(p.key) + "')";
+    case K::kValueRowIds:
+      return "ValueRowIds('" + Excerpt(p.key) + "')";
+    default:
+      return "UniformRowLength(" + std::to_string(p.length) + ")";
+  }
+}
+
+CompositePlan PlanComposites(const ExampleSpec& spec) {
+  CompositePlan plan;
+  plan.base.fixed = spec.fixed;
+  std::set<std::string_view> names;
+  auto name = [&](const std::string& key, const char* what) {
+    TK_CHECK(names.insert(key).second, kInvalidArgument, "ParseExamples: '", Excerpt(key),
+             "' names two features of the spec (one a ", what, "); each output needs its own name");
+  };
+  // Registers `key` as an input; a parsed one (all but FixedLenFeatures) gets a var_len slot.
+  auto use = [&](const std::string& key, DType dtype, Role role, const std::string& feature,
+                 const char* what, DType splits = DType::kInt64, bool parsed = true) {
+    TK_CHECK(!key.empty(), kInvalidArgument, "ParseExamples: the ", what, " of '", Excerpt(feature),
+             "' is empty; name the tf.Example feature that holds it");
+    TK_CHECK((internal::kExampleDTypes & Bit(dtype)) != 0, kInvalidArgument, "ParseExamples: the ",
+             what, " '", Excerpt(key), "' of '", Excerpt(feature), "' has dtype ", DTypeName(dtype),
+             "; tf.Example holds int64, float32 or string");
+    auto [it, fresh] = plan.inputs.try_emplace(key, Input{dtype, role, feature, -1, splits});
+    Input& in = it->second;
+    if (!fresh) {
+      TK_CHECK(in.role == role, kInvalidArgument, "ParseExamples: '", Excerpt(key), "' is ",
+               RoleName(in.role), " of '", Excerpt(in.feature), "' and ", RoleName(role), " of '",
+               Excerpt(feature),
+               "'; as in TensorFlow, the dense, sparse and ragged keys of a spec "
+               "must not intersect");
+      TK_CHECK(in.dtype == dtype, kDTypeMismatch, "ParseExamples: '", Excerpt(key), "' is read as ",
+               DTypeName(in.dtype), " by '", Excerpt(in.feature), "' and as ", DTypeName(dtype),
+               " by '", Excerpt(feature), "'; a key has one dtype");
+      TK_CHECK(in.splits == splits, kInvalidArgument, "ParseExamples: '", Excerpt(key),
+               "' is read with row_splits_dtype ", DTypeName(in.splits), " by '",
+               Excerpt(in.feature), "' and ", DTypeName(splits), " by '", Excerpt(feature),
+               "'; as in TensorFlow, RaggedFeatures sharing a key share its row_splits_dtype");
+      return;
+    }
+    if (!parsed) return;
+    in.slot = static_cast<int>(plan.base.var_len.size());
+    plan.base.var_len.push_back({key, dtype});
+  };
+  for (const FixedLenFeature& f : spec.fixed) {
+    name(f.key, "FixedLenFeature");
+    use(f.key, f.dtype, Role::kDense, f.key, "key", DType::kInt64, false);
+  }
+  // The user's VarLenFeatures come first: their slots are 0..V-1.
+  for (const VarLenFeature& f : spec.var_len) {
+    name(f.key, "VarLenFeature");
+    use(f.key, f.dtype, Role::kSparse, f.key, "key");
+  }
+  for (const SparseFeature& f : spec.sparse) {
+    name(f.key, "SparseFeature");
+    TK_CHECK(!f.index_keys.empty() && f.index_keys.size() == f.size.size(), kInvalidArgument,
+             "ParseExamples: SparseFeature '", Excerpt(f.key), "' has ", f.index_keys.size(),
+             " index keys and a size of ", f.size.size(), " dims; give one size per index key");
+    for (size_t d = 0; d < f.size.size(); ++d) {
+      TK_CHECK(f.size[d] >= 0, kInvalidArgument, "ParseExamples: SparseFeature '", Excerpt(f.key),
+               "' has size ", ShapeString(f.size), "; every dim must be >= 0");
+      use(f.index_keys[d], DType::kInt64, Role::kSparse, f.key, "index key");
+    }
+    use(f.value_key, f.dtype, Role::kSparse, f.key, "value key");
+  }
+  for (const FixedLenSequenceFeature& f : spec.fixed_sequence) {
+    name(f.key, "FixedLenSequenceFeature");
+    use(f.key, f.dtype, Role::kDense, f.key, "key");
+    int64_t stride = 1;
+    for (int64_t d : f.shape) {
+      TK_CHECK(d >= 0, kInvalidArgument, "ParseExamples: FixedLenSequenceFeature '", Excerpt(f.key),
+               "' has shape ", ShapeString(f.shape), "; every dim must be >= 0");
+      stride = CheckedMul(stride, d, f.key, "FixedLenSequenceFeature shape");
+    }
+    if (f.default_value.defined()) {
+      TK_CHECK(f.default_value.dtype() == f.dtype && f.default_value.NumElements() == 1,
+               kInvalidArgument, "ParseExamples: FixedLenSequenceFeature '", Excerpt(f.key),
+               "' is ", DTypeName(f.dtype), " but its default_value (the padding) is ",
+               DTypeName(f.default_value.dtype()), " of dims ", ShapeString(f.default_value.Dims()),
+               "; give one ", DTypeName(f.dtype), " element");
+    }
+  }
+  for (const RaggedFeature& f : spec.ragged) {
+    name(f.key, "RaggedFeature");
+    TK_CHECK(f.row_splits_dtype == DType::kInt32 || f.row_splits_dtype == DType::kInt64,
+             kInvalidArgument, "ParseExamples: RaggedFeature '", Excerpt(f.key),
+             "' has row_splits_dtype ", DTypeName(f.row_splits_dtype), "; use int32 or int64");
+    use(f.value_key.empty() ? f.key : f.value_key, f.dtype, Role::kRagged, f.key, "value key",
+        f.row_splits_dtype);
+    for (const RaggedPartition& p : f.partitions) {
+      if (p.kind == RaggedPartition::Kind::kUniform) {
+        TK_CHECK(p.length >= 1, kInvalidArgument, "ParseExamples: RaggedFeature '", Excerpt(f.key),
+                 "' has the partition ", PartitionName(p), "; a uniform row length is >= 1");
+        continue;
+      }
+      use(p.key, DType::kInt64, Role::kRagged, f.key, "partition key", f.row_splits_dtype);
+    }
+  }
+  return plan;
+}
+
+// --- SparseFeature ------------------------------------------------------------------------------
+
+SparseTensor BuildSparse(const SparseFeature& f, const std::vector<const JaggedTensor*>& index,
+                         const JaggedTensor& value, int64_t B) {
+  const int R = static_cast<int>(index.size());
+  const int64_t* vo = value.offsets().data<int64_t>();
+  std::vector<const int64_t*> io(R), iv(R);
+  for (int d = 0; d < R; ++d) {
+    io[d] = index[d]->offsets().data<int64_t>();
+    iv[d] = index[d]->values().data<int64_t>();
+  }
+  Tensor indices = Tensor::Empty({vo[B], R + 1}, DType::kInt64);
+  int64_t* out = indices.data<int64_t>();
+  internal::ForRecords(B, [&](int64_t, int64_t r) {
+    const int64_t n = vo[r + 1] - vo[r];
+    for (int d = 0; d < R; ++d) {
+      const int64_t m = io[d][r + 1] - io[d][r];
+      TK_CHECK(m == n, kInvalidArgument, "ParseExamples: record ", r, ", SparseFeature '",
+               Excerpt(f.key), "': index key '", Excerpt(f.index_keys[d]), "' holds ", m,
+               " values but value key '", Excerpt(f.value_key), "' holds ", n,
+               "; each value needs one index per index key");
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t* e = out + (vo[r] + j) * (R + 1);
+      e[0] = r;
+      for (int d = 0; d < R; ++d) {
+        const int64_t x = iv[d][io[d][r] + j];
+        TK_CHECK(x >= 0 && x < f.size[d], kOutOfRange, "ParseExamples: record ", r,
+                 ", SparseFeature '", Excerpt(f.key), "': index key '", Excerpt(f.index_keys[d]),
+                 "' holds ", x, " at position ", j, ", outside [0, ", f.size[d],
+                 "); indices must lie inside the feature's size");
+        e[1 + d] = x;
+      }
+    }
+  });
+  std::vector<int64_t> shape = {B};
+  shape.insert(shape.end(), f.size.begin(), f.size.end());
+  SparseTensor st = SparseTensor::Create(indices, value.values(), shape);
+  if (!f.already_sorted) {
+    std::vector<int> order(static_cast<size_t>(R + 1));
+    std::iota(order.begin(), order.end(), 0);
+    st.Reorder(order);
+  }
+  return st;
+}
+
+// --- FixedLenSequenceFeature ---------------------------------------------------------------
+
+Tensor BuildFixedSequence(const FixedLenSequenceFeature& f, const JaggedTensor& j, int64_t B) {
+  int64_t stride = 1;
+  for (int64_t d : f.shape) stride *= d;  // checked by PlanComposites
+  const int64_t* o = j.offsets().data<int64_t>();
+  int64_t max_rows = 0;
+  for (int64_t r = 0; r < B; ++r) {
+    const int64_t n = o[r + 1] - o[r];
+    if (stride == 0 ? n != 0 : n % stride != 0) {
+      Throw(ErrorCode::kInvalidArgument, "ParseExamples: record ", r, ", FixedLenSequenceFeature '",
+            Excerpt(f.key), "': holds ", n, " values, not a multiple of the ", stride,
+            " in a row of shape ", ShapeString(f.shape));
+    }
+    if (stride != 0) max_rows = std::max(max_rows, n / stride);
+  }
+  std::vector<int64_t> dims = {B, max_rows};
+  dims.insert(dims.end(), f.shape.begin(), f.shape.end());
+  int64_t volume = 1;
+  for (int64_t d : dims) volume = CheckedMul(volume, d, f.key, "FixedLenSequenceFeature output");
+  Tensor out = Tensor::Empty(dims, f.dtype);
+  Dispatch<internal::kExampleDTypes>(f.dtype, "ParseExamples", [&]<typename T>() {
+    const T pad =
+        f.default_value.defined() ? f.default_value.To(Device::Cpu()).ToVector<T>()[0] : T{};
+    const T* v = j.values().data<T>();
+    T* dst = out.data<T>();
+    const int64_t row = max_rows * stride;
+    internal::ForRecords(B, [&](int64_t, int64_t r) {
+      T* d = std::copy(v + o[r], v + o[r + 1], dst + r * row);
+      std::fill(d, dst + (r + 1) * row, pad);
+    });
+  });
+  return out;
+}
+
+// --- RaggedFeature ------------------------------------------------------------------------------
+
+template <typename... Parts>
+[[noreturn]] void PartitionFail(const RaggedFeature& f, const RaggedPartition& p, int64_t record,
+                                const Parts&... what) {
+  Throw(ErrorCode::kInvalidArgument, "ParseExamples: record ", record, ", RaggedFeature '",
+        Excerpt(f.key), "': partition ", PartitionName(p), " ", what...);
+}
+
+// Most rows a ValueRowIds partition may leave empty in one batch beyond its values' count.
+constexpr int64_t kMaxEmptyRows = int64_t{1} << 20;
+
+// Appends record r's row limits (absolute: `base` + within the record) for `c` units split by
+// the partition's m values d; returns the record's row count.
+int64_t SplitRecord(const RaggedFeature& f, const RaggedPartition& p, int64_t r, const int64_t* d,
+                    int64_t m, int64_t c, const char* unit, int64_t* empty_budget,
+                    std::vector<int64_t>* splits) {
+  using K = RaggedPartition::Kind;
+  const int64_t base = splits->back();
+  auto ends_at = [&](int64_t last) {
+    if (last != c) PartitionFail(f, p, r, "ends at ", last, " but the record has ", c, unit);
+  };
+  switch (p.kind) {
+    case K::kRowLengths: {
+      int64_t used = 0;
+      for (int64_t j = 0; j < m; ++j) {
+        if (d[j] < 0 || d[j] > c - used) {
+          PartitionFail(f, p, r, "holds the row length ", d[j], " at position ", j,
+                        "; lengths are >= 0 and sum to the record's ", c, unit);
+        }
+        used += d[j];
+        splits->push_back(base + used);
+      }
+      if (used != c) PartitionFail(f, p, r, "sums to ", used, " but the record has ", c, unit);
+      return m;
+    }
+    case K::kRowSplits:
+    case K::kRowStarts: {
+      if (m == 0) {
+        ends_at(0);
+        return 0;
+      }
+      if (d[0] != 0) PartitionFail(f, p, r, "starts at ", d[0], "; the first row starts at 0");
+      for (int64_t j = 1; j < m; ++j) {
+        if (d[j] < d[j - 1] || d[j] > c) {
+          PartitionFail(f, p, r, "holds ", d[j], " at position ", j, " after ", d[j - 1],
+                        "; it must be non-decreasing and at most the record's ", c, unit);
+        }
+        splits->push_back(base + d[j]);
+      }
+      if (p.kind == K::kRowSplits) {
+        ends_at(d[m - 1]);
+        return m - 1;
+      }
+      splits->push_back(base + c);  // the last row ends where the record does
+      return m;
+    }
+    case K::kRowLimits: {
+      int64_t prev = 0;
+      for (int64_t j = 0; j < m; ++j) {
+        if (d[j] < prev || d[j] > c) {
+          PartitionFail(f, p, r, "holds ", d[j], " at position ", j, " after ", prev,
+                        "; limits are non-decreasing, >= 0 and at most the record's ", c, unit);
+        }
+        prev = d[j];
+        splits->push_back(base + d[j]);
+      }
+      ends_at(prev);
+      return m;
+    }
+    case K::kValueRowIds: {
+      if (m != c) PartitionFail(f, p, r, "holds ", m, " row ids for the record's ", c, unit);
+      int64_t prev = 0;
+      for (int64_t j = 0; j < m; ++j) {
+        if (d[j] < prev) {
+          PartitionFail(f, p, r, "holds the row id ", d[j], " at position ", j, " after ", prev,
+                        "; row ids are non-decreasing and >= 0");
+        }
+        prev = d[j];
+      }
+      if (m == 0) return 0;
+      const int64_t empty = d[m - 1] + 1 - m;  // d[m - 1] >= 0 and m >= 1: no overflow
+      if (empty > *empty_budget) {
+        PartitionFail(f, p, r, "holds the row id ", d[m - 1], ", which leaves more empty rows in ",
+                      "the batch than the ", kMaxEmptyRows, " (or as many as values) allowed");
+      }
+      *empty_budget -= empty;
+      const int64_t rows = d[m - 1] + 1;
+      int64_t j = 0;
+      for (int64_t row = 0; row < rows; ++row) {
+        while (j < m && d[j] == row) ++j;
+        splits->push_back(base + j);
+      }
+      return rows;
+    }
+    default:
+      Throw(ErrorCode::kInternal, "ParseExamples: unknown RaggedPartition kind");
+  }
+}
+
+Tensor SplitsTensor(const std::vector<int64_t>& s, const RaggedFeature& f) {
+  if (f.row_splits_dtype == DType::kInt64) return Tensor::FromVector<int64_t>(s);
+  TK_CHECK(s.back() <= std::numeric_limits<int32_t>::max(), kOutOfRange,
+           "ParseExamples: RaggedFeature '", Excerpt(f.key), "' has row splits up to ", s.back(),
+           ", past its int32 row_splits_dtype; use row_splits_dtype int64");
+  return Tensor::FromVector(std::vector<int32_t>(s.begin(), s.end()));
+}
+
+RaggedOutput BuildRagged(const RaggedFeature& f, const JaggedTensor& values,
+                         const std::vector<const JaggedTensor*>& parts, int64_t B) {
+  const int64_t* vo = values.offsets().data<int64_t>();
+  std::vector<int64_t> count(static_cast<size_t>(B));
+  for (int64_t r = 0; r < B; ++r) count[r] = vo[r + 1] - vo[r];
+  std::vector<int64_t> dense;                // trailing uniform lengths, outermost first
+  std::vector<std::vector<int64_t>> levels;  // row splits, innermost first
+  for (size_t k = f.partitions.size(); k-- > 0;) {
+    const RaggedPartition& p = f.partitions[k];
+    const char* unit = levels.empty() && dense.empty() ? " values" : " rows";
+    if (p.kind == RaggedPartition::Kind::kUniform) {
+      int64_t total = 0;
+      for (int64_t r = 0; r < B; ++r) {
+        if (count[r] % p.length != 0) {
+          PartitionFail(f, p, r, "does not divide the record's ", count[r], unit);
+        }
+        total += count[r];
+        count[r] /= p.length;
+      }
+      if (levels.empty()) {
+        dense.insert(dense.begin(), p.length);
+        continue;
+      }
+      std::vector<int64_t> s(static_cast<size_t>(total / p.length + 1));
+      for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<int64_t>(i) * p.length;
+      levels.push_back(std::move(s));
+      continue;
+    }
+    const int64_t* po = parts[k]->offsets().data<int64_t>();
+    const int64_t* pv = parts[k]->values().data<int64_t>();
+    const int64_t units = std::accumulate(count.begin(), count.end(), int64_t{0});
+    int64_t empty_budget = std::max(kMaxEmptyRows, units);
+    std::vector<int64_t> splits = {0};
+    splits.reserve(static_cast<size_t>(po[B] + 1));
+    for (int64_t r = 0; r < B; ++r) {
+      count[r] = SplitRecord(f, p, r, pv + po[r], po[r + 1] - po[r], count[r], unit, &empty_budget,
+                             &splits);
+    }
+    levels.push_back(std::move(splits));
+  }
+  RaggedOutput out;
+  std::vector<int64_t> batch(static_cast<size_t>(B + 1), 0);
+  for (int64_t r = 0; r < B; ++r) batch[r + 1] = batch[r] + count[r];
+  out.nested_row_splits.push_back(SplitsTensor(batch, f));
+  for (size_t k = levels.size(); k-- > 0;)
+    out.nested_row_splits.push_back(SplitsTensor(levels[k], f));
+  out.flat_values = values.values();
+  if (!dense.empty()) {
+    int64_t inner = 1;
+    for (int64_t n : dense)
+      inner = CheckedMul(inner, n, f.key, "RaggedFeature uniform row lengths");
+    std::vector<int64_t> dims = {out.flat_values.NumElements() / inner};
+    dims.insert(dims.end(), dense.begin(), dense.end());
+    out.flat_values = out.flat_values.WithPattern(DefaultPattern(dims, "ParseExamples"));
+  }
+  return out;
+}
+
+}  // namespace
+
+const SparseTensor& ParsedExamples::Sparse(std::string_view key) const {
+  return internal::OutputOf(sparse_keys, sparse, key, "ParsedExamples::Sparse", "SparseFeature");
+}
+
+const Tensor& ParsedExamples::FixedSequence(std::string_view key) const {
+  return internal::OutputOf(fixed_sequence_keys, fixed_sequence, key,
+                            "ParsedExamples::FixedSequence", "FixedLenSequenceFeature");
+}
+
+const RaggedOutput& ParsedExamples::Ragged(std::string_view key) const {
+  return internal::OutputOf(ragged_keys, ragged, key, "ParsedExamples::Ragged", "RaggedFeature");
+}
+
+ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
+                             const ExampleSpec& spec) {
+  if (spec.sparse.empty() && spec.ragged.empty() && spec.fixed_sequence.empty()) {
+    return internal::ParseFixedAndVarLen(records, spec);
+  }
+  const CompositePlan plan = PlanComposites(spec);
+  ParsedExamples base = internal::ParseFixedAndVarLen(records, plan.base);
+  const int64_t B = static_cast<int64_t>(records.size());
+  auto jagged = [&](const std::string& key) { return &base.var_len[plan.Slot(key)]; };
+  ParsedExamples out;
+  out.fixed = std::move(base.fixed);
+  out.fixed_keys = std::move(base.fixed_keys);
+  for (size_t i = 0; i < spec.var_len.size(); ++i) {
+    out.var_len.push_back(base.var_len[i]);
+    out.var_len_keys.push_back(spec.var_len[i].key);
+  }
+  for (const SparseFeature& f : spec.sparse) {
+    std::vector<const JaggedTensor*> index;
+    for (const std::string& k : f.index_keys) index.push_back(jagged(k));
+    out.sparse.push_back(BuildSparse(f, index, *jagged(f.value_key), B));
+    out.sparse_keys.push_back(f.key);
+  }
+  for (const RaggedFeature& f : spec.ragged) {
+    std::vector<const JaggedTensor*> parts;
+    for (const RaggedPartition& p : f.partitions) {
+      parts.push_back(p.kind == RaggedPartition::Kind::kUniform ? nullptr : jagged(p.key));
+    }
+    out.ragged.push_back(
+        BuildRagged(f, *jagged(f.value_key.empty() ? f.key : f.value_key), parts, B));
+    out.ragged_keys.push_back(f.key);
+  }
+  for (const FixedLenSequenceFeature& f : spec.fixed_sequence) {
+    out.fixed_sequence.push_back(BuildFixedSequence(f, *jagged(f.key), B));
+    out.fixed_sequence_keys.push_back(f.key);
+  }
+  return out;
+}
+
+}  // namespace tensorkit::io

@@ -1,0 +1,63 @@
+// tensorkit/io/tf_example_internal.h: internal to io/ (not installed): what tf_example.cc and
+// tf_example_composite.cc share.
+#ifndef TENSORKIT_IO_TF_EXAMPLE_INTERNAL_H_
+#define TENSORKIT_IO_TF_EXAMPLE_INTERNAL_H_
+
+#include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tensorkit/common/error.h"
+#include "tensorkit/common/file_util.h"
+#include "tensorkit/common/parallel.h"
+#include "tensorkit/io/tf_example.h"
+
+namespace tensorkit::io::internal {
+
+// The dtypes a tf.Example holds.
+inline constexpr DTypeSet kExampleDTypes =
+    Bit(DType::kInt64) | Bit(DType::kFloat32) | Bit(DType::kString);
+
+// Records per parallel chunk: fixed, so outputs and the error reported do not depend on the
+// thread count.
+inline constexpr int64_t kRecordChunk = 256;
+
+// Runs body(chunk, record) for every record over fixed chunks; rethrows the first record's
+// Error.
+template <typename Body>
+void ForRecords(int64_t n, const Body& body) {
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(NumChunks(n, kRecordChunk)));
+  ParallelChunks(n, kRecordChunk, [&](int64_t c, int64_t b, int64_t e) {
+    try {
+      for (int64_t i = b; i < e; ++i) body(c, i);
+    } catch (...) {
+      errors[c] = std::current_exception();
+    }
+  });
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+// The output of `key` among `keys` (the spec's order), else an Error listing the keys.
+template <typename T>
+const T& OutputOf(const std::vector<std::string>& keys, const std::vector<T>& outputs,
+                  std::string_view key, const char* op, const char* kind) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i] == key) return outputs[i];
+  }
+  std::string all;
+  for (const std::string& k : keys) all += (all.empty() ? "" : ", ") + k;
+  Throw(ErrorCode::kInvalidArgument, op, ": no ", kind, " '", Excerpt(key), "'; the spec has ",
+        keys.size(), " (", Excerpt(all, 200), ")");
+}
+
+// ParseExamples of spec.fixed and spec.var_len only (keys unique among them); spec.sparse and
+// spec.ragged are ignored.
+ParsedExamples ParseFixedAndVarLen(const std::vector<std::string_view>& records,
+                                   const ExampleSpec& spec);
+
+}  // namespace tensorkit::io::internal
+
+#endif  // TENSORKIT_IO_TF_EXAMPLE_INTERNAL_H_
