@@ -296,14 +296,16 @@ class KeyIndex {
   std::unordered_map<std::string_view, int> map_;
 };
 
-// Pass 1's walk over one record: slots[s] = the value bytes of the last entry of key s.
-void FindFeatures(const Ctx& c, const KeyIndex& index, Span* slots) {
+// Pass 1's walk over one record: slots[s] = the value bytes of the last entry of key s in the
+// map at top-level field `map_field`: 1, Example.features (also SequenceExample.context), or 2,
+// SequenceExample.feature_lists (map entries of the same layout: key 1, value 2).
+void FindFeatures(const Ctx& c, const KeyIndex& index, Span* slots, uint32_t map_field = 1) {
   const uint8_t* end = c.base + c.size;
   int hint = 0;
   for (const uint8_t* p = c.base; p < end;) {
     const uint8_t* at = p;
     const Tag t = ReadTag(c, p, end);
-    if (t.field != 1 || t.wire != 2) {
+    if (t.field != map_field || t.wire != 2) {
       Skip(c, t, at, p, end);
       continue;
     }
@@ -342,7 +344,7 @@ void FindFeatures(const Ctx& c, const KeyIndex& index, Span* slots) {
       }
       const int s = index.Find(key, &hint);
       if (s < 0) continue;
-      // No value is an empty Feature, which counts as missing.
+      // No value is an empty Feature (missing) or an empty FeatureList (present, no steps).
       slots[s] = value == nullptr ? Span{0, 0}
                                   : Span{static_cast<uint32_t>(value - c.base),
                                          static_cast<uint32_t>(value_size)};
@@ -528,6 +530,116 @@ ParsedExamples internal::ParseFixedAndVarLen(const std::vector<std::string_view>
     out.var_len.push_back(JaggedTensor::FromOffsets(values[v], offsets[v]));
     out.var_len_keys.push_back(spec.var_len[v].key);
   }
+  return out;
+}
+
+namespace {
+
+// Calls step(i, feature_begin, feature_end) for every Feature (a step) of a FeatureList.
+template <typename Step>
+void ForEachStep(const Ctx& c, const uint8_t* p, const uint8_t* end, const Step& step) {
+  int64_t i = 0;
+  while (p < end) {
+    const uint8_t* at = p;
+    const Tag t = ReadTag(c, p, end);
+    if (t.field != 1 || t.wire != 2) {
+      Skip(c, t, at, p, end);
+      continue;
+    }
+    const uint64_t n = ReadLength(c, p, end);
+    step(i++, p, p + n);
+    p += n;
+  }
+}
+
+}  // namespace
+
+std::vector<internal::FeatureListValues> internal::ParseFeatureLists(
+    const std::vector<std::string_view>& records, const std::vector<VarLenFeature>& keys) {
+  const int64_t B = static_cast<int64_t>(records.size());
+  const int K = static_cast<int>(keys.size());
+  std::vector<const std::string*> key_ptrs;
+  for (const VarLenFeature& k : keys) key_ptrs.push_back(&k.key);
+  const KeyIndex index(key_ptrs);
+  // Pass 1: where each list is, its steps and values, record-major [B, K].
+  std::vector<Span> spans(static_cast<size_t>(B * K));
+  std::vector<int64_t> steps(static_cast<size_t>(B * K), 0), values(steps.size(), 0);
+  ForRecords(B, [&](int64_t, int64_t r) {
+    Ctx c{reinterpret_cast<const uint8_t*>(records[r].data()),
+          static_cast<int64_t>(records[r].size()), r};
+    Span* slots = spans.data() + r * K;
+    FindFeatures(c, index, slots, 2);
+    for (int k = 0; k < K; ++k) {
+      if (slots[k].begin == kAbsent) continue;
+      c.key = key_ptrs[k];
+      const Kind want = KindOf(keys[k].dtype);
+      const uint8_t* b = c.base + slots[k].begin;
+      ForEachStep(c, b, b + slots[k].size, [&](int64_t i, const uint8_t* fb, const uint8_t* fe) {
+        const FeatureInfo info = ScanFeature(c, fb, fe);
+        if (info.kind != kNoList && info.kind != want) {
+          Throw(ErrorCode::kInvalidArgument, "ParseSequenceExamples: record ", r,
+                ", feature list '", Excerpt(*key_ptrs[k]), "', step ", i, ": holds a ",
+                KindName(info.kind), " but the spec's feature is ", DTypeName(keys[k].dtype),
+                " (a ", KindName(want), ")");
+        }
+        ++steps[r * K + k];
+        values[r * K + k] += info.count;
+      });
+    }
+  });
+  std::vector<FeatureListValues> out(static_cast<size_t>(K));
+  std::vector<int64_t*> step_offsets(K);
+  std::vector<void*> data(K);
+  for (int k = 0; k < K; ++k) {
+    FeatureListValues& f = out[k];
+    f.record_steps = Tensor::Empty({B + 1}, DType::kInt64);
+    int64_t* rs = f.record_steps.data<int64_t>();
+    rs[0] = 0;
+    int64_t total_values = 0;
+    f.present.assign(static_cast<size_t>(B), 0);
+    for (int64_t r = 0; r < B; ++r) {
+      rs[r + 1] = rs[r] + steps[r * K + k];
+      total_values += values[r * K + k];
+      f.present[r] = spans[r * K + k].begin != kAbsent;
+    }
+    f.step_offsets = Tensor::Empty({rs[B] + 1}, DType::kInt64);
+    f.step_offsets.data<int64_t>()[0] = 0;
+    f.values = Tensor::Empty({total_values}, keys[k].dtype);
+    step_offsets[k] = f.step_offsets.data<int64_t>();
+    data[k] = f.values.raw_data();
+  }
+  // Where each record's values start, per key (a prefix sum over records).
+  std::vector<int64_t> value_start(static_cast<size_t>(B * K), 0);
+  for (int k = 0; k < K; ++k) {
+    int64_t acc = 0;
+    for (int64_t r = 0; r < B; ++r) {
+      value_start[r * K + k] = acc;
+      acc += values[r * K + k];
+    }
+  }
+  // Pass 2: step offsets and values into place.
+  ForRecords(B, [&](int64_t, int64_t r) {
+    Ctx c{reinterpret_cast<const uint8_t*>(records[r].data()),
+          static_cast<int64_t>(records[r].size()), r};
+    for (int k = 0; k < K; ++k) {
+      const Span sp = spans[r * K + k];
+      if (sp.begin == kAbsent) continue;
+      c.key = key_ptrs[k];
+      const Kind kind = KindOf(keys[k].dtype);
+      const int64_t first_step = out[k].record_steps.data<int64_t>()[r];
+      int64_t at = value_start[r * K + k];
+      const uint8_t* b = c.base + sp.begin;
+      Dispatch<kExampleDTypes>(keys[k].dtype, "ParseSequenceExamples", [&]<typename T>() {
+        T* dst = static_cast<T*>(data[k]);
+        ForEachStep(c, b, b + sp.size, [&](int64_t i, const uint8_t* fb, const uint8_t* fe) {
+          const FeatureInfo info = ScanFeature(c, fb, fe);
+          if (info.kind != kNoList) DecodeFeature(c, kind, fb + info.run_begin, fe, dst + at);
+          at += info.count;
+          step_offsets[k][first_step + i + 1] = at;
+        });
+      });
+    }
+  });
   return out;
 }
 

@@ -46,7 +46,11 @@
 //                 pieces are checked: mismatched index/value lengths, an index outside `size`
 //                 and partitions that do not tile the record's values are Errors naming the
 //                 record and the feature.
-//   out of scope  tf.SequenceExample (not implemented).
+//   SequenceExample  SequenceExample{Features context = 1; FeatureLists feature_lists = 2},
+//                 FeatureLists{map<string, FeatureList> feature_list = 1}, FeatureList{repeated
+//                 Feature feature = 1}: one Feature per step. ParseSequenceExamples parses the
+//                 context like a tf.Example and the feature lists as
+//                 tf.io.parse_sequence_example does (below).
 #ifndef TENSORKIT_IO_TF_EXAMPLE_H_
 #define TENSORKIT_IO_TF_EXAMPLE_H_
 
@@ -90,6 +94,9 @@ struct FixedLenSequenceFeature {
   DType dtype = DType::kFloat32;  // kInt64, kFloat32 or kString
   std::vector<int64_t> shape;     // of one row; {} is a scalar per row
   Tensor default_value;           // the padding
+  // SequenceExamples only (tf.Examples ignore it, as TensorFlow does): a missing feature list
+  // is no steps, else an Error.
+  bool allow_missing = false;
 };
 
 // tf.io.SparseFeature: a SparseTensor [B, *size] whose entry j of record r sits at
@@ -182,6 +189,47 @@ ParsedExamples ParseExamples(const std::vector<std::string_view>& records, const
 // The records of a TFRecordBatch (ReadTFRecordBatch), named apart so a braced list of records
 // is never ambiguous.
 ParsedExamples ParseExampleBatch(const TFRecordBatch& batch, const ExampleSpec& spec);
+
+// tf.io.parse_sequence_example's spec. The context is any ExampleSpec. Feature lists:
+//   feature_list_dense    FixedLenSequenceFeature: each step one Feature of prod(shape) values
+//                         -> [B, max_steps, *shape], padded with default_value (0 or "" when
+//                         undefined, as TensorFlow pads; TensorFlow takes no other); a missing
+//                         list is an Error unless allow_missing. Its steps per record are
+//                         feature_list_lengths, int64 [B].
+//   feature_list_sparse   VarLenFeature: any values per step -> a SparseTensor
+//                         [B, max_steps, max_values] of indices (record, step, position).
+//   feature_list_ragged   RaggedFeature -> nested_row_splits [B + 1] (steps per record), then
+//                         [steps + 1] (values per step), then its partitions' levels: their keys
+//                         are feature lists with the value key's steps, each step partitioned as
+//                         a tf.Example record is.
+// A step whose Feature holds no list has no values; one of another list type is an Error.
+struct SequenceExampleSpec {
+  ExampleSpec context;
+  std::vector<FixedLenSequenceFeature> feature_list_dense;
+  std::vector<VarLenFeature> feature_list_sparse;
+  std::vector<RaggedFeature> feature_list_ragged;
+};
+
+struct ParsedSequenceExamples {
+  ParsedExamples context;
+  std::vector<Tensor> feature_list_dense;    // in spec order, [B, max_steps, *shape]
+  std::vector<Tensor> feature_list_lengths;  // per feature_list_dense, int64 [B]
+  std::vector<SparseTensor> feature_list_sparse;
+  std::vector<RaggedOutput> feature_list_ragged;
+  std::vector<std::string> feature_list_dense_keys, feature_list_sparse_keys,
+      feature_list_ragged_keys;
+  // By key; an unknown key is an Error listing the keys.
+  const Tensor& FeatureListDense(std::string_view key) const;
+  const Tensor& FeatureListLength(std::string_view key) const;
+  const SparseTensor& FeatureListSparse(std::string_view key) const;
+  const RaggedOutput& FeatureListRagged(std::string_view key) const;
+};
+
+// Parses serialized tf.SequenceExample records by `spec` (checked as ParseExamples checks its
+// spec; context and feature lists are apart, so a key may name one of each). Errors name the
+// record, the feature list and the step.
+ParsedSequenceExamples ParseSequenceExamples(const std::vector<std::string_view>& records,
+                                             const SequenceExampleSpec& spec);
 
 // What a batch of tf.Example records holds (for `tensorkit info`): every feature key, in key
 // order, with its list type, the records holding it and the values per record. A key repeated

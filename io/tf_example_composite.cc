@@ -38,15 +38,6 @@ struct Input {
   DType splits = DType::kInt64;  // a ragged key's row_splits_dtype
 };
 
-// The spec the composites are parsed from: the user's fixed and var_len features, then every
-// other key the composites read, as a VarLenFeature.
-struct CompositePlan {
-  ExampleSpec base;
-  std::map<std::string, Input, std::less<>> inputs;
-
-  int Slot(const std::string& key) const { return inputs.find(key)->second.slot; }
-};
-
 std::string PartitionName(const RaggedPartition& p) {
   using K = RaggedPartition::Kind;
   switch (p.kind) {
@@ -65,97 +56,126 @@ std::string PartitionName(const RaggedPartition& p) {
   }
 }
 
-CompositePlan PlanComposites(const ExampleSpec& spec) {
-  CompositePlan plan;
-  plan.base.fixed = spec.fixed;
-  std::set<std::string_view> names;
-  auto name = [&](const std::string& key, const char* what) {
-    TK_CHECK(names.insert(key).second, kInvalidArgument, "ParseExamples: '", Excerpt(key),
-             "' names two features of the spec (one a ", what, "); each output needs its own name");
-  };
-  // Registers `key` as an input; a parsed one (all but FixedLenFeatures) gets a var_len slot.
-  auto use = [&](const std::string& key, DType dtype, Role role, const std::string& feature,
-                 const char* what, DType splits = DType::kInt64, bool parsed = true) {
-    TK_CHECK(!key.empty(), kInvalidArgument, "ParseExamples: the ", what, " of '", Excerpt(feature),
-             "' is empty; name the tf.Example feature that holds it");
-    TK_CHECK((internal::kExampleDTypes & Bit(dtype)) != 0, kInvalidArgument, "ParseExamples: the ",
-             what, " '", Excerpt(key), "' of '", Excerpt(feature), "' has dtype ", DTypeName(dtype),
-             "; tf.Example holds int64, float32 or string");
-    auto [it, fresh] = plan.inputs.try_emplace(key, Input{dtype, role, feature, -1, splits});
-    Input& in = it->second;
-    if (!fresh) {
-      TK_CHECK(in.role == role, kInvalidArgument, "ParseExamples: '", Excerpt(key), "' is ",
-               RoleName(in.role), " of '", Excerpt(in.feature), "' and ", RoleName(role), " of '",
-               Excerpt(feature),
-               "'; as in TensorFlow, the dense, sparse and ragged keys of a spec "
-               "must not intersect");
-      TK_CHECK(in.dtype == dtype, kDTypeMismatch, "ParseExamples: '", Excerpt(key), "' is read as ",
-               DTypeName(in.dtype), " by '", Excerpt(in.feature), "' and as ", DTypeName(dtype),
-               " by '", Excerpt(feature), "'; a key has one dtype");
-      TK_CHECK(in.splits == splits, kInvalidArgument, "ParseExamples: '", Excerpt(key),
-               "' is read with row_splits_dtype ", DTypeName(in.splits), " by '",
-               Excerpt(in.feature), "' and ", DTypeName(splits), " by '", Excerpt(feature),
-               "'; as in TensorFlow, RaggedFeatures sharing a key share its row_splits_dtype");
-      return;
-    }
-    if (!parsed) return;
-    in.slot = static_cast<int>(plan.base.var_len.size());
-    plan.base.var_len.push_back({key, dtype});
-  };
-  for (const FixedLenFeature& f : spec.fixed) {
-    name(f.key, "FixedLenFeature");
-    use(f.key, f.dtype, Role::kDense, f.key, "key", DType::kInt64, false);
+// The keys a spec reads: each output named once, each input key read by one kind of feature
+// (TensorFlow's dense, sparse and ragged keys) with one dtype, and the keys to parse as
+// VarLenFeatures (every input but a FixedLenFeature's), in slot order.
+class KeyPlan {
+ public:
+  explicit KeyPlan(const char* op) : op_(op) {}
+
+  std::vector<VarLenFeature> parsed;
+  int Slot(const std::string& key) const { return inputs_.find(key)->second.slot; }
+
+  void AddFixed(const FixedLenFeature& f) {
+    Name(f.key, "FixedLenFeature");
+    Use(f.key, f.dtype, Role::kDense, f.key, "key", DType::kInt64, false);
   }
-  // The user's VarLenFeatures come first: their slots are 0..V-1.
-  for (const VarLenFeature& f : spec.var_len) {
-    name(f.key, "VarLenFeature");
-    use(f.key, f.dtype, Role::kSparse, f.key, "key");
+  void AddVarLen(const VarLenFeature& f) {
+    Name(f.key, "VarLenFeature");
+    Use(f.key, f.dtype, Role::kSparse, f.key, "key");
   }
-  for (const SparseFeature& f : spec.sparse) {
-    name(f.key, "SparseFeature");
-    TK_CHECK(!f.index_keys.empty() && f.index_keys.size() == f.size.size(), kInvalidArgument,
-             "ParseExamples: SparseFeature '", Excerpt(f.key), "' has ", f.index_keys.size(),
+  void AddSparse(const SparseFeature& f) {
+    Name(f.key, "SparseFeature");
+    TK_CHECK(!f.index_keys.empty() && f.index_keys.size() == f.size.size(), kInvalidArgument, op_,
+             ": SparseFeature '", Excerpt(f.key), "' has ", f.index_keys.size(),
              " index keys and a size of ", f.size.size(), " dims; give one size per index key");
     for (size_t d = 0; d < f.size.size(); ++d) {
-      TK_CHECK(f.size[d] >= 0, kInvalidArgument, "ParseExamples: SparseFeature '", Excerpt(f.key),
+      TK_CHECK(f.size[d] >= 0, kInvalidArgument, op_, ": SparseFeature '", Excerpt(f.key),
                "' has size ", ShapeString(f.size), "; every dim must be >= 0");
-      use(f.index_keys[d], DType::kInt64, Role::kSparse, f.key, "index key");
+      Use(f.index_keys[d], DType::kInt64, Role::kSparse, f.key, "index key");
     }
-    use(f.value_key, f.dtype, Role::kSparse, f.key, "value key");
+    Use(f.value_key, f.dtype, Role::kSparse, f.key, "value key");
   }
-  for (const FixedLenSequenceFeature& f : spec.fixed_sequence) {
-    name(f.key, "FixedLenSequenceFeature");
-    use(f.key, f.dtype, Role::kDense, f.key, "key");
+  void AddFixedSequence(const FixedLenSequenceFeature& f) {
+    Name(f.key, "FixedLenSequenceFeature");
+    Use(f.key, f.dtype, Role::kDense, f.key, "key");
     int64_t stride = 1;
     for (int64_t d : f.shape) {
-      TK_CHECK(d >= 0, kInvalidArgument, "ParseExamples: FixedLenSequenceFeature '", Excerpt(f.key),
+      TK_CHECK(d >= 0, kInvalidArgument, op_, ": FixedLenSequenceFeature '", Excerpt(f.key),
                "' has shape ", ShapeString(f.shape), "; every dim must be >= 0");
       stride = CheckedMul(stride, d, f.key, "FixedLenSequenceFeature shape");
     }
     if (f.default_value.defined()) {
       TK_CHECK(f.default_value.dtype() == f.dtype && f.default_value.NumElements() == 1,
-               kInvalidArgument, "ParseExamples: FixedLenSequenceFeature '", Excerpt(f.key),
-               "' is ", DTypeName(f.dtype), " but its default_value (the padding) is ",
+               kInvalidArgument, op_, ": FixedLenSequenceFeature '", Excerpt(f.key), "' is ",
+               DTypeName(f.dtype), " but its default_value (the padding) is ",
                DTypeName(f.default_value.dtype()), " of dims ", ShapeString(f.default_value.Dims()),
                "; give one ", DTypeName(f.dtype), " element");
     }
   }
-  for (const RaggedFeature& f : spec.ragged) {
-    name(f.key, "RaggedFeature");
+  void AddRagged(const RaggedFeature& f) {
+    Name(f.key, "RaggedFeature");
     TK_CHECK(f.row_splits_dtype == DType::kInt32 || f.row_splits_dtype == DType::kInt64,
-             kInvalidArgument, "ParseExamples: RaggedFeature '", Excerpt(f.key),
-             "' has row_splits_dtype ", DTypeName(f.row_splits_dtype), "; use int32 or int64");
-    use(f.value_key.empty() ? f.key : f.value_key, f.dtype, Role::kRagged, f.key, "value key",
+             kInvalidArgument, op_, ": RaggedFeature '", Excerpt(f.key), "' has row_splits_dtype ",
+             DTypeName(f.row_splits_dtype), "; use int32 or int64");
+    Use(f.value_key.empty() ? f.key : f.value_key, f.dtype, Role::kRagged, f.key, "value key",
         f.row_splits_dtype);
     for (const RaggedPartition& p : f.partitions) {
       if (p.kind == RaggedPartition::Kind::kUniform) {
-        TK_CHECK(p.length >= 1, kInvalidArgument, "ParseExamples: RaggedFeature '", Excerpt(f.key),
+        TK_CHECK(p.length >= 1, kInvalidArgument, op_, ": RaggedFeature '", Excerpt(f.key),
                  "' has the partition ", PartitionName(p), "; a uniform row length is >= 1");
         continue;
       }
-      use(p.key, DType::kInt64, Role::kRagged, f.key, "partition key", f.row_splits_dtype);
+      Use(p.key, DType::kInt64, Role::kRagged, f.key, "partition key", f.row_splits_dtype);
     }
   }
+
+ private:
+  void Name(const std::string& key, const char* what) {
+    TK_CHECK(names_.insert(key).second, kInvalidArgument, op_, ": '", Excerpt(key),
+             "' names two features of the spec (one a ", what, "); each output needs its own name");
+  }
+  // Registers `key` as an input; a parsed one gets a slot.
+  void Use(const std::string& key, DType dtype, Role role, const std::string& feature,
+           const char* what, DType splits = DType::kInt64, bool parse = true) {
+    TK_CHECK(!key.empty(), kInvalidArgument, op_, ": the ", what, " of '", Excerpt(feature),
+             "' is empty; name the tf.Example feature that holds it");
+    TK_CHECK((internal::kExampleDTypes & Bit(dtype)) != 0, kInvalidArgument, op_, ": the ", what,
+             " '", Excerpt(key), "' of '", Excerpt(feature), "' has dtype ", DTypeName(dtype),
+             "; tf.Example holds int64, float32 or string");
+    auto [it, fresh] = inputs_.try_emplace(key, Input{dtype, role, feature, -1, splits});
+    Input& in = it->second;
+    if (!fresh) {
+      TK_CHECK(in.role == role, kInvalidArgument, op_, ": '", Excerpt(key), "' is ",
+               RoleName(in.role), " of '", Excerpt(in.feature), "' and ", RoleName(role), " of '",
+               Excerpt(feature),
+               "'; as in TensorFlow, the dense, sparse and ragged keys of a spec "
+               "must not intersect");
+      TK_CHECK(in.dtype == dtype, kDTypeMismatch, op_, ": '", Excerpt(key), "' is read as ",
+               DTypeName(in.dtype), " by '", Excerpt(in.feature), "' and as ", DTypeName(dtype),
+               " by '", Excerpt(feature), "'; a key has one dtype");
+      TK_CHECK(in.splits == splits, kInvalidArgument, op_, ": '", Excerpt(key),
+               "' is read with row_splits_dtype ", DTypeName(in.splits), " by '",
+               Excerpt(in.feature), "' and ", DTypeName(splits), " by '", Excerpt(feature),
+               "'; as in TensorFlow, RaggedFeatures sharing a key share its row_splits_dtype");
+      return;
+    }
+    if (!parse) return;
+    in.slot = static_cast<int>(parsed.size());
+    parsed.push_back({key, dtype});
+  }
+
+  const char* op_;
+  std::set<std::string_view> names_;
+  std::map<std::string, Input, std::less<>> inputs_;
+};
+
+// The spec the composites are parsed from: the user's fixed and var_len features (slots
+// 0..V-1), then every other key the composites read, as a VarLenFeature.
+struct CompositePlan {
+  ExampleSpec base;
+  KeyPlan keys{"ParseExamples"};
+};
+
+CompositePlan PlanComposites(const ExampleSpec& spec) {
+  CompositePlan plan;
+  for (const FixedLenFeature& f : spec.fixed) plan.keys.AddFixed(f);
+  for (const VarLenFeature& f : spec.var_len) plan.keys.AddVarLen(f);
+  for (const SparseFeature& f : spec.sparse) plan.keys.AddSparse(f);
+  for (const FixedLenSequenceFeature& f : spec.fixed_sequence) plan.keys.AddFixedSequence(f);
+  for (const RaggedFeature& f : spec.ragged) plan.keys.AddRagged(f);
+  plan.base.fixed = spec.fixed;
+  plan.base.var_len = plan.keys.parsed;
   return plan;
 }
 
@@ -243,9 +263,9 @@ Tensor BuildFixedSequence(const FixedLenSequenceFeature& f, const JaggedTensor& 
 // --- RaggedFeature ------------------------------------------------------------------------------
 
 template <typename... Parts>
-[[noreturn]] void PartitionFail(const RaggedFeature& f, const RaggedPartition& p, int64_t record,
-                                const Parts&... what) {
-  Throw(ErrorCode::kInvalidArgument, "ParseExamples: record ", record, ", RaggedFeature '",
+[[noreturn]] void PartitionFail(const RaggedFeature& f, const RaggedPartition& p, const char* item,
+                                int64_t index, const Parts&... what) {
+  Throw(ErrorCode::kInvalidArgument, "ParseExamples: ", item, " ", index, ", RaggedFeature '",
         Excerpt(f.key), "': partition ", PartitionName(p), " ", what...);
 }
 
@@ -254,26 +274,28 @@ constexpr int64_t kMaxEmptyRows = int64_t{1} << 20;
 
 // Appends record r's row limits (absolute: `base` + within the record) for `c` units split by
 // the partition's m values d; returns the record's row count.
-int64_t SplitRecord(const RaggedFeature& f, const RaggedPartition& p, int64_t r, const int64_t* d,
-                    int64_t m, int64_t c, const char* unit, int64_t* empty_budget,
+int64_t SplitRecord(const RaggedFeature& f, const RaggedPartition& p, const char* item, int64_t r,
+                    const int64_t* d, int64_t m, int64_t c, const char* unit, int64_t* empty_budget,
                     std::vector<int64_t>* splits) {
   using K = RaggedPartition::Kind;
   const int64_t base = splits->back();
   auto ends_at = [&](int64_t last) {
-    if (last != c) PartitionFail(f, p, r, "ends at ", last, " but the record has ", c, unit);
+    if (last != c)
+      PartitionFail(f, p, item, r, "ends at ", last, " but the ", item, " has ", c, unit);
   };
   switch (p.kind) {
     case K::kRowLengths: {
       int64_t used = 0;
       for (int64_t j = 0; j < m; ++j) {
         if (d[j] < 0 || d[j] > c - used) {
-          PartitionFail(f, p, r, "holds the row length ", d[j], " at position ", j,
-                        "; lengths are >= 0 and sum to the record's ", c, unit);
+          PartitionFail(f, p, item, r, "holds the row length ", d[j], " at position ", j,
+                        "; lengths are >= 0 and sum to the ", item, "'s ", c, unit);
         }
         used += d[j];
         splits->push_back(base + used);
       }
-      if (used != c) PartitionFail(f, p, r, "sums to ", used, " but the record has ", c, unit);
+      if (used != c)
+        PartitionFail(f, p, item, r, "sums to ", used, " but the ", item, " has ", c, unit);
       return m;
     }
     case K::kRowSplits:
@@ -282,11 +304,12 @@ int64_t SplitRecord(const RaggedFeature& f, const RaggedPartition& p, int64_t r,
         ends_at(0);
         return 0;
       }
-      if (d[0] != 0) PartitionFail(f, p, r, "starts at ", d[0], "; the first row starts at 0");
+      if (d[0] != 0)
+        PartitionFail(f, p, item, r, "starts at ", d[0], "; the first row starts at 0");
       for (int64_t j = 1; j < m; ++j) {
         if (d[j] < d[j - 1] || d[j] > c) {
-          PartitionFail(f, p, r, "holds ", d[j], " at position ", j, " after ", d[j - 1],
-                        "; it must be non-decreasing and at most the record's ", c, unit);
+          PartitionFail(f, p, item, r, "holds ", d[j], " at position ", j, " after ", d[j - 1],
+                        "; it must be non-decreasing and at most the ", item, "'s ", c, unit);
         }
         splits->push_back(base + d[j]);
       }
@@ -301,8 +324,8 @@ int64_t SplitRecord(const RaggedFeature& f, const RaggedPartition& p, int64_t r,
       int64_t prev = 0;
       for (int64_t j = 0; j < m; ++j) {
         if (d[j] < prev || d[j] > c) {
-          PartitionFail(f, p, r, "holds ", d[j], " at position ", j, " after ", prev,
-                        "; limits are non-decreasing, >= 0 and at most the record's ", c, unit);
+          PartitionFail(f, p, item, r, "holds ", d[j], " at position ", j, " after ", prev,
+                        "; limits are non-decreasing, >= 0 and at most the ", item, "'s ", c, unit);
         }
         prev = d[j];
         splits->push_back(base + d[j]);
@@ -311,20 +334,22 @@ int64_t SplitRecord(const RaggedFeature& f, const RaggedPartition& p, int64_t r,
       return m;
     }
     case K::kValueRowIds: {
-      if (m != c) PartitionFail(f, p, r, "holds ", m, " row ids for the record's ", c, unit);
+      if (m != c)
+        PartitionFail(f, p, item, r, "holds ", m, " row ids for the ", item, "'s ", c, unit);
       int64_t prev = 0;
       for (int64_t j = 0; j < m; ++j) {
         if (d[j] < prev) {
-          PartitionFail(f, p, r, "holds the row id ", d[j], " at position ", j, " after ", prev,
-                        "; row ids are non-decreasing and >= 0");
+          PartitionFail(f, p, item, r, "holds the row id ", d[j], " at position ", j, " after ",
+                        prev, "; row ids are non-decreasing and >= 0");
         }
         prev = d[j];
       }
       if (m == 0) return 0;
       const int64_t empty = d[m - 1] + 1 - m;  // d[m - 1] >= 0 and m >= 1: no overflow
       if (empty > *empty_budget) {
-        PartitionFail(f, p, r, "holds the row id ", d[m - 1], ", which leaves more empty rows in ",
-                      "the batch than the ", kMaxEmptyRows, " (or as many as values) allowed");
+        PartitionFail(f, p, item, r, "holds the row id ", d[m - 1],
+                      ", which leaves more empty rows in ", "the batch than the ", kMaxEmptyRows,
+                      " (or as many as values) allowed");
       }
       *empty_budget -= empty;
       const int64_t rows = d[m - 1] + 1;
@@ -348,8 +373,11 @@ Tensor SplitsTensor(const std::vector<int64_t>& s, const RaggedFeature& f) {
   return Tensor::FromVector(std::vector<int32_t>(s.begin(), s.end()));
 }
 
+// `item` names what the B rows of `values` are in errors: "record", or "step" for a
+// SequenceExample's feature list (its steps counted over the batch).
 RaggedOutput BuildRagged(const RaggedFeature& f, const JaggedTensor& values,
-                         const std::vector<const JaggedTensor*>& parts, int64_t B) {
+                         const std::vector<const JaggedTensor*>& parts, int64_t B,
+                         const char* item) {
   const int64_t* vo = values.offsets().data<int64_t>();
   std::vector<int64_t> count(static_cast<size_t>(B));
   for (int64_t r = 0; r < B; ++r) count[r] = vo[r + 1] - vo[r];
@@ -362,7 +390,7 @@ RaggedOutput BuildRagged(const RaggedFeature& f, const JaggedTensor& values,
       int64_t total = 0;
       for (int64_t r = 0; r < B; ++r) {
         if (count[r] % p.length != 0) {
-          PartitionFail(f, p, r, "does not divide the record's ", count[r], unit);
+          PartitionFail(f, p, item, r, "does not divide the ", item, "'s ", count[r], unit);
         }
         total += count[r];
         count[r] /= p.length;
@@ -383,8 +411,8 @@ RaggedOutput BuildRagged(const RaggedFeature& f, const JaggedTensor& values,
     std::vector<int64_t> splits = {0};
     splits.reserve(static_cast<size_t>(po[B] + 1));
     for (int64_t r = 0; r < B; ++r) {
-      count[r] = SplitRecord(f, p, r, pv + po[r], po[r + 1] - po[r], count[r], unit, &empty_budget,
-                             &splits);
+      count[r] = SplitRecord(f, p, item, r, pv + po[r], po[r + 1] - po[r], count[r], unit,
+                             &empty_budget, &splits);
     }
     levels.push_back(std::move(splits));
   }
@@ -403,6 +431,112 @@ RaggedOutput BuildRagged(const RaggedFeature& f, const JaggedTensor& values,
     dims.insert(dims.end(), dense.begin(), dense.end());
     out.flat_values = out.flat_values.WithPattern(DefaultPattern(dims, "ParseExamples"));
   }
+  return out;
+}
+
+// --- tf.SequenceExample feature lists ------------------------------------------------------
+
+// A feature list's steps as rows of values.
+JaggedTensor StepRows(const internal::FeatureListValues& v) {
+  return JaggedTensor::FromOffsets(v.values, v.step_offsets);
+}
+
+Tensor BuildListDense(const FixedLenSequenceFeature& f, const internal::FeatureListValues& v,
+                      int64_t B, Tensor* lengths) {
+  int64_t stride = 1;
+  for (int64_t d : f.shape) stride *= d;  // checked by KeyPlan
+  const int64_t* rs = v.record_steps.data<int64_t>();
+  const int64_t* so = v.step_offsets.data<int64_t>();
+  *lengths = Tensor::Empty({B}, DType::kInt64);
+  int64_t max_steps = 0;
+  for (int64_t r = 0; r < B; ++r) {
+    if (!v.present[r] && !f.allow_missing) {
+      Throw(ErrorCode::kInvalidArgument, "ParseSequenceExamples: record ", r, ": feature list '",
+            Excerpt(f.key), "' (FixedLenSequenceFeature ", DTypeName(f.dtype), " ",
+            ShapeString(f.shape),
+            ") is required but missing; set allow_missing to read it as no steps");
+    }
+    for (int64_t j = rs[r]; j < rs[r + 1]; ++j) {
+      if (so[j + 1] - so[j] != stride) {
+        Throw(ErrorCode::kInvalidArgument, "ParseSequenceExamples: record ", r, ", feature list '",
+              Excerpt(f.key), "', step ", j - rs[r], ": holds ", so[j + 1] - so[j],
+              " values but FixedLenSequenceFeature shape ", ShapeString(f.shape), " needs ",
+              stride);
+      }
+    }
+    lengths->data<int64_t>()[r] = rs[r + 1] - rs[r];
+    max_steps = std::max(max_steps, rs[r + 1] - rs[r]);
+  }
+  std::vector<int64_t> dims = {B, max_steps};
+  dims.insert(dims.end(), f.shape.begin(), f.shape.end());
+  int64_t volume = 1;
+  for (int64_t d : dims) volume = CheckedMul(volume, d, f.key, "FixedLenSequenceFeature output");
+  Tensor out = Tensor::Empty(dims, f.dtype);
+  Dispatch<internal::kExampleDTypes>(f.dtype, "ParseSequenceExamples", [&]<typename T>() {
+    const T pad =
+        f.default_value.defined() ? f.default_value.To(Device::Cpu()).ToVector<T>()[0] : T{};
+    const T* src = v.values.data<T>();
+    T* dst = out.data<T>();
+    const int64_t row = max_steps * stride;
+    internal::ForRecords(B, [&](int64_t, int64_t r) {
+      T* d = std::copy(src + so[rs[r]], src + so[rs[r + 1]], dst + r * row);
+      std::fill(d, dst + (r + 1) * row, pad);
+    });
+  });
+  return out;
+}
+
+SparseTensor BuildListSparse(const internal::FeatureListValues& v, int64_t B) {
+  const int64_t* rs = v.record_steps.data<int64_t>();
+  const int64_t* so = v.step_offsets.data<int64_t>();
+  const int64_t nnz = v.values.NumElements();
+  Tensor indices = Tensor::Empty({nnz, 3}, DType::kInt64);
+  int64_t* ix = indices.data<int64_t>();
+  int64_t max_steps = 0, max_values = 0;
+  for (int64_t r = 0; r < B; ++r) {
+    max_steps = std::max(max_steps, rs[r + 1] - rs[r]);
+    for (int64_t j = rs[r]; j < rs[r + 1]; ++j)
+      max_values = std::max(max_values, so[j + 1] - so[j]);
+  }
+  internal::ForRecords(B, [&](int64_t, int64_t r) {
+    for (int64_t j = rs[r]; j < rs[r + 1]; ++j) {
+      for (int64_t k = so[j]; k < so[j + 1]; ++k) {
+        ix[3 * k] = r;
+        ix[3 * k + 1] = j - rs[r];
+        ix[3 * k + 2] = k - so[j];
+      }
+    }
+  });
+  return SparseTensor::Create(indices, v.values, {B, max_steps, max_values}, {0, 1, 2});
+}
+
+RaggedOutput BuildListRagged(const RaggedFeature& f, const internal::FeatureListValues& values,
+                             const std::vector<const internal::FeatureListValues*>& parts,
+                             int64_t B) {
+  const int64_t* vs = values.record_steps.data<int64_t>();
+  std::vector<JaggedTensor> part_rows(parts.size());
+  std::vector<const JaggedTensor*> part_ptrs(parts.size(), nullptr);
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (parts[k] == nullptr) continue;
+    const int64_t* ps = parts[k]->record_steps.data<int64_t>();
+    for (int64_t r = 0; r < B; ++r) {
+      if (ps[r + 1] - ps[r] != vs[r + 1] - vs[r]) {
+        Throw(ErrorCode::kInvalidArgument, "ParseSequenceExamples: record ", r, ", RaggedFeature '",
+              Excerpt(f.key), "': partition ", PartitionName(f.partitions[k]), " has ",
+              ps[r + 1] - ps[r], " steps but value key '",
+              Excerpt(f.value_key.empty() ? f.key : f.value_key), "' has ", vs[r + 1] - vs[r],
+              "; the partitions of a feature list must align with its steps");
+      }
+    }
+    part_rows[k] = StepRows(*parts[k]);
+    part_ptrs[k] = &part_rows[k];
+  }
+  RaggedOutput inner =
+      BuildRagged(f, StepRows(values), part_ptrs, vs[B], "step (counted over the batch)");
+  RaggedOutput out;
+  out.flat_values = inner.flat_values;
+  out.nested_row_splits.push_back(SplitsTensor(values.record_steps.ToVector<int64_t>(), f));
+  for (Tensor& t : inner.nested_row_splits) out.nested_row_splits.push_back(std::move(t));
   return out;
 }
 
@@ -429,7 +563,7 @@ ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
   const CompositePlan plan = PlanComposites(spec);
   ParsedExamples base = internal::ParseFixedAndVarLen(records, plan.base);
   const int64_t B = static_cast<int64_t>(records.size());
-  auto jagged = [&](const std::string& key) { return &base.var_len[plan.Slot(key)]; };
+  auto jagged = [&](const std::string& key) { return &base.var_len[plan.keys.Slot(key)]; };
   ParsedExamples out;
   out.fixed = std::move(base.fixed);
   out.fixed_keys = std::move(base.fixed_keys);
@@ -449,12 +583,64 @@ ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
       parts.push_back(p.kind == RaggedPartition::Kind::kUniform ? nullptr : jagged(p.key));
     }
     out.ragged.push_back(
-        BuildRagged(f, *jagged(f.value_key.empty() ? f.key : f.value_key), parts, B));
+        BuildRagged(f, *jagged(f.value_key.empty() ? f.key : f.value_key), parts, B, "record"));
     out.ragged_keys.push_back(f.key);
   }
   for (const FixedLenSequenceFeature& f : spec.fixed_sequence) {
     out.fixed_sequence.push_back(BuildFixedSequence(f, *jagged(f.key), B));
     out.fixed_sequence_keys.push_back(f.key);
+  }
+  return out;
+}
+
+const Tensor& ParsedSequenceExamples::FeatureListDense(std::string_view key) const {
+  return internal::OutputOf(feature_list_dense_keys, feature_list_dense, key,
+                            "ParsedSequenceExamples::FeatureListDense", "feature_list_dense");
+}
+const Tensor& ParsedSequenceExamples::FeatureListLength(std::string_view key) const {
+  return internal::OutputOf(feature_list_dense_keys, feature_list_lengths, key,
+                            "ParsedSequenceExamples::FeatureListLength", "feature_list_dense");
+}
+const SparseTensor& ParsedSequenceExamples::FeatureListSparse(std::string_view key) const {
+  return internal::OutputOf(feature_list_sparse_keys, feature_list_sparse, key,
+                            "ParsedSequenceExamples::FeatureListSparse", "feature_list_sparse");
+}
+const RaggedOutput& ParsedSequenceExamples::FeatureListRagged(std::string_view key) const {
+  return internal::OutputOf(feature_list_ragged_keys, feature_list_ragged, key,
+                            "ParsedSequenceExamples::FeatureListRagged", "feature_list_ragged");
+}
+
+ParsedSequenceExamples ParseSequenceExamples(const std::vector<std::string_view>& records,
+                                             const SequenceExampleSpec& spec) {
+  KeyPlan keys("ParseSequenceExamples");
+  for (const FixedLenSequenceFeature& f : spec.feature_list_dense) keys.AddFixedSequence(f);
+  for (const VarLenFeature& f : spec.feature_list_sparse) keys.AddVarLen(f);
+  for (const RaggedFeature& f : spec.feature_list_ragged) keys.AddRagged(f);
+  ParsedSequenceExamples out;
+  // The context is field 1, a Features message, as in a tf.Example.
+  out.context = ParseExamples(records, spec.context);
+  const std::vector<internal::FeatureListValues> lists =
+      internal::ParseFeatureLists(records, keys.parsed);
+  const int64_t B = static_cast<int64_t>(records.size());
+  auto list = [&](const std::string& key) { return &lists[keys.Slot(key)]; };
+  for (const FixedLenSequenceFeature& f : spec.feature_list_dense) {
+    Tensor lengths;
+    out.feature_list_dense.push_back(BuildListDense(f, *list(f.key), B, &lengths));
+    out.feature_list_lengths.push_back(lengths);
+    out.feature_list_dense_keys.push_back(f.key);
+  }
+  for (const VarLenFeature& f : spec.feature_list_sparse) {
+    out.feature_list_sparse.push_back(BuildListSparse(*list(f.key), B));
+    out.feature_list_sparse_keys.push_back(f.key);
+  }
+  for (const RaggedFeature& f : spec.feature_list_ragged) {
+    std::vector<const internal::FeatureListValues*> parts;
+    for (const RaggedPartition& p : f.partitions) {
+      parts.push_back(p.kind == RaggedPartition::Kind::kUniform ? nullptr : list(p.key));
+    }
+    out.feature_list_ragged.push_back(
+        BuildListRagged(f, *list(f.value_key.empty() ? f.key : f.value_key), parts, B));
+    out.feature_list_ragged_keys.push_back(f.key);
   }
   return out;
 }

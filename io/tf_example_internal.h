@@ -58,6 +58,19 @@ const T& OutputOf(const std::vector<std::string>& keys, const std::vector<T>& ou
 ParsedExamples ParseFixedAndVarLen(const std::vector<std::string_view>& records,
                                    const ExampleSpec& spec);
 
+// One feature of a SequenceExample's feature_lists, every record's steps parsed.
+struct FeatureListValues {
+  Tensor values;                 // every step's values, in record then step order
+  Tensor step_offsets;           // int64 [steps + 1]: step j holds values [o[j], o[j + 1])
+  Tensor record_steps;           // int64 [B + 1]: record r holds steps [s[r], s[r + 1])
+  std::vector<uint8_t> present;  // per record: it has the feature list (maybe of no steps)
+};
+
+// The feature lists `keys` (their dtypes checked at every step; a step with no list holds no
+// values) of SequenceExample records. The last map entry of a key wins.
+std::vector<FeatureListValues> ParseFeatureLists(const std::vector<std::string_view>& records,
+                                                 const std::vector<VarLenFeature>& keys);
+
 }  // namespace tensorkit::io::internal
 
 #endif  // TENSORKIT_IO_TF_EXAMPLE_INTERNAL_H_

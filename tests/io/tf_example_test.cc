@@ -687,5 +687,157 @@ TEST(TfExampleTest, FixedLenSequenceFeaturePadsToTheLongestRecord) {
   ExpectError([&] { ParseExamples(views, spec); }, {"default_value (the padding)", "one int64"});
 }
 
+// --- tf.SequenceExample -------------------------------------------------------------------
+
+// SequenceExample{context = 1 (Features), feature_lists = 2 (FeatureLists)}; a FeatureList is
+// its steps, each a Feature.
+std::string Steps(const std::vector<std::string>& features) {
+  std::string s;
+  for (const std::string& f : features) s += Ld(1, f);
+  return s;
+}
+std::string SeqExample(const std::string& context,
+                       const std::vector<std::pair<std::string, std::string>>& lists) {
+  std::string l;
+  for (const auto& [key, steps] : lists) l += Ld(1, Ld(1, key) + Ld(2, steps));
+  return Ld(1, context) + Ld(2, l);
+}
+
+// The expected values are what tf.io.parse_sequence_example (TensorFlow 2.21) returns.
+TEST(TfExampleTest, SequenceExamplesAsTensorFlowParsesThem) {
+  const std::string v = Steps({Int64s({1}), Int64s({}), Int64s({2, 3, 4})});
+  const std::vector<std::string> records = {
+      SeqExample(Entry("c", Int64s({1})),
+                 {{"d", Steps({Int64s({1, 2}), Int64s({3, 4})})}, {"v", v}, {"v2", v}}),
+      SeqExample(Entry("c", Int64s({2})), {{"d", Steps({Int64s({5, 6})})}, {"v", ""}}),
+      SeqExample("", {})};
+  const std::vector<std::string_view> views(records.begin(), records.end());
+  SequenceExampleSpec spec;
+  spec.context.fixed.push_back({"c", DType::kInt64, {}, Tensor::FromScalar<int64_t>(0)});
+  spec.feature_list_dense.push_back({"d", DType::kInt64, {2}, {}, true});
+  spec.feature_list_sparse.push_back({"v", DType::kInt64});
+  spec.feature_list_ragged.push_back({"r", DType::kInt64, "v2", {}});
+  auto parsed = AtThreadCounts({1, 2}, [&] { return ParseSequenceExamples(views, spec); });
+  for (const ParsedSequenceExamples& p : parsed) {
+    EXPECT_EQ(I64(p.context.Fixed("c")), (std::vector<int64_t>{1, 2, 0}));
+    EXPECT_EQ(p.FeatureListDense("d").Dims(), (std::vector<int64_t>{3, 2, 2}));
+    EXPECT_EQ(I64(p.FeatureListDense("d")),
+              (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 0, 0, 0, 0, 0, 0}));
+    EXPECT_EQ(I64(p.FeatureListLength("d")), (std::vector<int64_t>{2, 1, 0}));
+    const SparseTensor& sv = p.FeatureListSparse("v");
+    EXPECT_EQ(I64(sv.indices()), (std::vector<int64_t>{0, 0, 0, 0, 2, 0, 0, 2, 1, 0, 2, 2}));
+    EXPECT_EQ(I64(sv.values()), (std::vector<int64_t>{1, 2, 3, 4}));
+    EXPECT_EQ(sv.shape(), (std::vector<int64_t>{3, 3, 3}));
+    EXPECT_EQ(I64(p.FeatureListRagged("r").flat_values), (std::vector<int64_t>{1, 2, 3, 4}));
+    EXPECT_EQ(NestedSplits(p.FeatureListRagged("r")), (Nested{{0, 3, 3, 3}, {0, 1, 1, 4}}));
+  }
+  // A step with no list: no values for a VarLenFeature (TensorFlow: dense_shape [2, 2, 1]).
+  SequenceExampleSpec vs;
+  vs.feature_list_sparse.push_back({"v", DType::kInt64});
+  const std::vector<std::string> empty_step = {SeqExample("", {{"v", Steps({"", Int64s({1})})}}),
+                                               SeqExample("", {})};
+  const ParsedSequenceExamples e = ParseSequenceExamples({empty_step[0], empty_step[1]}, vs);
+  EXPECT_EQ(I64(e.feature_list_sparse[0].indices()), (std::vector<int64_t>{0, 1, 0}));
+  EXPECT_EQ(e.feature_list_sparse[0].shape(), (std::vector<int64_t>{2, 2, 1}));
+}
+
+TEST(TfExampleTest, SequenceExampleRaggedPartitionsPerStep) {
+  // Feature list "v" of two steps, partitioned per step by "l" (row lengths of each step).
+  using P = RaggedPartition;
+  const std::vector<std::string> records = {
+      SeqExample("", {{"v", Steps({Int64s({1, 2, 3}), Int64s({4})})},
+                      {"l", Steps({Int64s({2, 1}), Int64s({0, 1})})}}),
+      SeqExample("", {{"v", Steps({Int64s({5, 6})})}, {"l", Steps({Int64s({2})})}})};
+  const std::vector<std::string_view> views(records.begin(), records.end());
+  SequenceExampleSpec spec;
+  spec.feature_list_ragged.push_back(
+      {"r", DType::kInt64, "v", {P::RowLengths("l")}, DType::kInt64});
+  const RaggedOutput r = ParseSequenceExamples(views, spec).feature_list_ragged[0];
+  EXPECT_EQ(I64(r.flat_values), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
+  // [B + 1] steps per record, [steps + 1] rows per step, [rows + 1] values per row.
+  EXPECT_EQ(NestedSplits(r), (Nested{{0, 2, 3}, {0, 2, 4, 5}, {0, 2, 3, 3, 4, 6}}));
+  // Partitions that do not align with the steps, or do not tile a step, are Errors.
+  const std::string misaligned =
+      SeqExample("", {{"v", Steps({Int64s({1})})}, {"l", Steps({Int64s({1}), Int64s({})})}});
+  ExpectError([&] { ParseSequenceExamples({misaligned}, spec); },
+              {"record 0", "RowLengths('l') has 2 steps but value key 'v' has 1"});
+  const std::string untiled =
+      SeqExample("", {{"v", Steps({Int64s({1})})}, {"l", Steps({Int64s({2})})}});
+  ExpectError([&] { ParseSequenceExamples({untiled}, spec); },
+              {"step (counted over the batch) 0", "RowLengths('l')"});
+}
+
+TEST(TfExampleTest, SequenceExampleErrorsNameRecordListAndStep) {
+  SequenceExampleSpec spec;
+  spec.feature_list_dense.push_back({"d", DType::kInt64, {2}, {}, false});
+  const std::string good = SeqExample("", {{"d", Steps({Int64s({1, 2})})}});
+  ExpectError(
+      [&] {
+        ParseSequenceExamples({good, SeqExample("", {})}, spec);
+      },
+      {"record 1", "feature list 'd'", "required but missing", "allow_missing"});
+  ExpectError(
+      [&] {
+        ParseSequenceExamples({good, SeqExample("", {{"d", Steps({Int64s({1, 2}), Int64s({3})})}})},
+                              spec);
+      },
+      {"record 1, feature list 'd', step 1: holds 1 values", "needs 2"});
+  ExpectError(
+      [&] {
+        ParseSequenceExamples({SeqExample("", {{"d", Steps({""})}})}, spec);
+      },
+      {"step 0: holds 0 values"});
+  ExpectError(
+      [&] {
+        ParseSequenceExamples({SeqExample("", {{"d", Steps({Int64s({1, 2}), Floats({1, 2})})}})},
+                              spec);
+      },
+      {"record 0, feature list 'd', step 1: holds a float_list"});
+  // A truncated feature list is corrupt, naming the record and the byte.
+  std::string cut = good.substr(0, good.size() - 1);
+  ExpectError([&] { ParseSequenceExamples({cut}, spec); }, ErrorCode::kCorrupt, {"record 0"});
+  // The last entry of a key wins; a context key may also name a feature list.
+  const std::string twice = SeqExample(
+      Entry("d", Int64s({7})), {{"d", Steps({Int64s({1, 2})})}, {"d", Steps({Int64s({3, 4})})}});
+  spec.context.var_len.push_back({"d", DType::kInt64});
+  const ParsedSequenceExamples p = ParseSequenceExamples({twice}, spec);
+  EXPECT_EQ(I64(p.feature_list_dense[0]), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(I64(p.context.var_len[0].values()), (std::vector<int64_t>{7}));
+}
+
+// Random batches at one and two threads: every step's values where they were written.
+TEST(TfExampleTest, SequenceExampleRandomBatchesMatchTheirSteps) {
+  std::mt19937_64 rng(21);
+  const int64_t B = 700;
+  std::vector<std::string> records(B);
+  std::vector<int64_t> all, steps_per_record, values_per_step;
+  for (int64_t r = 0; r < B; ++r) {
+    const int n = static_cast<int>(rng() % 5);
+    std::vector<std::string> steps;
+    for (int i = 0; i < n; ++i) {
+      std::vector<int64_t> v(rng() % 4);
+      for (auto& x : v) x = static_cast<int64_t>(rng());
+      all.insert(all.end(), v.begin(), v.end());
+      values_per_step.push_back(static_cast<int64_t>(v.size()));
+      steps.push_back(Int64s(v));
+    }
+    steps_per_record.push_back(n);
+    records[r] = rng() % 2 ? SeqExample(Entry("x", Floats({1})), {{"s", Steps(steps)}})
+                           : SeqExample("", {{"other", Steps({Int64s({9})})}, {"s", Steps(steps)}});
+  }
+  SequenceExampleSpec spec;
+  spec.feature_list_ragged.push_back({"s", DType::kInt64, "", {}, DType::kInt64});
+  const std::vector<std::string_view> views(records.begin(), records.end());
+  auto parsed = AtThreadCounts({1, 2}, [&] { return ParseSequenceExamples(views, spec); });
+  for (const ParsedSequenceExamples& p : parsed) {
+    const RaggedOutput& r = p.feature_list_ragged[0];
+    EXPECT_EQ(I64(r.flat_values), all);
+    std::vector<int64_t> outer = {0}, inner = {0};
+    for (int64_t n : steps_per_record) outer.push_back(outer.back() + n);
+    for (int64_t n : values_per_step) inner.push_back(inner.back() + n);
+    EXPECT_EQ(NestedSplits(r), (Nested{outer, inner}));
+  }
+}
+
 }  // namespace
 }  // namespace tensorkit::io
