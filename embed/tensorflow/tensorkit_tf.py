@@ -301,3 +301,86 @@ def parse_single_example(serialized, features, example_names=None, name=None):
         raise ValueError("parse_single_example: serialized must be a scalar string (one record), "
                          "got shape %s; use parse_example for a batch" % serialized.shape)
     return parse_example(serialized, features, example_names, name)
+
+
+def parse_sequence_example(serialized, context_features=None, sequence_features=None,
+                           example_names=None, name=None):
+    """tf.io.parse_sequence_example, parsed by TensorkitParseSequenceExampleV2: returns
+    (context, feature_lists, feature_list_lengths) as TensorFlow does, RaggedFeatures validated
+    as in parse_example. A scalar `serialized` parses one record."""
+    import tensorflow as tf
+    from tensorflow.python.ops import parsing_config
+
+    if not (context_features or sequence_features):
+        raise ValueError("parse_sequence_example: give context_features, sequence_features or "
+                         "both")
+    validated = lambda fs: {k: f._replace(validate=True) if isinstance(f, tf.io.RaggedFeature)  # noqa: E731
+                            else f for k, f in (fs or {}).items()}
+    context_features, sequence_features = validated(context_features), validated(sequence_features)
+    context = parsing_config._ParseOpParams.from_features(
+        context_features, [tf.io.VarLenFeature, tf.io.FixedLenFeature, tf.io.RaggedFeature])
+    lists = parsing_config._ParseOpParams.from_features(
+        sequence_features,
+        [tf.io.VarLenFeature, tf.io.FixedLenSequenceFeature, tf.io.RaggedFeature])
+    missing_ok = []
+    for k, v in lists.dense_defaults.items():
+        if v is not None:
+            raise ValueError(f"parse_sequence_example: FixedLenSequenceFeature '{k}' has a "
+                             "default_value; feature lists take none (set allow_missing)")
+        missing_ok.append(k)
+    with tf.name_scope(name or "TensorkitParseSequenceExample"):
+        serialized = tf.convert_to_tensor(serialized, dtype=tf.string, name="serialized")
+        if (context.ragged_keys or lists.ragged_keys) and serialized.shape.ndims is None:
+            raise ValueError("parse_sequence_example: serialized needs a known rank (scalar or "
+                             "vector) to parse RaggedFeatures")
+        out = _parse_ops().tensorkit_parse_sequence_example_v2(
+            serialized=serialized, debug_name=[] if example_names is None else example_names,
+            context_sparse_keys=context.sparse_keys, context_dense_keys=context.dense_keys,
+            context_ragged_keys=context.ragged_keys,
+            feature_list_sparse_keys=lists.sparse_keys, feature_list_dense_keys=lists.dense_keys,
+            feature_list_ragged_keys=lists.ragged_keys,
+            feature_list_dense_missing_assumed_empty=[k in missing_ok for k in lists.dense_keys],
+            context_dense_defaults=context.dense_defaults_vec,
+            Ncontext_sparse=len(context.sparse_keys),
+            Nfeature_list_sparse=len(lists.sparse_keys),
+            Nfeature_list_dense=len(lists.dense_keys), context_sparse_types=context.sparse_types,
+            context_ragged_value_types=context.ragged_value_types,
+            context_ragged_split_types=context.ragged_split_types,
+            feature_list_dense_types=lists.dense_types,
+            feature_list_sparse_types=lists.sparse_types,
+            feature_list_ragged_value_types=lists.ragged_value_types,
+            feature_list_ragged_split_types=lists.ragged_split_types,
+            context_dense_shapes=context.dense_shapes_as_proto,
+            feature_list_dense_shapes=lists.dense_shapes)
+        (c_si, c_sv, c_ss, c_dense, c_rv, c_rs, f_si, f_sv, f_ss, f_dense, f_lengths, f_rv,
+         f_outer, f_inner) = out
+        c_ragged = parsing_config._build_ragged_tensors(serialized.shape, c_rv, c_rs)
+        f_ragged = parsing_config._build_ragged_tensors(serialized.shape, f_rv, f_outer, f_inner)
+        sparse = lambda i, v, s: [tf.sparse.SparseTensor(*t) for t in zip(i, v, s)]  # noqa: E731
+        context_out = dict(zip(context.sparse_keys + context.dense_keys + context.ragged_keys,
+                               sparse(c_si, c_sv, c_ss) + list(c_dense) + list(c_ragged)))
+        lists_out = dict(zip(lists.sparse_keys + lists.dense_keys + lists.ragged_keys,
+                             sparse(f_si, f_sv, f_ss) + list(f_dense) + list(f_ragged)))
+        lengths = dict(zip(lists.dense_keys, f_lengths))
+        if context.ragged_keys:
+            context_out = parsing_config._construct_tensors_for_composite_features(
+                context_features, context_out)
+        if lists.ragged_keys:
+            lists_out = parsing_config._construct_tensors_for_composite_features(
+                sequence_features, lists_out)
+        return context_out, lists_out, lengths
+
+
+def parse_single_sequence_example(serialized, context_features=None, sequence_features=None,
+                                  example_name=None, name=None):
+    """tf.io.parse_single_sequence_example on TensorkitParseSequenceExampleV2: returns
+    (context, feature_lists) of one record."""
+    import tensorflow as tf
+
+    serialized = tf.convert_to_tensor(serialized, dtype=tf.string, name="serialized")
+    if serialized.shape.ndims != 0:
+        raise ValueError("parse_single_sequence_example: serialized must be a scalar string (one "
+                         "record), got shape %s" % serialized.shape)
+    context, lists, _ = parse_sequence_example(serialized, context_features, sequence_features,
+                                               example_name, name)
+    return context, lists

@@ -1,7 +1,7 @@
-// TensorkitParseExampleV2 (tf.raw_ops.ParseExampleV2's inputs, outputs and attributes, on
-// io/tf_example.h), and the TFRecord and tf.Example writers
-// exposed for round trips with TensorFlow: TensorkitTFRecordRead, TensorkitTFRecordWrite,
-// TensorkitSerializeExamples.
+// TensorkitParseExampleV2 and TensorkitParseSequenceExampleV2 (tf.raw_ops.ParseExampleV2's and
+// ParseSequenceExampleV2's inputs, outputs and attributes, on io/tf_example.h), and the TFRecord
+// and tf.Example writers exposed for round trips with TensorFlow: TensorkitTFRecordRead,
+// TensorkitTFRecordWrite, TensorkitSerializeExamples.
 #include <algorithm>
 #include <numeric>
 #include <string>
@@ -44,14 +44,17 @@ REGISTER_OP("TensorkitParseExampleV2")
       std::vector<tfw::PartialTensorShape> dense_shapes;
       TF_RETURN_IF_ERROR(c->GetAttr("num_sparse", &num_sparse));
       TF_RETURN_IF_ERROR(c->GetAttr("dense_shapes", &dense_shapes));
+      // A scalar `serialized` is one record: no batch dim.
+      const bool single = c->RankKnown(c->input(0)) && c->Rank(c->input(0)) == 0;
+      const int rank = single ? 1 : 2;
       int k = 0;
-      for (int i = 0; i < num_sparse; ++i) c->set_output(k++, c->Matrix(c->UnknownDim(), 2));
+      for (int i = 0; i < num_sparse; ++i) c->set_output(k++, c->Matrix(c->UnknownDim(), rank));
       for (int i = 0; i < num_sparse; ++i) c->set_output(k++, c->Vector(c->UnknownDim()));
-      for (int i = 0; i < num_sparse; ++i) c->set_output(k++, c->Vector(2));
+      for (int i = 0; i < num_sparse; ++i) c->set_output(k++, c->Vector(rank));
       for (const auto& s : dense_shapes) {
         tensorflow::shape_inference::ShapeHandle h;
         TF_RETURN_IF_ERROR(c->MakeShapeFromPartialTensorShape(s, &h));
-        TF_RETURN_IF_ERROR(c->Concatenate(c->Vector(c->UnknownDim()), h, &h));
+        if (!single) TF_RETURN_IF_ERROR(c->Concatenate(c->Vector(c->UnknownDim()), h, &h));
         c->set_output(k++, h);
       }
       for (; k < c->num_outputs(); ++k) c->set_output(k, c->Vector(c->UnknownDim()));
@@ -115,124 +118,343 @@ Tensor DropBatch(const Tensor& t) {
   return t.WithPattern(DefaultPattern(dims, "TensorkitParseExampleV2"));
 }
 
+// The Features part of a parse op (all of ParseExampleV2; the context of
+// ParseSequenceExampleV2): attributes read once, then per call the spec and the outputs.
+class FeaturesArgs {
+ public:
+  // Attribute names: sparse count, sparse types, dense types, dense shapes, ragged value types,
+  // ragged split types.
+  FeaturesArgs(tfw::OpKernelConstruction* c, const char* op, const char* num_sparse,
+               const char* sparse_types, const char* dense_types, const char* dense_shapes,
+               const char* ragged_types, const char* ragged_split_types)
+      : op_(op) {
+    OP_REQUIRES_OK(c, c->GetAttr(num_sparse, &num_sparse_));
+    OP_REQUIRES_OK(c, c->GetAttr(sparse_types, &sparse_types_));
+    OP_REQUIRES_OK(c, c->GetAttr(dense_types, &dense_types_));
+    OP_REQUIRES_OK(c, c->GetAttr(dense_shapes, &dense_shapes_));
+    OP_REQUIRES_OK(c, c->GetAttr(ragged_types, &ragged_types_));
+    OP_REQUIRES_OK(c, c->GetAttr(ragged_split_types, &ragged_split_types_));
+    OP_REQUIRES(
+        c,
+        static_cast<int>(sparse_types_.size()) == num_sparse_ &&
+            ragged_split_types_.size() == ragged_types_.size() &&
+            dense_shapes_.size() == dense_types_.size(),
+        absl::InvalidArgumentError(std::string(op) + ": the lengths of " + sparse_types + ", " +
+                                   ragged_split_types + " and " + dense_shapes + " must match " +
+                                   num_sparse + ", " + ragged_types + " and " + dense_types));
+  }
+
+  // Outputs written: 3 per sparse key, 1 per dense key, 2 per ragged key.
+  int NumOutputs() const {
+    return 3 * num_sparse_ + static_cast<int>(dense_types_.size() + 2 * ragged_types_.size());
+  }
+
+  // The spec of the keys at inputs `keys_input` (sparse, dense, ragged) and the dense defaults
+  // from input `defaults_input` on.
+  io::ExampleSpec Spec(tfw::OpKernelContext* ctx, int keys_input, int defaults_input,
+                       const char* prefix) {
+    sparse_keys_ = Strings(ctx->input(keys_input), op_, "sparse_keys");
+    const std::vector<std::string> dense_keys =
+        Strings(ctx->input(keys_input + 1), op_, "dense_keys");
+    const std::vector<std::string> ragged_keys =
+        Strings(ctx->input(keys_input + 2), op_, "ragged_keys");
+    TK_CHECK(static_cast<int>(sparse_keys_.size()) == num_sparse_ &&
+                 dense_keys.size() == dense_types_.size() &&
+                 ragged_keys.size() == ragged_types_.size(),
+             kInvalidArgument, op_, ": ", sparse_keys_.size(), " ", prefix, "sparse_keys for ",
+             num_sparse_, " sparse types, ", dense_keys.size(), " ", prefix, "dense_keys for ",
+             dense_types_.size(), " dense types and ", ragged_keys.size(), " ", prefix,
+             "ragged_keys for ", ragged_types_.size(), " ragged value types");
+    io::ExampleSpec spec;
+    // A dense shape whose first dim is unknown is a FixedLenSequenceFeature's: [B, rows, ...]
+    // padded with the (scalar) default. dense_slot_[i]: its index among fixed (>= 0) or
+    // fixed_sequence (-1 - index) outputs.
+    dense_slot_.clear();
+    for (size_t i = 0; i < dense_keys.size(); ++i) {
+      const tfw::PartialTensorShape& shape = dense_shapes_[i];
+      const bool sequence = shape.dims() > 0 && shape.dim_size(0) < 0;
+      std::vector<int64_t> dims;
+      for (int d = sequence ? 1 : 0; d < shape.dims(); ++d) dims.push_back(shape.dim_size(d));
+      TK_CHECK(std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 0; }),
+               kInvalidArgument, op_, ": dense key '", dense_keys[i], "' has shape ",
+               shape.DebugString(), "; only its first dim may be unknown");
+      const tfw::Tensor& def = ctx->input(defaults_input + static_cast<int>(i));
+      Tensor dflt = def.NumElements() > 0 ? FromTf(def) : Tensor();
+      const DType dtype = *ExampleDType(dense_types_[i]);
+      if (sequence) {
+        dense_slot_.push_back(-1 - static_cast<int>(spec.fixed_sequence.size()));
+        spec.fixed_sequence.push_back({dense_keys[i], dtype, std::move(dims), std::move(dflt)});
+      } else {
+        dense_slot_.push_back(static_cast<int>(spec.fixed.size()));
+        spec.fixed.push_back({dense_keys[i], dtype, std::move(dims), std::move(dflt)});
+      }
+    }
+    for (int i = 0; i < num_sparse_; ++i) {
+      spec.var_len.push_back({sparse_keys_[i], *ExampleDType(sparse_types_[i])});
+    }
+    // A ragged key is a RaggedFeature without partitions: its values and batch row splits
+    // (TensorFlow's Python layer applies any partitions to them).
+    for (size_t i = 0; i < ragged_keys.size(); ++i) {
+      spec.ragged.push_back({ragged_keys[i],
+                             *ExampleDType(ragged_types_[i]),
+                             ragged_keys[i],
+                             {},
+                             SplitsDType(ragged_split_types_[i])});
+    }
+    return spec;
+  }
+
+  // Writes the outputs from `base` on. One record: without the batch dim (positions alone as
+  // sparse indices; ragged row splits empty, or a scalar 0 with `scalar_splits`, the shapes
+  // TensorFlow's ParseExampleV2 and ParseSequenceExampleV2 give them).
+  void Output(tfw::OpKernelContext* ctx, const io::ParsedExamples& parsed, bool single, int base,
+              bool scalar_splits = false) const {
+    for (int i = 0; i < num_sparse_; ++i) {
+      const SparseTensor st = parsed.var_len[i].ToSparse();
+      if (single) {
+        Tensor ix = AllocateOutput(ctx, base + i, {st.nnz(), 1}, DType::kInt64);
+        std::iota(ix.data<int64_t>(), ix.data<int64_t>() + ix.NumElements(), int64_t{0});
+      } else {
+        OutputOf(ctx, base + i, st.indices());
+      }
+      OutputOf(ctx, base + num_sparse_ + i, st.values());
+      Tensor shape =
+          AllocateOutput(ctx, base + 2 * num_sparse_ + i, {single ? 1 : 2}, DType::kInt64);
+      for (int d = single ? 1 : 0; d < 2; ++d) {
+        shape.data<int64_t>()[d - (single ? 1 : 0)] = st.shape()[d];
+      }
+    }
+    base += 3 * num_sparse_;
+    for (size_t i = 0; i < dense_slot_.size(); ++i) {
+      const int k = dense_slot_[i];
+      const Tensor& t = k >= 0 ? parsed.fixed[k] : parsed.fixed_sequence[-1 - k];
+      OutputOf(ctx, base + static_cast<int>(i), single ? DropBatch(t) : t);
+    }
+    base += static_cast<int>(dense_slot_.size());
+    const int num_ragged = static_cast<int>(ragged_types_.size());
+    for (int i = 0; i < num_ragged; ++i) {
+      OutputOf(ctx, base + i, parsed.ragged[i].flat_values);
+      const Tensor& splits = parsed.ragged[i].nested_row_splits[0];
+      const Tensor none =
+          scalar_splits ? Tensor::Zeros({}, splits.dtype()) : Tensor::Empty({0}, splits.dtype());
+      OutputOf(ctx, base + num_ragged + i, single ? none : splits);
+    }
+  }
+
+  static DType SplitsDType(tfw::DataType t) {
+    return t == tfw::DT_INT32 ? DType::kInt32 : DType::kInt64;
+  }
+
+ private:
+  const char* op_;
+  int num_sparse_ = 0;
+  std::vector<tfw::DataType> dense_types_, sparse_types_, ragged_types_, ragged_split_types_;
+  std::vector<tfw::PartialTensorShape> dense_shapes_;
+  std::vector<std::string> sparse_keys_;
+  std::vector<int> dense_slot_;
+};
+
+// The records of `serialized`, a scalar (one record) or a vector; *single tells which.
+std::vector<std::string_view> Records(const tfw::Tensor& serialized, const char* op, bool* single) {
+  TK_CHECK(serialized.dims() <= 1, kInvalidArgument, op,
+           ": serialized must be a scalar (one record, as the parse_single_* functions pass "
+           "it) or a vector of records, got shape ",
+           ShapeText(serialized));
+  *single = serialized.dims() == 0;
+  std::vector<std::string_view> records(static_cast<size_t>(serialized.NumElements()));
+  const auto s = serialized.flat<tfw::tstring>();
+  for (size_t i = 0; i < records.size(); ++i) records[i] = View(s(i));
+  return records;
+}
+
 class ParseExampleV2Kernel : public tfw::OpKernel {
  public:
-  explicit ParseExampleV2Kernel(tfw::OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, c->GetAttr("Tdense", &dense_types_));
-    OP_REQUIRES_OK(c, c->GetAttr("num_sparse", &num_sparse_));
-    OP_REQUIRES_OK(c, c->GetAttr("sparse_types", &sparse_types_));
-    OP_REQUIRES_OK(c, c->GetAttr("ragged_value_types", &ragged_types_));
-    OP_REQUIRES_OK(c, c->GetAttr("ragged_split_types", &ragged_split_types_));
-    OP_REQUIRES_OK(c, c->GetAttr("dense_shapes", &dense_shapes_));
-    OP_REQUIRES(c, static_cast<int>(sparse_types_.size()) == num_sparse_,
-                absl::InvalidArgumentError("TensorkitParseExampleV2: len(sparse_types) != "
-                                           "num_sparse"));
-    OP_REQUIRES(c, ragged_split_types_.size() == ragged_types_.size(),
-                absl::InvalidArgumentError("TensorkitParseExampleV2: len(ragged_split_types) != "
-                                           "len(ragged_value_types)"));
-    OP_REQUIRES(c, dense_shapes_.size() == dense_types_.size(),
-                absl::InvalidArgumentError("TensorkitParseExampleV2: len(dense_shapes) != "
-                                           "len(Tdense)"));
+  explicit ParseExampleV2Kernel(tfw::OpKernelConstruction* c)
+      : OpKernel(c),
+        args_(c, "TensorkitParseExampleV2", "num_sparse", "sparse_types", "Tdense", "dense_shapes",
+              "ragged_value_types", "ragged_split_types") {}
+
+  void Compute(tfw::OpKernelContext* ctx) override {
+    RunKernel(ctx, [&] {
+      bool single = false;
+      const std::vector<std::string_view> records =
+          Records(ctx->input(0), "TensorkitParseExampleV2", &single);
+      const io::ExampleSpec spec = args_.Spec(ctx, 2, 5, "");
+      args_.Output(ctx, io::ParseExamples(records, spec), single, 0);
+    });
+  }
+
+ private:
+  FeaturesArgs args_;
+};
+
+REGISTER_KERNEL_BUILDER(Name("TensorkitParseExampleV2").Device(::tensorflow::DEVICE_CPU),
+                        ParseExampleV2Kernel);
+
+// --- tf.SequenceExample -----------------------------------------------------------------------
+
+REGISTER_OP("TensorkitParseSequenceExampleV2")
+    .Input("serialized: string")
+    .Input("debug_name: string")
+    .Input("context_sparse_keys: string")
+    .Input("context_dense_keys: string")
+    .Input("context_ragged_keys: string")
+    .Input("feature_list_sparse_keys: string")
+    .Input("feature_list_dense_keys: string")
+    .Input("feature_list_ragged_keys: string")
+    .Input("feature_list_dense_missing_assumed_empty: bool")
+    .Input("context_dense_defaults: Tcontext_dense")
+    .Output("context_sparse_indices: Ncontext_sparse * int64")
+    .Output("context_sparse_values: context_sparse_types")
+    .Output("context_sparse_shapes: Ncontext_sparse * int64")
+    .Output("context_dense_values: Tcontext_dense")
+    .Output("context_ragged_values: context_ragged_value_types")
+    .Output("context_ragged_row_splits: context_ragged_split_types")
+    .Output("feature_list_sparse_indices: Nfeature_list_sparse * int64")
+    .Output("feature_list_sparse_values: feature_list_sparse_types")
+    .Output("feature_list_sparse_shapes: Nfeature_list_sparse * int64")
+    .Output("feature_list_dense_values: feature_list_dense_types")
+    .Output("feature_list_dense_lengths: Nfeature_list_dense * int64")
+    .Output("feature_list_ragged_values: feature_list_ragged_value_types")
+    .Output("feature_list_ragged_outer_splits: feature_list_ragged_split_types")
+    .Output("feature_list_ragged_inner_splits: feature_list_ragged_split_types")
+    .Attr("Ncontext_sparse: int >= 0 = 0")
+    .Attr("Tcontext_dense: list({float,int64,string}) >= 0 = []")
+    .Attr("context_sparse_types: list({float,int64,string}) >= 0 = []")
+    .Attr("context_ragged_value_types: list({float,int64,string}) >= 0 = []")
+    .Attr("context_ragged_split_types: list({int32,int64}) >= 0 = []")
+    .Attr("context_dense_shapes: list(shape) >= 0 = []")
+    .Attr("Nfeature_list_sparse: int >= 0 = 0")
+    .Attr("Nfeature_list_dense: int >= 0 = 0")
+    .Attr("feature_list_dense_types: list({float,int64,string}) >= 0 = []")
+    .Attr("feature_list_sparse_types: list({float,int64,string}) >= 0 = []")
+    .Attr("feature_list_ragged_value_types: list({float,int64,string}) >= 0 = []")
+    .Attr("feature_list_ragged_split_types: list({int32,int64}) >= 0 = []")
+    .Attr("feature_list_dense_shapes: list(shape) >= 0 = []")
+    .SetShapeFn([](InferenceContext* c) {
+      for (int k = 0; k < c->num_outputs(); ++k) c->set_output(k, c->UnknownShape());
+      return absl::OkStatus();
+    });
+
+class ParseSequenceExampleV2Kernel : public tfw::OpKernel {
+ public:
+  explicit ParseSequenceExampleV2Kernel(tfw::OpKernelConstruction* c)
+      : OpKernel(c),
+        context_(c, kOp, "Ncontext_sparse", "context_sparse_types", "Tcontext_dense",
+                 "context_dense_shapes", "context_ragged_value_types",
+                 "context_ragged_split_types") {
+    OP_REQUIRES_OK(c, c->GetAttr("Nfeature_list_sparse", &num_sparse_));
+    OP_REQUIRES_OK(c, c->GetAttr("Nfeature_list_dense", &num_dense_));
+    OP_REQUIRES_OK(c, c->GetAttr("feature_list_dense_types", &dense_types_));
+    OP_REQUIRES_OK(c, c->GetAttr("feature_list_sparse_types", &sparse_types_));
+    OP_REQUIRES_OK(c, c->GetAttr("feature_list_ragged_value_types", &ragged_types_));
+    OP_REQUIRES_OK(c, c->GetAttr("feature_list_ragged_split_types", &ragged_split_types_));
+    OP_REQUIRES_OK(c, c->GetAttr("feature_list_dense_shapes", &dense_shapes_));
+    OP_REQUIRES(c,
+                static_cast<int>(sparse_types_.size()) == num_sparse_ &&
+                    static_cast<int>(dense_types_.size()) == num_dense_ &&
+                    dense_shapes_.size() == dense_types_.size() &&
+                    ragged_split_types_.size() == ragged_types_.size(),
+                absl::InvalidArgumentError(std::string(kOp) +
+                                           ": the feature_list type and shape lists must match "
+                                           "Nfeature_list_sparse and Nfeature_list_dense"));
   }
 
   void Compute(tfw::OpKernelContext* ctx) override {
     RunKernel(ctx, [&] {
-      constexpr const char* kOp = "TensorkitParseExampleV2";
-      const tfw::Tensor& serialized = ctx->input(0);
-      TK_CHECK(serialized.dims() <= 1, kInvalidArgument, kOp,
-               ": serialized must be a scalar (one record, as tf.io.parse_single_example "
-               "passes it) or a vector of records, got shape ",
-               ShapeText(serialized));
-      const bool single = serialized.dims() == 0;
-      const std::vector<std::string> sparse_keys = Strings(ctx->input(2), kOp, "sparse_keys");
-      const std::vector<std::string> dense_keys = Strings(ctx->input(3), kOp, "dense_keys");
-      const std::vector<std::string> ragged_keys = Strings(ctx->input(4), kOp, "ragged_keys");
+      bool single = false;
+      const std::vector<std::string_view> records = Records(ctx->input(0), kOp, &single);
+      io::SequenceExampleSpec spec;
+      spec.context = context_.Spec(ctx, 2, 9, "context_");
+      const std::vector<std::string> sparse_keys =
+          Strings(ctx->input(5), kOp, "feature_list_sparse_keys");
+      const std::vector<std::string> dense_keys =
+          Strings(ctx->input(6), kOp, "feature_list_dense_keys");
+      const std::vector<std::string> ragged_keys =
+          Strings(ctx->input(7), kOp, "feature_list_ragged_keys");
+      const tfw::Tensor& missing = ctx->input(8);
       TK_CHECK(static_cast<int>(sparse_keys.size()) == num_sparse_ &&
-                   dense_keys.size() == dense_types_.size() &&
-                   ragged_keys.size() == ragged_types_.size(),
-               kInvalidArgument, kOp, ": ", sparse_keys.size(), " sparse_keys for num_sparse ",
-               num_sparse_, ", ", dense_keys.size(), " dense_keys for ", dense_types_.size(),
-               " Tdense and ", ragged_keys.size(), " ragged_keys for ", ragged_types_.size(),
-               " ragged_value_types");
-      io::ExampleSpec spec;
-      // A dense shape whose first dim is unknown is a FixedLenSequenceFeature's: [B, rows, ...]
-      // padded with the (scalar) default. dense_slot[i]: its index among fixed (>= 0) or
-      // fixed_sequence (-1 - index) outputs.
-      std::vector<int> dense_slot;
-      for (size_t i = 0; i < dense_keys.size(); ++i) {
-        const tfw::PartialTensorShape& shape = dense_shapes_[i];
-        const bool sequence = shape.dims() > 0 && shape.dim_size(0) < 0;
-        std::vector<int64_t> dims;
-        for (int d = sequence ? 1 : 0; d < shape.dims(); ++d) dims.push_back(shape.dim_size(d));
-        TK_CHECK(std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 0; }),
-                 kInvalidArgument, kOp, ": dense key '", dense_keys[i], "' has shape ",
-                 shape.DebugString(), "; only its first dim may be unknown");
-        const tfw::Tensor& def = ctx->input(5 + static_cast<int>(i));
-        Tensor dflt = def.NumElements() > 0 ? FromTf(def) : Tensor();
-        const DType dtype = *ExampleDType(dense_types_[i]);
-        if (sequence) {
-          dense_slot.push_back(-1 - static_cast<int>(spec.fixed_sequence.size()));
-          spec.fixed_sequence.push_back({dense_keys[i], dtype, std::move(dims), std::move(dflt)});
-        } else {
-          dense_slot.push_back(static_cast<int>(spec.fixed.size()));
-          spec.fixed.push_back({dense_keys[i], dtype, std::move(dims), std::move(dflt)});
-        }
+                   static_cast<int>(dense_keys.size()) == num_dense_ &&
+                   ragged_keys.size() == ragged_types_.size() &&
+                   missing.NumElements() == num_dense_,
+               kInvalidArgument, kOp, ": ", sparse_keys.size(), " feature_list_sparse_keys for ",
+               num_sparse_, ", ", dense_keys.size(), " feature_list_dense_keys (and ",
+               missing.NumElements(), " feature_list_dense_missing_assumed_empty) for ", num_dense_,
+               ", ", ragged_keys.size(), " feature_list_ragged_keys for ", ragged_types_.size());
+      for (int i = 0; i < num_dense_; ++i) {
+        TK_CHECK(dense_shapes_[i].IsFullyDefined(), kInvalidArgument, kOp,
+                 ": feature_list_dense key '", dense_keys[i], "' has shape ",
+                 dense_shapes_[i].DebugString(), "; a step's shape must be fully defined");
+        const auto sizes = dense_shapes_[i].dim_sizes();
+        std::vector<int64_t> dims(sizes.begin(), sizes.end());
+        spec.feature_list_dense.push_back({dense_keys[i],
+                                           *ExampleDType(dense_types_[i]),
+                                           std::move(dims),
+                                           {},
+                                           missing.flat<bool>()(i)});
       }
       for (int i = 0; i < num_sparse_; ++i) {
-        spec.var_len.push_back({sparse_keys[i], *ExampleDType(sparse_types_[i])});
+        spec.feature_list_sparse.push_back({sparse_keys[i], *ExampleDType(sparse_types_[i])});
       }
-      // A ragged key is a RaggedFeature without partitions: its values and batch row splits
-      // (TensorFlow's Python layer applies any partitions to them).
       for (size_t i = 0; i < ragged_keys.size(); ++i) {
-        const DType splits =
-            ragged_split_types_[i] == tfw::DT_INT32 ? DType::kInt32 : DType::kInt64;
-        spec.ragged.push_back(
-            {ragged_keys[i], *ExampleDType(ragged_types_[i]), ragged_keys[i], {}, splits});
+        spec.feature_list_ragged.push_back({ragged_keys[i],
+                                            *ExampleDType(ragged_types_[i]),
+                                            ragged_keys[i],
+                                            {},
+                                            FeaturesArgs::SplitsDType(ragged_split_types_[i])});
       }
-      std::vector<std::string_view> records(static_cast<size_t>(serialized.NumElements()));
-      const auto s = serialized.flat<tfw::tstring>();
-      for (size_t i = 0; i < records.size(); ++i) records[i] = View(s(i));
-      const io::ParsedExamples parsed = io::ParseExamples(records, spec);
-      // One record: the outputs without the batch dim (positions alone as sparse indices, no
-      // ragged row splits), as TensorFlow's op gives them.
+      const io::ParsedSequenceExamples parsed = io::ParseSequenceExamples(records, spec);
+      context_.Output(ctx, parsed.context, single, 0, true);
+      int k = context_.NumOutputs();
+      // One record: no batch dim (step and position as sparse indices, lengths a scalar, and
+      // the outer splits a scalar 0: TensorFlow's op gives that shape, its value left
+      // uninitialized).
       for (int i = 0; i < num_sparse_; ++i) {
-        const SparseTensor st = parsed.var_len[i].ToSparse();
+        const SparseTensor& st = parsed.feature_list_sparse[i];
         if (single) {
-          const JaggedTensor& row = parsed.var_len[i];
-          Tensor ix = AllocateOutput(ctx, i, {row.values().NumElements(), 1}, DType::kInt64);
-          std::iota(ix.data<int64_t>(), ix.data<int64_t>() + ix.NumElements(), int64_t{0});
+          Tensor ix = AllocateOutput(ctx, k + i, {st.nnz(), 2}, DType::kInt64);
+          const Tensor all = st.indices().HostContiguous();
+          for (int64_t e = 0; e < st.nnz(); ++e) {
+            ix.data<int64_t>()[2 * e] = all.data<int64_t>()[3 * e + 1];
+            ix.data<int64_t>()[2 * e + 1] = all.data<int64_t>()[3 * e + 2];
+          }
         } else {
-          OutputOf(ctx, i, st.indices());
+          OutputOf(ctx, k + i, st.indices());
         }
-        OutputOf(ctx, num_sparse_ + i, st.values());
-        Tensor shape = AllocateOutput(ctx, 2 * num_sparse_ + i, {single ? 1 : 2}, DType::kInt64);
-        for (int d = single ? 1 : 0; d < 2; ++d)
-          shape.data<int64_t>()[d - (single ? 1 : 0)] = st.shape()[d];
+        OutputOf(ctx, k + num_sparse_ + i, st.values());
+        const int rank = single ? 2 : 3;
+        Tensor shape = AllocateOutput(ctx, k + 2 * num_sparse_ + i, {rank}, DType::kInt64);
+        for (int d = 0; d < rank; ++d) shape.data<int64_t>()[d] = st.shape()[d + 3 - rank];
       }
-      for (size_t i = 0; i < dense_slot.size(); ++i) {
-        const int k = dense_slot[i];
-        const Tensor& t = k >= 0 ? parsed.fixed[k] : parsed.fixed_sequence[-1 - k];
-        OutputOf(ctx, 3 * num_sparse_ + static_cast<int>(i), single ? DropBatch(t) : t);
+      k += 3 * num_sparse_;
+      for (int i = 0; i < num_dense_; ++i) {
+        const Tensor& t = parsed.feature_list_dense[i];
+        const Tensor& n = parsed.feature_list_lengths[i];
+        OutputOf(ctx, k + i, single ? DropBatch(t) : t);
+        OutputOf(ctx, k + num_dense_ + i, single ? DropBatch(n) : n);
       }
-      const int ragged_base = 3 * num_sparse_ + static_cast<int>(dense_types_.size());
+      k += 2 * num_dense_;
       const int num_ragged = static_cast<int>(ragged_keys.size());
       for (int i = 0; i < num_ragged; ++i) {
-        OutputOf(ctx, ragged_base + i, parsed.ragged[i].flat_values);
-        const Tensor& splits = parsed.ragged[i].nested_row_splits[0];
-        OutputOf(ctx, ragged_base + num_ragged + i,
-                 single ? Tensor::Empty({0}, splits.dtype()) : splits);
+        const io::RaggedOutput& r = parsed.feature_list_ragged[i];
+        OutputOf(ctx, k + i, r.flat_values);
+        const Tensor& outer = r.nested_row_splits[0];
+        OutputOf(ctx, k + num_ragged + i, single ? Tensor::Zeros({}, outer.dtype()) : outer);
+        OutputOf(ctx, k + 2 * num_ragged + i, r.nested_row_splits[1]);
       }
     });
   }
 
  private:
+  static constexpr const char* kOp = "TensorkitParseSequenceExampleV2";
+  FeaturesArgs context_;
+  int num_sparse_ = 0, num_dense_ = 0;
   std::vector<tfw::DataType> dense_types_, sparse_types_, ragged_types_, ragged_split_types_;
   std::vector<tfw::PartialTensorShape> dense_shapes_;
-  int num_sparse_ = 0;
 };
 
-REGISTER_KERNEL_BUILDER(Name("TensorkitParseExampleV2").Device(::tensorflow::DEVICE_CPU),
-                        ParseExampleV2Kernel);
+REGISTER_KERNEL_BUILDER(Name("TensorkitParseSequenceExampleV2").Device(::tensorflow::DEVICE_CPU),
+                        ParseSequenceExampleV2Kernel);
 
 // --- TFRecord files -------------------------------------------------------------------------
 

@@ -169,6 +169,9 @@ def test_fixed_len_sequence_features_equal_tensorflows():
 
 def test_single_records_equal_parse_single_example():
     rng = np.random.default_rng(8)
+    # Under tf.function too: the shape function of a scalar record.
+    single_fn = tf.function(lambda r, spec: tensorkit_tf.parse_single_example(r, spec),
+                            reduce_retracing=True)
     spec = dict(composite_spec())
     spec.update({"two": tf.io.SparseFeature(["ix0", "ix1"], "val", tf.float32, [7, 4]),
                  "var": tf.io.VarLenFeature(tf.float32),
@@ -182,8 +185,9 @@ def test_single_records_equal_parse_single_example():
                 ex.features.feature[key].CopyFrom(extra.features.feature[key])
         ex.features.feature["var"].CopyFrom(ex.features.feature["w"])
         record = ex.SerializeToString()
-        assert_same(tensorkit_tf.parse_single_example(record, spec),
-                    tf.io.parse_single_example(record, spec))
+        want = tf.io.parse_single_example(record, spec)
+        assert_same(tensorkit_tf.parse_single_example(record, spec), want)
+        assert_same(single_fn(tf.constant(record), spec), want)
 
 
 def test_inconsistent_composites_are_errors_naming_record_and_feature():

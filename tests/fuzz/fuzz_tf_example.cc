@@ -1,5 +1,6 @@
 // libFuzzer target for the tf.Example parser: the input is one serialized record, parsed twice
-// (a batch of two) by each of FuzzExampleSpecs; it must parse or throw tensorkit::Error.
+// (a batch of two) by each of FuzzExampleSpecs, and as a tf.SequenceExample by
+// FuzzSequenceExampleSpec; it must parse or throw tensorkit::Error.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -19,6 +20,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)p;
     } catch (const Error&) {
     }
+  }
+  static const io::SequenceExampleSpec sequence = fuzz::FuzzSequenceExampleSpec();
+  try {
+    io::ParsedSequenceExamples p = io::ParseSequenceExamples({record, record}, sequence);
+    (void)p;
+  } catch (const Error&) {
   }
   return 0;
 }

@@ -34,6 +34,18 @@ inline std::vector<io::ExampleSpec> FuzzExampleSpecs() {
   return specs;
 }
 
+// A SequenceExample spec reading the same keys as feature lists (and "label" as context).
+inline io::SequenceExampleSpec FuzzSequenceExampleSpec() {
+  io::SequenceExampleSpec spec;
+  spec.context.fixed.push_back(
+      {"label", DType::kInt64, {}, Tensor::FromVector(std::vector<int64_t>{0}, {})});
+  spec.feature_list_dense.push_back({"seq", DType::kInt64, {3}, {}, true});
+  spec.feature_list_sparse.push_back({"vfloat32", DType::kFloat32});
+  using P = io::RaggedPartition;
+  spec.feature_list_ragged.push_back({"r", DType::kInt64, "rv", {P::RowLengths("q")}});
+  return spec;
+}
+
 }  // namespace tensorkit::fuzz
 
 #endif  // TENSORKIT_TESTS_FUZZ_TF_EXAMPLE_SPEC_H_

@@ -127,16 +127,22 @@ TEST(FuzzCorpusTest, TfExampleAndTfRecordSeedsParseOrThrowError) {
       std::filesystem::path(TENSORKIT_SOURCE_DIR) / "tests" / "fuzz" / "corpus";
   const std::vector<ExampleSpec> specs = fuzz::FuzzExampleSpecs();
   std::map<std::string, int> parsed;  // file -> specs that parsed it
+  const SequenceExampleSpec sequence = fuzz::FuzzSequenceExampleSpec();
+  std::map<std::string, int> sequence_parsed;
   auto parse_all = [&](const std::string& name, const std::vector<std::string_view>& records) {
-    for (const ExampleSpec& spec : specs) {
+    auto attempt = [&](const auto& parse, int* count) {
       try {
-        ParseExamples(records, spec);
-        ++parsed[name];
+        parse();
+        ++*count;
       } catch (const Error&) {
       } catch (const std::exception& e) {
         ADD_FAILURE() << name << " threw a non-tensorkit exception: " << e.what();
       }
+    };
+    for (const ExampleSpec& spec : specs) {
+      attempt([&] { ParseExamples(records, spec); }, &parsed[name]);
     }
+    attempt([&] { ParseSequenceExamples(records, sequence); }, &sequence_parsed[name]);
   };
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(root / "tf_example")) {
@@ -162,6 +168,8 @@ TEST(FuzzCorpusTest, TfExampleAndTfRecordSeedsParseOrThrowError) {
   // composite.pb: the base spec, RowLengths('q') over ValueRowIds('p') and over
   // UniformRowLength(2).
   EXPECT_EQ(parsed["composite.pb"], 3);
+  EXPECT_EQ(sequence_parsed["sequence.pb"], 1);  // a SequenceExample of every feature list
+  EXPECT_EQ(sequence_parsed["empty.pb"], 1);
 }
 
 }  // namespace
