@@ -697,7 +697,8 @@ DType DTypeOfKind(Kind k) {
 
 }  // namespace
 
-std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::string_view>& records) {
+std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::string_view>& records,
+                                                     bool count_lengths) {
   using Table = std::map<std::string, ExampleFeatureSummary, std::less<>>;
   const int64_t n = static_cast<int64_t>(records.size());
   std::vector<Table> parts(static_cast<size_t>(NumChunks(n, 256)));
@@ -725,6 +726,7 @@ std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::stri
       s.max_values = std::max(s.max_values, f.count);
       ++s.records;
       s.values += f.count;
+      if (count_lengths) ++s.lengths[f.count];
     }
   });
   Table all;  // chunks in order: the first type seen is the first record's
@@ -741,6 +743,7 @@ std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::stri
       a.max_values = std::max(a.max_values, s.max_values);
       a.records += s.records;
       a.values += s.values;
+      for (const auto& [length, n] : s.lengths) a.lengths[length] += n;
     }
   }
   std::vector<ExampleFeatureSummary> out;

@@ -55,6 +55,7 @@
 #define TENSORKIT_IO_TF_EXAMPLE_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -242,8 +243,12 @@ struct ExampleFeatureSummary {
   int64_t records = 0;          // records holding the feature
   int64_t values = 0;           // its values in all of them
   int64_t min_values = 0, max_values = 0;  // per record holding it
+  // With count_lengths: values per record -> records holding that many (records without the
+  // feature are not counted here: there are `records` of them fewer than the batch).
+  std::map<int64_t, int64_t> lengths;
 };
-std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::string_view>& records);
+std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::string_view>& records,
+                                                     bool count_lengths = false);
 
 // One tf.Example holding `features` in the given order: each Tensor's elements in C order (any
 // dims) as an int64_list (kInt64), float_list (kFloat32, packed) or bytes_list (kString); other

@@ -1,5 +1,6 @@
 // tensorkit info [--json] [--rows] FILE: format, kind, shape, dtype, nnz, order and density, and
-// with --rows the statistics of the row lengths (row_stats.h).
+// with --rows the statistics of the row lengths (row_stats.h); of a TFRecord file, its features,
+// and with --rows each feature's values per record.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -94,7 +95,7 @@ int64_t DistinctIfSorted(const SparseTensor& st) {
 
 // The row statistics of what `path` holds; the one place that knows which files have rows (a .svm
 // file reads as a matrix, so its lines are rows already). A format whose rows are not axis 0 of
-// a sparse tensor (a feature of TFRecord examples) adds its own LengthTable producer here.
+// a sparse tensor (a feature of TFRecord examples: FeatureLengths) has its own LengthTable.
 RowStats RowsOf(const io::TensorData& d, const std::string& path) {
   TK_CHECK(d.is_sparse(), kInvalidArgument, "info --rows: '", path,
            "' holds a dense array of dims ", ShapeString(d.dense.Dims()),
@@ -148,12 +149,47 @@ std::string JsonArray(const std::vector<Int>& v) {
 
 // info of a TFRecord file of tf.Example records: records, bytes, and each feature's type and
 // how many values the records hold (io::SummarizeExamples).
+// With --rows, each feature's values per record as a LengthTable: every record is a row (as
+// tf.io.parse_example's VarLenFeature makes it), a record without the feature an empty one.
+LengthTable FeatureLengths(const io::ExampleFeatureSummary& f, int64_t records) {
+  LengthTable t;
+  t.rows = records;
+  t.entries = f.values;
+  const int64_t absent = records - f.records;
+  if (absent > 0) t.count.emplace_back(0, absent);
+  for (const auto& [length, n] : f.lengths) {
+    if (length == 0 && absent > 0) {
+      t.count[0].second += n;
+    } else {
+      t.count.emplace_back(length, n);
+    }
+  }
+  return t;
+}
+
+// RowStatsText of a feature, its first line naming records (not axis 0), indented under it.
+std::string FeatureRowsText(const RowStats& s, int64_t absent) {
+  std::string text = RowStatsText(s);
+  text = text.substr(text.find('\n') + 1);
+  std::string out = "    records: " + std::to_string(s.rows) + ", " + std::to_string(s.empty) +
+                    " with no values (" + std::to_string(absent) + " without the feature)\n";
+  for (size_t b = 0; b < text.size();) {
+    const size_t e = text.find('\n', b);
+    out += "    " + text.substr(b, e - b + 1);
+    b = e + 1;
+  }
+  return out;
+}
+
 int RunTfrecord(const Args& a) {
   io::TFRecordOptions o;
   const io::TFRecordBatch batch = ReadTfrecordFile(a.file, a.compression, &o.compression);
   std::vector<std::string_view> records(static_cast<size_t>(batch.size()));
   for (int64_t i = 0; i < batch.size(); ++i) records[i] = batch[i];
-  const std::vector<io::ExampleFeatureSummary> fs = io::SummarizeExamples(records);
+  const std::vector<io::ExampleFeatureSummary> fs = io::SummarizeExamples(records, a.rows);
+  auto stats = [&](const io::ExampleFeatureSummary& f) {
+    return RowStatsOf(FeatureLengths(f, batch.size()));
+  };
   const char* comp = io::TFRecordCompressionName(o.compression);
   auto type = [](const io::ExampleFeatureSummary& f) {
     return std::string(f.dtype == DType::kInt64     ? "int64"
@@ -170,7 +206,12 @@ int RunTfrecord(const Args& a) {
       std::cout << (i ? ", " : "") << "{\"key\": " << JsonQuote(f.key)
                 << ", \"type\": " << JsonQuote(type(f)) << ", \"records\": " << f.records
                 << ", \"values\": " << f.values << ", \"min_values\": " << f.min_values
-                << ", \"max_values\": " << f.max_values << "}";
+                << ", \"max_values\": " << f.max_values;
+      if (a.rows) {
+        std::cout << ", \"absent\": " << batch.size() - f.records
+                  << ", \"rows\": " << RowStatsJson(stats(f));
+      }
+      std::cout << "}";
     }
     std::cout << "]}\n";
     return kExitOk;
@@ -183,15 +224,15 @@ int RunTfrecord(const Args& a) {
     std::cout << "  " << f.key << ": " << type(f) << ", in " << f.records << " records, "
               << f.values << " values (" << f.min_values << " to " << f.max_values
               << " a record)\n";
+    if (a.rows) std::cout << FeatureRowsText(stats(f), batch.size() - f.records);
   }
   return kExitOk;
 }
 
 int Run(const Args& a) {
   if (IsTfrecordPath(a.file)) {
-    if (a.rows || a.distinct) {
-      throw UsageError("info: --rows and --distinct are for sparse tensor files, not '" + a.file +
-                       "'");
+    if (a.distinct) {
+      throw UsageError("info: --distinct is for sparse tensor files, not '" + a.file + "'");
     }
     return RunTfrecord(a);
   }
@@ -243,8 +284,9 @@ Subcommand AddInfo(CLI::App& app) {
                 "Count the distinct positions of an unsorted sparse file for the density (a sort "
                 "of a copy); sorted files always get them, in one pass");
   sub->add_flag("--rows", args->rows,
-                "Also the entries per row of a 2-D sparse file: min, max, mean, p50/p90/p99, "
-                "empty rows and a histogram (JSON key \"rows\")");
+                "Also the entries per row of a 2-D sparse file (or the values per record of "
+                "each feature of a TFRecord file): min, max, mean, p50/p90/p99, empty rows and "
+                "a histogram (JSON key \"rows\")");
   sub->footer(
       "order: the sorted axes of a sparse tensor (or unknown/null); C, Fortran or "
       "strided for a dense one.\nExit codes: 0 ok, 1 unreadable file, 2 usage error.");

@@ -110,6 +110,40 @@ class RowsTest(unittest.TestCase):
                     f.write(" ".join(["0"] + ["%d:1" % (j + 1) for j in sorted(cols)]) + "\n")
             self.check_against_numpy(self.rows_json(svm), csr_lengths, svm)
 
+    def test_tfrecord_features_match_numpy(self):
+        # Each feature's values per record; a record without the feature counts as empty (as
+        # a VarLenFeature parses it) and is also counted apart ("absent").
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from tool_test import example, tfrecord
+        rng = np.random.default_rng(31)
+        n = 3000
+        ids = np.minimum(rng.pareto(1.0, n).astype(np.int64), 200)
+        has_ids = rng.random(n) < 0.8
+        tags = rng.integers(0, 4, n)
+        has_tags = rng.random(n) < 0.5
+        records = []
+        for i in range(n):
+            f = {}
+            if has_ids[i]:
+                f["ids"] = ("int64", rng.integers(-9, 9, ids[i]).tolist())
+            if has_tags[i]:
+                f["tags"] = ("bytes", [b"t"] * int(tags[i]))
+            records.append(example(f))
+        path = self.path("f.tfrecord")
+        with open(path, "wb") as out:
+            out.write(tfrecord(records))
+        r = run("info", "--json", "--rows", path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = {f["key"]: f for f in json.loads(r.stdout)["features"]}
+        for key, lengths, present in [("ids", ids, has_ids), ("tags", tags, has_tags)]:
+            self.assertEqual(got[key]["absent"], int((~present).sum()), key)
+            self.check_against_numpy(got[key]["rows"], np.where(present, lengths, 0), key)
+        text = run("info", "--rows", path).stdout
+        self.assertIn("    records: %d, %d with no values (%d without the feature)"
+                      % (n, int((np.where(has_tags, tags, 0) == 0).sum()), int((~has_tags).sum())),
+                      text)
+        self.assertEqual(run("info", "--distinct", path).returncode, 2)
+
     def test_far_more_rows_than_entries(self):
         # Counted by sorting the row indices: nothing is allocated per row.
         rng = np.random.default_rng(3)

@@ -600,7 +600,7 @@ class ToolTest(unittest.TestCase):
         r = run("info", bad)
         self.assertEqual(r.returncode, 1)
         self.assertIn("record 0", r.stderr)
-        self.assertEqual(run("info", "--rows", plain).returncode, 2)
+        self.assertEqual(run("info", "--distinct", plain).returncode, 2)
         r = run("validate", gz)
         self.assertEqual(r.returncode, 0, r.stdout)
         self.assertIn("tfrecord (GZIP), 3 tf.Example records, 3 feature keys", r.stdout)
