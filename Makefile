@@ -18,7 +18,7 @@ build: configure
 run: build
 	@bash examples/run.sh $(BUILD)/bin
 
-test-release: build dask-venv tf-ops-if-possible
+test-release: build dask-venv arrow-venv tf-ops-if-possible
 	@ctest --preset release -j $(JOBS)
 
 test-asan: deps dask-venv
@@ -35,6 +35,16 @@ dask-venv:
 	  { /usr/bin/python3 -m venv $(DASK_VENV) && $(DASK_VENV)/bin/pip install -q \
 	    --disable-pip-version-check dask==2026.8.0 distributed==2026.8.0; } || \
 	  echo "dask-venv: could not install dask and distributed; tools.dask_driver is skipped"
+
+# pyarrow (and the NumPy its float16 arrays need) from PyPI for io.pyarrow, the Arrow C Data
+# Interface test; without them that test is skipped.
+ARROW_VENV := .venvs/arrow
+.PHONY: arrow-venv
+arrow-venv:
+	@$(ARROW_VENV)/bin/python -c "import pyarrow, numpy" 2>/dev/null || \
+	  { /usr/bin/python3 -m venv $(ARROW_VENV) && $(ARROW_VENV)/bin/pip install -q \
+	    --disable-pip-version-check pyarrow==26.0.1 numpy==2.4.6; } || \
+	  echo "arrow-venv: could not install pyarrow; io.pyarrow is skipped"
 
 # The TensorFlow op library (embed/tensorflow/): venv .venvs/tf with the pinned wheel, then the
 # library; prints its path.

@@ -24,6 +24,7 @@
 #include "tensorkit/features/quantiles.h"
 #include "tensorkit/features/segment.h"
 #include "tensorkit/features/vocabulary.h"
+#include "tensorkit/io/arrow.h"
 #include "tensorkit/io/io.h"
 #include "tensorkit/io/libsvm.h"
 #include "tensorkit/io/tf_example.h"
