@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tensorkit/common/error.h"
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/common/storage.h"
 #include "tensorkit/dense/ops.h"
 
@@ -277,8 +278,16 @@ void CheckArray(const View& v, int64_t n_buffers, int64_t n_children, const char
            kInvalidArgument, op, ": field '", v.f->name, "' of format '", v.f->format, "' has ",
            v.a->n_buffers, " buffers and ", v.a->n_children, " children; that format has ",
            n_buffers, " and ", n_children);
-  TK_CHECK(v.a->length >= 0 && v.a->offset >= 0, kInvalidArgument, op, ": field '", v.f->name,
-           "' has length ", v.a->length, " and offset ", v.a->offset);
+  TK_CHECK(v.a->length >= 0 && v.a->offset >= 0 &&
+               v.a->length <= std::numeric_limits<int64_t>::max() - v.a->offset,
+           kInvalidArgument, op, ": field '", v.f->name, "' has length ", v.a->length,
+           " and offset ", v.a->offset);
+  TK_CHECK(v.a->buffers != nullptr, kInvalidArgument, op, ": field '", v.f->name,
+           "' has no buffer pointers");
+  for (int64_t i = 0; i < n_children; ++i) {
+    TK_CHECK(v.a->children != nullptr && v.a->children[i] != nullptr, kInvalidArgument, op,
+             ": field '", v.f->name, "' has a null child array");
+  }
 }
 
 bool BitSet(const void* bits, int64_t i) {
@@ -377,14 +386,21 @@ Tensor Values(const View& v, int64_t begin, int64_t count, const HolderPtr& hold
   const std::string& fmt = v.f->format;
   if (fmt.rfind("+w:", 0) != 0) return Flat(v, begin, count, holder, op);
   CheckArray(v, 1, 1, op);
-  const int64_t width = std::stoll(fmt.substr(3));
-  TK_CHECK(width >= 0, kInvalidArgument, op, ": field '", v.f->name, "' has format '", fmt, "'");
+  int64_t width = 0;
+  const std::string digits = fmt.substr(3);
+  TK_CHECK(!digits.empty() && digits.size() <= 18 &&
+               digits.find_first_not_of("0123456789") == std::string::npos,
+           kInvalidArgument, op, ": field '", v.f->name, "' has the malformed format '", fmt,
+           "'; a fixed_size_list is '+w:<width>'");
+  width = std::stoll(digits);
   const int64_t null = FirstNull(v.a, begin, count);
   TK_CHECK(null < 0, kInvalidArgument, op, ": field '", v.f->name, "' is null at slot ", null,
            "; a tensor row cannot be missing (drop or fill the nulls first)");
   const View child{v.a->children[0], &v.f->children[0]};
-  Tensor flat = Flat(child, (v.a->offset + begin) * width, count * width, holder, op);
-  const int64_t child_null = FirstNull(child.a, (v.a->offset + begin) * width, count * width);
+  const int64_t first = CheckedMul(v.a->offset + begin, width, v.f->name, "fixed_size_list slots");
+  const int64_t slots = CheckedMul(count, width, v.f->name, "fixed_size_list slots");
+  Tensor flat = Flat(child, first, slots, holder, op);
+  const int64_t child_null = FirstNull(child.a, first, slots);
   TK_CHECK(child_null < 0, kInvalidArgument, op, ": field '", v.f->name,
            "' has a null value at slot ", child_null, " of its values; fill the nulls first");
   return flat.WithPattern(DefaultPattern({count, width}, op));

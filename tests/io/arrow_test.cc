@@ -218,7 +218,19 @@ TEST(ArrowTest, ListsOfOtherProducersSlicesAndNulls) {
     g.List("+l", nullptr, off32, 4, 0, "l", vals, 6);
     ExpectError([&] { ImportArrowTensor(&g.array, &g.schema); }, ErrorCode::kUnsupported, {"'+l'"});
   }
-  EXPECT_EQ(released, 8);
+  // Malformed structs: a bad fixed_size_list width, a null child.
+  {
+    const int64_t none[] = {0};
+    Hand h(&released);
+    h.List("+w:x", nullptr, none, 1, 0, "l", vals, 6);
+    h.array.n_buffers = 1;
+    ExpectError([&] { ImportArrowTensor(&h.array, &h.schema); }, {"malformed format '+w:x'"});
+    Hand g(&released);
+    g.List("+l", nullptr, off32, 4, 0, "l", vals, 6);
+    g.child_ptr = nullptr;
+    ExpectError([&] { ImportArrowJagged(&g.array, &g.schema); }, {"null child array"});
+  }
+  EXPECT_EQ(released, 10);
 }
 
 TEST(ArrowTest, AReleasedOrNullArrayIsAnError) {
