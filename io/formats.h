@@ -66,6 +66,9 @@ struct NpyHeader {
 NpyHeader ParseNpyHeader(const uint8_t* data, size_t size, const std::string& name);
 // Reads a whole .npy from `source` (header, then the data straight into the tensor's storage).
 Tensor ReadNpy(ByteSource& source);
+// Reads and checks the header of the .npy `source` holds, leaving the source at its data (for
+// readers that stream the data themselves).
+NpyHeader ReadNpyHeader(ByteSource& source);
 Tensor ReadNpyFile(const std::string& path);
 Tensor ReadNpyBytes(const Bytes& bytes);
 // The header (magic, version, length and padded dict) for numeric `t` written in C order, or in

@@ -119,6 +119,15 @@ std::vector<int64_t> VisitMtxPositions(
     const std::string& path, const PositionVisitor& visit,
     const std::function<void(const std::vector<int64_t>& shape)>& on_shape = {});
 
+// The same for a 2-D scipy.sparse .npz (coo with row/col members, csr or csc): its index members
+// are read (inflated) a block at a time on one thread, so memory stays bounded; indptr and the
+// indices are checked as Read checks them. Other .npz files are an Error(kUnsupported).
+std::vector<int64_t> VisitNpzPositions(
+    const std::string& path, const PositionVisitor& visit,
+    const std::function<void(const std::vector<int64_t>& shape)>& on_shape = {});
+// Whether VisitNpzPositions streams `path` (a .npz holding a 2-D scipy coo/csr/csc).
+bool NpzStreamsPositions(const std::string& path);
+
 // Writes `data` to `path` in the format of its extension (atomically).
 void Write(const std::string& path, const TensorData& data);
 void Write(const std::string& path, const Tensor& dense);

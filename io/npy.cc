@@ -394,7 +394,7 @@ NpyHeader ParseNpyHeader(const uint8_t* data, size_t size, const std::string& na
   return h;
 }
 
-Tensor ReadNpy(ByteSource& source) {
+NpyHeader ReadNpyHeader(ByteSource& source) {
   const std::string& name = source.name();
   const int64_t size = source.size();
   std::vector<uint8_t> header(10);
@@ -421,6 +421,11 @@ Tensor ReadNpy(ByteSource& source) {
   }
   NpyHeader h = ParseNpyHeader(header.data(), header.size(), name);
   CheckDataSize(h, size, name);
+  return h;
+}
+
+Tensor ReadNpy(ByteSource& source) {
+  const NpyHeader h = ReadNpyHeader(source);
   Tensor t = ReadNpyData(source, h);
   source.Finish();
   return t;

@@ -3,6 +3,7 @@
 // shape, row/col (2-D coo) or coords (n-D coo arrays) or indices/indptr, plus data.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 
 #include "tensorkit/common/parallel.h"
@@ -196,6 +197,57 @@ void WriteCsrMembers(SparseTensor* st, ZipWriter* zip, bool compress) {
   *st = HostContiguous(*st);
 }
 
+// The integers of a 1-D member, read (or inflated) a block at a time: for streaming readers.
+class IntStream {
+ public:
+  IntStream(const Bytes& zip, const ZipEntry& entry, const std::string& file)
+      : source_(zip, entry), file_(file), member_(entry.name) {
+    h_ = ReadNpyHeader(source_);
+    TK_CHECK((h_.kind == 'i' || h_.kind == 'u') && (h_.item_size == 4 || h_.item_size == 8) &&
+                 h_.dims.size() == 1,
+             kCorrupt, "npz: '", file_, "': member '", member_,
+             "' should be a 1-D array of 4- or 8-byte integers, got kind '", h_.kind, "' of ",
+             h_.item_size, " bytes and dims ", ShapeString(h_.dims));
+    left_ = h_.dims[0];
+  }
+  int64_t size() const { return h_.dims[0]; }
+  int64_t left() const { return left_; }
+  // The next min(n, left()) integers into out; returns how many.
+  int64_t Next(int64_t* out, int64_t n) {
+    n = std::min(n, left_);
+    raw_.resize(static_cast<size_t>(n * h_.item_size));
+    source_.Read(raw_.data(), n * h_.item_size);
+    if (h_.swap) SwapBytes(raw_.data(), n, static_cast<int>(h_.item_size));
+    for (int64_t i = 0; i < n; ++i) {
+      if (h_.item_size == 8) {
+        int64_t v;
+        std::memcpy(&v, raw_.data() + 8 * i, 8);
+        TK_CHECK(h_.kind == 'i' || v >= 0, kCorrupt, "npz: '", file_, "': member '", member_,
+                 "' holds an index past int64");
+        out[i] = v;
+      } else if (h_.kind == 'i') {
+        int32_t v;
+        std::memcpy(&v, raw_.data() + 4 * i, 4);
+        out[i] = v;
+      } else {
+        uint32_t v;
+        std::memcpy(&v, raw_.data() + 4 * i, 4);
+        out[i] = v;
+      }
+    }
+    left_ -= n;
+    if (left_ == 0) source_.Finish();  // the member's CRC
+    return n;
+  }
+
+ private:
+  ZipMemberSource source_;
+  std::string file_, member_;
+  NpyHeader h_;
+  int64_t left_ = 0;
+  std::vector<uint8_t> raw_;
+};
+
 }  // namespace
 
 TensorData ReadNpzBytes(const Bytes& bytes, const ReadOptions& options) {
@@ -270,6 +322,105 @@ void WriteNpz(const std::string& path, const TensorData& data, const WriteOption
 SparseTensor HostContiguous(const SparseTensor& st) {
   return SparseTensor::Create(st.indices().HostContiguous(), st.values().HostContiguous(),
                               st.shape(), st.order());
+}
+
+bool NpzStreamsPositions(const std::string& path) {
+  if (FormatFromPath(path) != Format::kNpz) return false;
+  MappedFile f(path);
+  const Bytes bytes = f.bytes();
+  Archive ar(bytes);
+  if (!IsScipy(ar)) return false;
+  const std::string format = ar.String("format");
+  const std::vector<int64_t> shape = IntMember(ar, "shape");
+  return shape.size() == 2 && (format == "csr" || format == "csc" ||
+                               (format == "coo" && ar.Has("row") && ar.Has("col")));
+}
+
+std::vector<int64_t> VisitNpzPositions(
+    const std::string& path, const PositionVisitor& visit,
+    const std::function<void(const std::vector<int64_t>& shape)>& on_shape) {
+  MappedFile f(path);
+  const Bytes bytes = f.bytes();
+  Archive ar(bytes);
+  TK_CHECK(IsScipy(ar), kUnsupported, "VisitNpzPositions: '", path,
+           "' is not a scipy.sparse .npz (no format, shape and data members); read it with Read");
+  const std::string format = ar.String("format");
+  const std::vector<int64_t> shape = IntMember(ar, "shape");
+  TK_CHECK(shape.size() == 2 && shape[0] >= 0 && shape[1] >= 0 &&
+               (format == "csr" || format == "csc" || format == "coo"),
+           kUnsupported, "VisitNpzPositions: '", path, "' holds a ", Excerpt(format), " of shape ",
+           ShapeString(shape),
+           "; only 2-D coo, csr and csc stream (read the rest "
+           "with Read)");
+  if (on_shape) on_shape(shape);
+  constexpr int64_t kBlock = 1 << 16;
+  std::vector<int64_t> a(kBlock), b(kBlock), rc(2 * kBlock);
+  auto check = [&](int64_t v, int axis, int64_t entry) {
+    TK_CHECK(v >= 0 && v < shape[axis], kCorrupt, "npz: '", path, "': index ", v, " on axis ", axis,
+             " of entry ", entry, " is out of range [0, ", shape[axis], ")");
+  };
+  if (format == "coo") {
+    IntStream rows(bytes, ar.Entry("row"), path), cols(bytes, ar.Entry("col"), path);
+    TK_CHECK(rows.size() == cols.size(), kCorrupt, "npz: '", path, "': row has ", rows.size(),
+             " entries but col has ", cols.size());
+    for (int64_t done = 0; rows.left() > 0;) {
+      const int64_t n = rows.Next(a.data(), kBlock);
+      cols.Next(b.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        check(a[i], 0, done + i);
+        check(b[i], 1, done + i);
+        rc[2 * i] = a[i];
+        rc[2 * i + 1] = b[i];
+      }
+      visit(rc.data(), n);
+      done += n;
+    }
+    return shape;
+  }
+  // csr / csc: walk indptr and indices side by side.
+  const int major = format == "csr" ? 0 : 1;
+  IntStream ptr(bytes, ar.Entry("indptr"), path), idx(bytes, ar.Entry("indices"), path);
+  TK_CHECK(ptr.size() == shape[major] + 1, kCorrupt, "npz: '", path, "': ", format, " indptr has ",
+           ptr.size(), " entries for ", shape[major], " major slices");
+  int64_t m = -1, end = 0, ptr_at = 0, ptr_n = 0;
+  std::vector<int64_t> p(kBlock);
+  auto next_ptr = [&]() {
+    if (ptr_at == ptr_n) {
+      ptr_n = ptr.Next(p.data(), kBlock);
+      ptr_at = 0;
+    }
+    return p[ptr_at++];
+  };
+  TK_CHECK(next_ptr() == 0, kCorrupt, "npz: '", path, "': ", format, " indptr starts at ", p[0],
+           ", not 0");
+  for (int64_t k = 0; idx.left() > 0;) {
+    const int64_t n = idx.Next(a.data(), kBlock);
+    for (int64_t i = 0; i < n; ++i, ++k) {
+      while (k >= end) {  // the next major slice holding entry k
+        TK_CHECK(m + 1 < shape[major], kCorrupt, "npz: '", path, "': ", format, " indptr ends at ",
+                 end, " but indices has ", idx.size(), " entries");
+        const int64_t next = next_ptr();
+        TK_CHECK(next >= end, kCorrupt, "npz: '", path, "': indptr decreases at ", m + 1, " (", end,
+                 " then ", next, ")");
+        ++m;
+        end = next;
+      }
+      check(a[i], 1 - major, k);
+      rc[2 * i + major] = m;
+      rc[2 * i + 1 - major] = a[i];
+    }
+    visit(rc.data(), n);
+  }
+  TK_CHECK(end <= idx.size(), kCorrupt, "npz: '", path, "': ", format, " indptr reaches ", end,
+           " but indices has ", idx.size(), " entries");
+  // The rest of indptr: each the number of entries (empty trailing slices).
+  while (ptr.left() > 0 || ptr_at < ptr_n) {
+    const int64_t next = next_ptr();
+    TK_CHECK(next == idx.size() && next >= end, kCorrupt, "npz: '", path, "': ", format,
+             " indptr reaches ", next, " but indices has ", idx.size(), " entries");
+    end = next;
+  }
+  return shape;
 }
 
 }  // namespace tensorkit::io

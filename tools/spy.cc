@@ -192,7 +192,8 @@ std::vector<uint64_t> CountPixels(const SparseTensor& st, int row_axis, int col_
   return counts;
 }
 
-// The counts of every grid in `grids` from a .mtx coordinate file, streamed (VisitMtxPositions):
+// The counts of every grid in `grids` from a file that Streams, streamed (VisitMtxPositions or
+// VisitNpzPositions):
 // blocks of positions from several threads add into shared histograms, one atomic add per run
 // of entries in one pixel; memory is the histograms, never the tensor. `make_grids(shape)`
 // chooses the grids (and row_axis, 0 or 1) once the shape is known. Sets *shape and *nnz.
@@ -203,7 +204,9 @@ std::vector<std::vector<uint64_t>> CountStreamed(
   std::vector<std::vector<uint64_t>> counts;
   std::atomic<int64_t> seen{0};
   std::vector<FastDivider> div_rows, div_cols;
-  *shape = io::VisitMtxPositions(
+  const auto visitor =
+      io::FormatFromPath(file) == io::Format::kNpz ? io::VisitNpzPositions : io::VisitMtxPositions;
+  *shape = visitor(
       file,
       [&](const int64_t* rc, int64_t n) {
         seen += n;
@@ -241,8 +244,10 @@ std::vector<std::vector<uint64_t>> CountStreamed(
   return counts;
 }
 
-// Whether spy streams `file`: a Matrix Market coordinate file, pictured on its own two axes.
+// Whether spy streams `file`: a Matrix Market coordinate file or a 2-D scipy.sparse .npz,
+// pictured on its own two axes.
 bool Streams(const std::string& file) {
+  if (io::FormatFromPath(file) == io::Format::kNpz) return io::NpzStreamsPositions(file);
   if (io::FormatFromPath(file) != io::Format::kMtx) return false;
   const std::vector<uint8_t> head = [&] {
     io::InputFile in(file);
@@ -351,7 +356,8 @@ int Run(const Args& a) {
              " twice; give two different axes, e.g. --axes 0,1");
   };
   if (Streams(a.file)) {
-    // A .mtx coordinate file streams: read and count in one pass, memory bounded by the grids.
+    // A .mtx coordinate file or a 2-D scipy .npz streams: read and count in one pass, memory
+    // bounded by the grids.
     counts = CountStreamed(
         a.file, ri,
         [&](const std::vector<int64_t>& s) {

@@ -280,6 +280,36 @@ class SpyTest(unittest.TestCase):
         np.testing.assert_array_equal(
             pixels, shade(expected_counts(np.array(full)[:, ::-1], (300, 300), n=100)[0]))
 
+    def test_streamed_scipy_npz_of_every_format(self):
+        # coo, csr and csc .npz stream their index members block by block (more entries than a
+        # block, compressed and not); the pictures equal the expected counts, repeats included.
+        import scipy.sparse as sp
+        rng = np.random.default_rng(8)
+        shape = (700, 300)
+        n = 150000
+        rows, cols = rng.integers(0, shape[0], n), rng.integers(0, shape[1], n)
+        rows[:40] = 0  # the first row long, many rows empty
+        rows[rows % 7 == 3] = 5
+        coords = np.stack([rows, cols], axis=1)
+        coo = sp.coo_matrix((np.ones(n), (rows, cols)), shape=shape)
+        for fmt, m in [("coo", coo), ("csr", coo.tocsr()), ("csc", coo.tocsc())]:
+            for compressed in [False, True]:
+                src = self.path("m_%s_%d.npz" % (fmt, compressed))
+                sp.save_npz(src, m, compressed=compressed)
+                r = run("spy", "--timings", "-o", self.path("x.png"), src)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn("streamed", r.stderr, src)
+                stored = coords if fmt == "coo" else np.stack([m.tocoo().row, m.tocoo().col], axis=1)
+                self.check_png(src, stored.tolist(), shape, n=100, args=("--size", "100"))
+        # A csr whose indptr lies about the indices: an error naming the file, exit 1.
+        bad = self.path("bad.npz")
+        m = coo.tocsr()
+        np.savez(bad, format=np.array(b"csr"), shape=np.array(shape), data=m.data,
+                 indices=m.indices, indptr=np.concatenate([m.indptr[:-1], [m.indptr[-1] + 5]]))
+        r = run("spy", "-o", self.path("y.png"), bad)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("indptr", r.stderr)
+
     def test_the_readme_picture_is_current(self):
         # tools/README.md shows `tensorkit spy examples/data/rmat_graph.mtx --size 256 -o
         # tools/spy_rmat_graph.png`; pixels, not bytes, since zlib versions may differ.
