@@ -2,6 +2,10 @@
 
 #include <atomic>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "tensorkit/common/error.h"
 
 namespace tensorkit {
@@ -23,6 +27,16 @@ bool SimdPathSupported(SimdPath path) {
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
   }
   return false;
+}
+
+bool CpuHasF16c() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (ecx & (1u << 29)) != 0;  // leaf 1, ECX bit 29: F16C
+#else
+  return false;
+#endif
 }
 
 SimdPath BestSimdPath() {

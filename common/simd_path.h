@@ -24,6 +24,9 @@ SimdPath ActiveSimdPath();
 // Makes later kernel choices pick `path` (which must be supported); for tests that check every
 // path the machine has.
 void SetSimdPathForTesting(SimdPath path);
+// Whether the CPU converts float16 in hardware (F16C), from cpuid: GCC's and Clang's
+// __builtin_cpu_supports do not agree on that feature's name.
+bool CpuHasF16c();
 
 }  // namespace tensorkit
 

@@ -331,7 +331,7 @@ BagKernel<ComputeType<T>> ChooseKernel(int64_t d, Combiner combiner, bool weight
                     : combiner == Combiner::kMin ? Kind::kMin
                     : weighted                   ? Kind::kWeightedSum
                                                  : Kind::kSum;
-  const bool avx2 = ActiveSimdPath() != SimdPath::kDefault && __builtin_cpu_supports("f16c");
+  const bool avx2 = ActiveSimdPath() != SimdPath::kDefault && CpuHasF16c();
   switch (d) {
     case 16:
       return KernelForWidth<T, I, 16>(kind, avx2);
