@@ -292,6 +292,80 @@ LibsvmData ReadLibsvmFromMemory(const void* data, size_t size, const std::string
   return Assemble(outs, options, chunks, name);
 }
 
+std::vector<int64_t> VisitLibsvmPositions(
+    const std::string& path, const PositionVisitor& visit,
+    const std::function<void(const std::vector<int64_t>& shape)>& on_shape,
+    const LibsvmReadOptions& options) {
+  const MappedFile file(path);
+  const Bytes bytes = file.bytes();
+  const char* base = reinterpret_cast<const char*>(bytes.data);
+  const std::vector<TextChunk> chunks = ChunkLines(bytes, 0, 1, '#');
+  const bool base_one = options.base == IndexBase::kOne;
+  // Pass 1: each chunk parsed and dropped, keeping its samples, entries, qids and index range.
+  struct Summary {
+    int64_t samples = 0, entries = 0, with_qid = 0;
+    int64_t min_col = std::numeric_limits<int64_t>::max(), max_col = -1;
+  };
+  std::vector<Summary> sums(chunks.size());
+  std::vector<ChunkOut> outs(chunks.size());
+  ParseDataLines(
+      bytes, chunks, '#', kFmt,
+      [&](const char* b, const char* e, int64_t, int64_t, int64_t c) {
+        ParseLine(base, b, e, options.multilabel, base_one, &outs[c]);
+      },
+      [&](int64_t c) {
+        Summary& m = sums[c];
+        m.samples = static_cast<int64_t>(outs[c].row_nnz.size());
+        m.entries = static_cast<int64_t>(outs[c].cols.size());
+        m.with_qid = std::count(outs[c].has_qid.begin(), outs[c].has_qid.end(), 1);
+        m.min_col = outs[c].min_col;
+        m.max_col = outs[c].max_col;
+        outs[c] = ChunkOut{};
+      });
+  std::vector<int64_t> row0(chunks.size() + 1, 0);
+  int64_t entries = 0, with_qid = 0, min_col = std::numeric_limits<int64_t>::max(), max_col = -1;
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    row0[c + 1] = row0[c] + sums[c].samples;
+    entries += sums[c].entries;
+    with_qid += sums[c].with_qid;
+    min_col = std::min(min_col, sums[c].min_col);
+    max_col = std::max(max_col, sums[c].max_col);
+  }
+  const int64_t samples = row0.back();
+  // The shape and the checks of Assemble, from the summaries.
+  const bool one_based = options.base == IndexBase::kOne ||
+                         (options.base == IndexBase::kAuto && entries > 0 && min_col > 0);
+  const int64_t shift = one_based ? 1 : 0;
+  const int64_t cols = options.num_features >= 0 ? options.num_features : max_col + 1 - shift;
+  TK_CHECK(options.num_features < 0 || max_col - shift < options.num_features, kCorrupt, kFmt,
+           ": '", path, "' has feature index ", max_col - shift, " but num_features is ",
+           options.num_features, "; pass a larger num_features or -1");
+  TK_CHECK(with_qid == 0 || with_qid == samples, kCorrupt, kFmt, ": '", path, "': ", with_qid,
+           " of ", samples, " samples have a qid; give every line a qid or none");
+  const std::vector<int64_t> shape = {samples, std::max<int64_t>(cols, 0)};
+  if (on_shape) on_shape(shape);
+  // Pass 2: the same chunks again, each chunk's positions visited and dropped.
+  ParseDataLines(
+      bytes, chunks, '#', kFmt,
+      [&](const char* b, const char* e, int64_t, int64_t, int64_t c) {
+        ParseLine(base, b, e, options.multilabel, base_one, &outs[c]);
+      },
+      [&](int64_t c) {
+        const ChunkOut& ch = outs[c];
+        std::vector<int64_t> rc(2 * ch.cols.size());
+        int64_t k = 0;
+        for (size_t r = 0; r < ch.row_nnz.size(); ++r) {
+          for (int64_t j = 0; j < ch.row_nnz[r]; ++j, ++k) {
+            rc[2 * k] = row0[c] + static_cast<int64_t>(r);
+            rc[2 * k + 1] = ch.cols[k] - shift;
+          }
+        }
+        visit(rc.data(), k);
+        outs[c] = ChunkOut{};
+      });
+  return shape;
+}
+
 LibsvmData ReadLibsvm(const std::string& path, const LibsvmReadOptions& options) {
   const MappedFile file(path);
   const Bytes b = file.bytes();

@@ -59,6 +59,15 @@ struct LibsvmWriteOptions {
 // negative or (kOne) zero, indices not strictly increasing within a line, a qid that is not an
 // integer, a qid on some lines but not others, an index >= num_features.
 LibsvmData ReadLibsvm(const std::string& path, const LibsvmReadOptions& options = {});
+// The (sample, feature) positions of a libsvm file without building the matrix, in two passes
+// over the mapped file (the first finds the index base and the shape): blocks of positions go
+// to `visit` as io::VisitMtxPositions gives them (from several threads, one chunk of lines at a
+// time, so memory stays bounded); the shape, which on_shape also gets before the first block,
+// and the errors are ReadLibsvm's.
+std::vector<int64_t> VisitLibsvmPositions(
+    const std::string& path, const PositionVisitor& visit,
+    const std::function<void(const std::vector<int64_t>& shape)>& on_shape = {},
+    const LibsvmReadOptions& options = {});
 LibsvmData ReadLibsvmFromMemory(const void* data, size_t size, const std::string& name,
                                 const LibsvmReadOptions& options = {});
 

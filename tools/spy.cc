@@ -33,6 +33,7 @@
 #include "tensorkit/common/fast_div.h"
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/io/libsvm.h"
 #include "tensorkit/tools/png.h"
 #include "tensorkit/tools/tool.h"
 
@@ -192,8 +193,8 @@ std::vector<uint64_t> CountPixels(const SparseTensor& st, int row_axis, int col_
   return counts;
 }
 
-// The counts of every grid in `grids` from a file that Streams, streamed (VisitMtxPositions or
-// VisitNpzPositions):
+// The counts of every grid in `grids` from a file that Streams, streamed (VisitMtxPositions,
+// VisitLibsvmPositions or VisitNpzPositions):
 // blocks of positions from several threads add into shared histograms, one atomic add per run
 // of entries in one pixel; memory is the histograms, never the tensor. `make_grids(shape)`
 // chooses the grids (and row_axis, 0 or 1) once the shape is known. Sets *shape and *nnz.
@@ -204,8 +205,14 @@ std::vector<std::vector<uint64_t>> CountStreamed(
   std::vector<std::vector<uint64_t>> counts;
   std::atomic<int64_t> seen{0};
   std::vector<FastDivider> div_rows, div_cols;
-  const auto visitor =
-      io::FormatFromPath(file) == io::Format::kNpz ? io::VisitNpzPositions : io::VisitMtxPositions;
+  using OnShape = std::function<void(const std::vector<int64_t>&)>;
+  const io::Format format = io::FormatFromPath(file);
+  const auto visitor = [format](const std::string& f, const io::PositionVisitor& v,
+                                const OnShape& s) {
+    if (format == io::Format::kNpz) return io::VisitNpzPositions(f, v, s);
+    if (format == io::Format::kLibsvm) return io::VisitLibsvmPositions(f, v, s);
+    return io::VisitMtxPositions(f, v, s);
+  };
   *shape = visitor(
       file,
       [&](const int64_t* rc, int64_t n) {
@@ -244,9 +251,10 @@ std::vector<std::vector<uint64_t>> CountStreamed(
   return counts;
 }
 
-// Whether spy streams `file`: a Matrix Market coordinate file or a 2-D scipy.sparse .npz,
-// pictured on its own two axes.
+// Whether spy streams `file`: a Matrix Market coordinate file, a libsvm file or a 2-D
+// scipy.sparse .npz, pictured on its own two axes.
 bool Streams(const std::string& file) {
+  if (io::FormatFromPath(file) == io::Format::kLibsvm) return true;
   if (io::FormatFromPath(file) == io::Format::kNpz) return io::NpzStreamsPositions(file);
   if (io::FormatFromPath(file) != io::Format::kMtx) return false;
   const std::vector<uint8_t> head = [&] {
@@ -356,8 +364,8 @@ int Run(const Args& a) {
              " twice; give two different axes, e.g. --axes 0,1");
   };
   if (Streams(a.file)) {
-    // A .mtx coordinate file or a 2-D scipy .npz streams: read and count in one pass, memory
-    // bounded by the grids.
+    // A .mtx coordinate file, a .svm file or a 2-D scipy .npz streams: read and count as it is
+    // read, memory bounded by the grids.
     counts = CountStreamed(
         a.file, ri,
         [&](const std::vector<int64_t>& s) {
@@ -414,7 +422,7 @@ int Run(const Args& a) {
                  "%lld x %lld pixels, %d threads%s)\n",
                  read_s, count_s, encode_s, static_cast<long long>(nnz),
                  static_cast<long long>(g.height), static_cast<long long>(g.width), GetNumThreads(),
-                 Streams(a.file) ? ", streamed: read and count in one pass" : "");
+                 Streams(a.file) ? ", streamed: counted as read, never held whole" : "");
   }
   return kExitOk;
 }

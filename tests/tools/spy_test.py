@@ -310,6 +310,36 @@ class SpyTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("indptr", r.stderr)
 
+    def test_streamed_libsvm(self):
+        # A .svm streams in two passes (index base and shape first); several chunks of lines,
+        # comment lines that are no sample, 1-based indices (auto) and 0-based ones.
+        rng = np.random.default_rng(9)
+        for zero in [False, True]:
+            coords, lines = [], ["# a comment line"]
+            for r in range(30000):
+                cols = sorted(set(rng.integers(0, 500, int(rng.integers(0, 12))).tolist()))
+                if zero and r == 7:
+                    cols = sorted(set(cols) | {0})  # a 0 index: 0-based under auto
+                coords += [(r, c) for c in cols]
+                base = 0 if zero else 1
+                lines.append(" ".join(["%d" % (r % 3)] + ["%d:0.5" % (c + base) for c in cols]) +
+                             (" # tail" if r % 5 == 0 else ""))
+            src = self.path("m%d.svm" % zero)
+            with open(src, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            self.assertGreater(os.path.getsize(src), 1 << 20)
+            shape = (30000, max(c for _, c in coords) + 1)
+            r = run("spy", "--timings", "-o", self.path("s.png"), src)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("streamed", r.stderr)
+            self.check_png(src, coords, shape, n=100, args=("--size", "100"))
+        bad = self.path("qid.svm")
+        with open(bad, "w") as f:
+            f.write("1 qid:3 1:1\n0 2:1\n")
+        r = run("spy", "-o", self.path("q.png"), bad)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("qid", r.stderr)
+
     def test_the_readme_picture_is_current(self):
         # tools/README.md shows `tensorkit spy examples/data/rmat_graph.mtx --size 256 -o
         # tools/spy_rmat_graph.png`; pixels, not bytes, since zlib versions may differ.
