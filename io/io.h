@@ -125,7 +125,22 @@ std::vector<int64_t> VisitMtxPositions(
 std::vector<int64_t> VisitNpzPositions(
     const std::string& path, const PositionVisitor& visit,
     const std::function<void(const std::vector<int64_t>& shape)>& on_shape = {});
-// Whether VisitNpzPositions streams `path` (a .npz holding a 2-D scipy coo/csr/csc).
+// The same for a FROSTT .tns of any rank: the positions on the two axes choose_axes(shape)
+// picks (called once the shape is known), as (axis i, axis j) pairs, a chunk of lines at a time
+// from several threads. Without a "# shape:" comment the file is parsed twice (the first pass
+// finds the largest index on each axis). Errors as Read gives them.
+std::vector<int64_t> VisitTnsPositions(
+    const std::string& path,
+    const std::function<std::pair<int, int>(const std::vector<int64_t>& shape)>& choose_axes,
+    const PositionVisitor& visit);
+// The same on any two axes: choose_axes(shape) picks them once the shape is known, and blocks
+// of (axis i, axis j) pairs follow; n-D scipy coo arrays (a coords member) stream too.
+std::vector<int64_t> VisitNpzPositions(
+    const std::string& path,
+    const std::function<std::pair<int, int>(const std::vector<int64_t>& shape)>& choose_axes,
+    const PositionVisitor& visit);
+// Whether VisitNpzPositions streams `path` (a .npz holding a scipy 2-D coo/csr/csc or an n-D
+// coo array).
 bool NpzStreamsPositions(const std::string& path);
 
 // Writes `data` to `path` in the format of its extension (atomically).

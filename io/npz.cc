@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <utility>
 
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/views.h"
@@ -200,17 +201,26 @@ void WriteCsrMembers(SparseTensor* st, ZipWriter* zip, bool compress) {
 // The integers of a 1-D member, read (or inflated) a block at a time: for streaming readers.
 class IntStream {
  public:
-  IntStream(const Bytes& zip, const ZipEntry& entry, const std::string& file)
+  // The whole of a 1-D member, or (row >= 0) row `row` of a 2-D one in C order.
+  IntStream(const Bytes& zip, const ZipEntry& entry, const std::string& file, int64_t row = -1)
       : source_(zip, entry), file_(file), member_(entry.name) {
     h_ = ReadNpyHeader(source_);
+    const size_t axes = row < 0 ? 1 : 2;
     TK_CHECK((h_.kind == 'i' || h_.kind == 'u') && (h_.item_size == 4 || h_.item_size == 8) &&
-                 h_.dims.size() == 1,
-             kCorrupt, "npz: '", file_, "': member '", member_,
-             "' should be a 1-D array of 4- or 8-byte integers, got kind '", h_.kind, "' of ",
-             h_.item_size, " bytes and dims ", ShapeString(h_.dims));
-    left_ = h_.dims[0];
+                 h_.dims.size() == axes && (row < 0 || (!h_.fortran && row < h_.dims[0])),
+             kCorrupt, "npz: '", file_, "': member '", member_, "' should be a ", axes,
+             "-D array of 4- or 8-byte integers", row < 0 ? "" : " in C order", ", got kind '",
+             h_.kind, "' of ", h_.item_size, " bytes and dims ", ShapeString(h_.dims));
+    size_ = h_.dims.back();
+    finish_ = false;
+    if (row > 0) {  // skip the rows before it, a block at a time
+      std::vector<int64_t> scratch(1 << 16);
+      for (left_ = row * size_; left_ > 0;) Next(scratch.data(), 1 << 16);
+    }
+    left_ = size_;
+    finish_ = row < 0 || row == h_.dims[0] - 1;  // the CRC is checked at the member's end only
   }
-  int64_t size() const { return h_.dims[0]; }
+  int64_t size() const { return size_; }
   int64_t left() const { return left_; }
   // The next min(n, left()) integers into out; returns how many.
   int64_t Next(int64_t* out, int64_t n) {
@@ -236,7 +246,7 @@ class IntStream {
       }
     }
     left_ -= n;
-    if (left_ == 0) source_.Finish();  // the member's CRC
+    if (left_ == 0 && finish_) source_.Finish();  // the member's CRC
     return n;
   }
 
@@ -244,7 +254,8 @@ class IntStream {
   ZipMemberSource source_;
   std::string file_, member_;
   NpyHeader h_;
-  int64_t left_ = 0;
+  int64_t size_ = 0, left_ = 0;
+  bool finish_ = true;
   std::vector<uint8_t> raw_;
 };
 
@@ -332,13 +343,18 @@ bool NpzStreamsPositions(const std::string& path) {
   if (!IsScipy(ar)) return false;
   const std::string format = ar.String("format");
   const std::vector<int64_t> shape = IntMember(ar, "shape");
+  if (format == "coo" && ar.Has("coords")) {  // rows of coords stream in C order only
+    ZipMemberSource source(bytes, ar.Entry("coords"));
+    return shape.size() >= 2 && !ReadNpyHeader(source).fortran;
+  }
   return shape.size() == 2 && (format == "csr" || format == "csc" ||
                                (format == "coo" && ar.Has("row") && ar.Has("col")));
 }
 
 std::vector<int64_t> VisitNpzPositions(
-    const std::string& path, const PositionVisitor& visit,
-    const std::function<void(const std::vector<int64_t>& shape)>& on_shape) {
+    const std::string& path,
+    const std::function<std::pair<int, int>(const std::vector<int64_t>& shape)>& choose_axes,
+    const PositionVisitor& visit) {
   MappedFile f(path);
   const Bytes bytes = f.bytes();
   Archive ar(bytes);
@@ -346,31 +362,44 @@ std::vector<int64_t> VisitNpzPositions(
            "' is not a scipy.sparse .npz (no format, shape and data members); read it with Read");
   const std::string format = ar.String("format");
   const std::vector<int64_t> shape = IntMember(ar, "shape");
-  TK_CHECK(shape.size() == 2 && shape[0] >= 0 && shape[1] >= 0 &&
-               (format == "csr" || format == "csc" || format == "coo"),
-           kUnsupported, "VisitNpzPositions: '", path, "' holds a ", Excerpt(format), " of shape ",
+  const int rank = static_cast<int>(shape.size());
+  const bool coords = format == "coo" && ar.Has("coords");
+  bool shape_ok = rank == 2 || (coords && rank > 2);
+  for (int64_t d : shape) shape_ok = shape_ok && d >= 0;
+  TK_CHECK(shape_ok && (format == "csr" || format == "csc" || format == "coo"), kUnsupported,
+           "VisitNpzPositions: '", path, "' holds a ", Excerpt(format), " of shape ",
            ShapeString(shape),
-           "; only 2-D coo, csr and csc stream (read the rest "
-           "with Read)");
-  if (on_shape) on_shape(shape);
+           "; 2-D coo, csr and csc and n-D coo stream (read the rest with Read)");
+  const auto [ai, aj] = choose_axes(shape);
+  TK_CHECK(ai >= 0 && ai < rank && aj >= 0 && aj < rank && ai != aj, kInvalidArgument,
+           "VisitNpzPositions: axes ", ai, " and ", aj, " for a rank-", rank, " tensor");
   constexpr int64_t kBlock = 1 << 16;
   std::vector<int64_t> a(kBlock), b(kBlock), rc(2 * kBlock);
   auto check = [&](int64_t v, int axis, int64_t entry) {
     TK_CHECK(v >= 0 && v < shape[axis], kCorrupt, "npz: '", path, "': index ", v, " on axis ", axis,
              " of entry ", entry, " is out of range [0, ", shape[axis], ")");
   };
+  // Emits entry k's indices on the two chosen axes, i on axis ia and j on axis ja.
+  auto put = [&](int64_t slot, int64_t i, int ia, int64_t j) {
+    rc[2 * slot + (ia == ai ? 0 : 1)] = i;
+    rc[2 * slot + (ia == ai ? 1 : 0)] = j;
+  };
   if (format == "coo") {
-    IntStream rows(bytes, ar.Entry("row"), path), cols(bytes, ar.Entry("col"), path);
-    TK_CHECK(rows.size() == cols.size(), kCorrupt, "npz: '", path, "': row has ", rows.size(),
-             " entries but col has ", cols.size());
-    for (int64_t done = 0; rows.left() > 0;) {
-      const int64_t n = rows.Next(a.data(), kBlock);
-      cols.Next(b.data(), n);
-      for (int64_t i = 0; i < n; ++i) {
-        check(a[i], 0, done + i);
-        check(b[i], 1, done + i);
-        rc[2 * i] = a[i];
-        rc[2 * i + 1] = b[i];
+    // Two streams over the axes' members (or the rows of coords for those axes).
+    auto stream = [&](int axis) {
+      if (coords) return IntStream(bytes, ar.Entry("coords"), path, axis);
+      return IntStream(bytes, ar.Entry(axis == 0 ? "row" : "col"), path);
+    };
+    IntStream si = stream(ai), sj = stream(aj);
+    TK_CHECK(si.size() == sj.size(), kCorrupt, "npz: '", path, "': the index members have ",
+             si.size(), " and ", sj.size(), " entries");
+    for (int64_t done = 0; si.left() > 0;) {
+      const int64_t n = si.Next(a.data(), kBlock);
+      sj.Next(b.data(), n);
+      for (int64_t k = 0; k < n; ++k) {
+        check(a[k], ai, done + k);
+        check(b[k], aj, done + k);
+        put(k, a[k], ai, b[k]);
       }
       visit(rc.data(), n);
       done += n;
@@ -406,8 +435,7 @@ std::vector<int64_t> VisitNpzPositions(
         end = next;
       }
       check(a[i], 1 - major, k);
-      rc[2 * i + major] = m;
-      rc[2 * i + 1 - major] = a[i];
+      put(i, m, major, a[i]);
     }
     visit(rc.data(), n);
   }
@@ -421,6 +449,20 @@ std::vector<int64_t> VisitNpzPositions(
     end = next;
   }
   return shape;
+}
+
+std::vector<int64_t> VisitNpzPositions(
+    const std::string& path, const PositionVisitor& visit,
+    const std::function<void(const std::vector<int64_t>& shape)>& on_shape) {
+  return VisitNpzPositions(
+      path,
+      [&](const std::vector<int64_t>& shape) {
+        TK_CHECK(shape.size() == 2, kUnsupported, "VisitNpzPositions: '", path, "' has shape ",
+                 ShapeString(shape), "; (row, column) pairs need a 2-D file (choose two axes)");
+        if (on_shape) on_shape(shape);
+        return std::make_pair(0, 1);
+      },
+      visit);
 }
 
 }  // namespace tensorkit::io

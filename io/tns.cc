@@ -4,6 +4,8 @@
 // (tensorkit writes one, so that a tensor without entries, or with none on its last rows, keeps
 // its shape), else the largest index on each axis.
 #include <algorithm>
+#include <functional>
+#include <utility>
 
 #include "tensorkit/io/formats.h"
 #include "tensorkit/io/text.h"
@@ -56,6 +58,35 @@ TnsLayout FindLayout(const Bytes& bytes) {
   return out;
 }
 
+// One entry line [b, e): its 0-based indices into row[0..rank), each axis's largest 1-based
+// index into mx, its value returned. Errors as the reader gives them.
+double ParseEntry(const char* b, const char* e, int rank, const std::vector<int64_t>& given,
+                  int64_t* row, int64_t* mx) {
+  LineTokens t(b, e);
+  for (int a = 0; a < rank; ++a) {
+    const int64_t i = t.Next<int64_t>("index");
+    TK_CHECK(i >= 1, kCorrupt, "index ", i, " on axis ", a,
+             " is out of range (FROSTT indices are 1-based)");
+    TK_CHECK(given.empty() || i <= given[a], kCorrupt, "index ", i, " on axis ", a,
+             " is out of range [1, ", given.empty() ? 0 : given[a], "] of the shape ",
+             ShapeString(given));
+    row[a] = i - 1;
+    mx[a] = std::max(mx[a], i);
+  }
+  const double v = t.Next<double>("value");
+  t.ExpectEnd();
+  return v;
+}
+
+// The shape from each chunk's largest indices.
+std::vector<int64_t> Largest(const std::vector<std::vector<int64_t>>& maxima, int rank) {
+  std::vector<int64_t> shape(static_cast<size_t>(rank), 0);
+  for (const auto& mx : maxima) {
+    for (int a = 0; a < rank; ++a) shape[a] = std::max(shape[a], mx[a]);
+  }
+  return shape;
+}
+
 }  // namespace
 
 TensorData ReadTnsBytes(const Bytes& bytes, const ReadOptions& options) {
@@ -94,29 +125,9 @@ TensorData ReadTnsBytes(const Bytes& bytes, const ReadOptions& options) {
   std::vector<std::vector<int64_t>> maxima(chunks.size(), std::vector<int64_t>(rank, 0));
   ParseDataLines(bytes, chunks, '#', "tns",
                  [&](const char* b, const char* e, int64_t k, int64_t, int64_t c) {
-                   LineTokens t(b, e);
-                   int64_t* row = idx + k * rank;
-                   std::vector<int64_t>& mx = maxima[c];
-                   for (int a = 0; a < rank; ++a) {
-                     const int64_t i = t.Next<int64_t>("index");
-                     TK_CHECK(i >= 1, kCorrupt, "index ", i, " on axis ", a,
-                              " is out of range (FROSTT indices are 1-based)");
-                     TK_CHECK(given.empty() || i <= given[a], kCorrupt, "index ", i, " on axis ", a,
-                              " is out of range [1, ", given.empty() ? 0 : given[a],
-                              "] of the shape ", ShapeString(given));
-                     row[a] = i - 1;
-                     mx[a] = std::max(mx[a], i);
-                   }
-                   val[k] = t.Next<double>("value");
-                   t.ExpectEnd();
+                   val[k] = ParseEntry(b, e, rank, given, idx + k * rank, maxima[c].data());
                  });
-  std::vector<int64_t> shape = given;
-  if (shape.empty()) {
-    shape.assign(rank, 0);
-    for (const auto& mx : maxima) {
-      for (int a = 0; a < rank; ++a) shape[a] = std::max(shape[a], mx[a]);
-    }
-  }
+  const std::vector<int64_t> shape = given.empty() ? Largest(maxima, rank) : given;
   TensorData out;
   out.sparse = SparseTensor::Create(indices, values, shape);
   return out;
@@ -156,6 +167,68 @@ void WriteTns(const std::string& path, const SparseTensor& input) {
     });
   });
   file.Commit();
+}
+
+std::vector<int64_t> VisitTnsPositions(
+    const std::string& path,
+    const std::function<std::pair<int, int>(const std::vector<int64_t>& shape)>& choose_axes,
+    const PositionVisitor& visit) {
+  TK_CHECK(FormatFromPath(path) == Format::kTns, kUnsupported, "VisitTnsPositions: '", path,
+           "' is not a .tns file; read it with io::Read");
+  const MappedFile file(path);
+  const Bytes bytes = file.bytes();
+  const TnsLayout layout = FindLayout(bytes);
+  const std::vector<TextChunk> chunks = ChunkLines(bytes, 0, 1, '#');
+  const int64_t nnz = TotalEntries(chunks);
+  const int rank = nnz == 0 ? static_cast<int>(layout.shape.size()) : layout.fields - 1;
+  TK_CHECK(nnz > 0 || layout.has_shape, kCorrupt, "tns: '", path,
+           "' has no entries and no '# shape:' comment, so its rank is unknown; pass the shape");
+  TK_CHECK(rank >= 1 && rank <= 4096, kCorrupt, "tns: '", path, "' line ", layout.first_line,
+           ": an entry needs 1 to 4096 indices and a value, found ", layout.fields, " field(s)");
+  TK_CHECK(layout.shape.empty() || static_cast<int>(layout.shape.size()) == rank, kCorrupt,
+           "tns: '", path, "' has rank ", rank, " (line ", layout.first_line,
+           ") but the shape comment's shape ", ShapeString(layout.shape), " has ",
+           layout.shape.size(), " axes");
+  std::vector<std::vector<int64_t>> maxima(chunks.size(), std::vector<int64_t>(rank, 0));
+  std::vector<std::vector<int64_t>> rows(chunks.size());  // a chunk's indices while in flight
+  auto parse = [&](std::vector<int64_t>* row_buffers_of_chunk, const char* b, const char* e,
+                   int64_t c) {
+    std::vector<int64_t>& buf = row_buffers_of_chunk[c];
+    const size_t at = buf.size();
+    buf.resize(at + static_cast<size_t>(rank));
+    ParseEntry(b, e, rank, layout.shape, buf.data() + at, maxima[c].data());
+  };
+  std::vector<int64_t> shape = layout.shape;
+  if (shape.empty()) {  // pass 1: the largest index on each axis
+    ParseDataLines(
+        bytes, chunks, '#', "tns",
+        [&](const char* b, const char* e, int64_t, int64_t, int64_t c) {
+          parse(rows.data(), b, e, c);
+          rows[c].clear();
+        },
+        [&](int64_t c) { std::vector<int64_t>().swap(rows[c]); });
+    shape = Largest(maxima, rank);
+  }
+  const auto [ai, aj] = choose_axes(shape);
+  TK_CHECK(ai >= 0 && ai < rank && aj >= 0 && aj < rank, kInvalidArgument,
+           "VisitTnsPositions: axes ", ai, " and ", aj, " for a rank-", rank, " tensor");
+  ParseDataLines(
+      bytes, chunks, '#', "tns",
+      [&](const char* b, const char* e, int64_t, int64_t, int64_t c) {
+        parse(rows.data(), b, e, c);
+      },
+      [&](int64_t c) {
+        std::vector<int64_t>& buf = rows[c];
+        const int64_t n = static_cast<int64_t>(buf.size()) / rank;
+        std::vector<int64_t> rc(static_cast<size_t>(2 * n));
+        for (int64_t k = 0; k < n; ++k) {
+          rc[2 * k] = buf[k * rank + ai];
+          rc[2 * k + 1] = buf[k * rank + aj];
+        }
+        visit(rc.data(), n);
+        std::vector<int64_t>().swap(buf);
+      });
+  return shape;
 }
 
 }  // namespace tensorkit::io

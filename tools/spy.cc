@@ -194,12 +194,13 @@ std::vector<uint64_t> CountPixels(const SparseTensor& st, int row_axis, int col_
 }
 
 // The counts of every grid in `grids` from a file that Streams, streamed (VisitMtxPositions,
-// VisitLibsvmPositions or VisitNpzPositions):
+// VisitTnsPositions, VisitLibsvmPositions or VisitNpzPositions):
 // blocks of positions from several threads add into shared histograms, one atomic add per run
 // of entries in one pixel; memory is the histograms, never the tensor. `make_grids(shape)`
 // chooses the grids (and row_axis, 0 or 1) once the shape is known. Sets *shape and *nnz.
+// A .tns or .npz gives the positions of the chosen axes (ri, ci) in that order: row_axis 0.
 std::vector<std::vector<uint64_t>> CountStreamed(
-    const std::string& file, const int& row_axis,
+    const std::string& file, const int& ri, const int& ci,
     const std::function<std::vector<Grid>(const std::vector<int64_t>&)>& make_grids,
     std::vector<Grid>* grids, std::vector<int64_t>* shape, int64_t* nnz) {
   std::vector<std::vector<uint64_t>> counts;
@@ -207,10 +208,16 @@ std::vector<std::vector<uint64_t>> CountStreamed(
   std::vector<FastDivider> div_rows, div_cols;
   using OnShape = std::function<void(const std::vector<int64_t>&)>;
   const io::Format format = io::FormatFromPath(file);
-  const auto visitor = [format](const std::string& f, const io::PositionVisitor& v,
-                                const OnShape& s) {
-    if (format == io::Format::kNpz) return io::VisitNpzPositions(f, v, s);
+  const int zero = 0;
+  const int& row_axis = format == io::Format::kTns || format == io::Format::kNpz ? zero : ri;
+  const auto visitor = [&](const std::string& f, const io::PositionVisitor& v, const OnShape& s) {
     if (format == io::Format::kLibsvm) return io::VisitLibsvmPositions(f, v, s);
+    const auto choose = [&](const std::vector<int64_t>& sh) {
+      s(sh);  // resolves ri and ci
+      return std::make_pair(ri, ci);
+    };
+    if (format == io::Format::kNpz) return io::VisitNpzPositions(f, choose, v);
+    if (format == io::Format::kTns) return io::VisitTnsPositions(f, choose, v);
     return io::VisitMtxPositions(f, v, s);
   };
   *shape = visitor(
@@ -251,10 +258,11 @@ std::vector<std::vector<uint64_t>> CountStreamed(
   return counts;
 }
 
-// Whether spy streams `file`: a Matrix Market coordinate file, a libsvm file or a 2-D
-// scipy.sparse .npz, pictured on its own two axes.
+// Whether spy streams `file`: a Matrix Market coordinate file, a FROSTT .tns (any two of its
+// axes), a libsvm file or a 2-D scipy.sparse .npz.
 bool Streams(const std::string& file) {
   if (io::FormatFromPath(file) == io::Format::kLibsvm) return true;
+  if (io::FormatFromPath(file) == io::Format::kTns) return true;
   if (io::FormatFromPath(file) == io::Format::kNpz) return io::NpzStreamsPositions(file);
   if (io::FormatFromPath(file) != io::Format::kMtx) return false;
   const std::vector<uint8_t> head = [&] {
@@ -363,13 +371,19 @@ int Run(const Args& a) {
     TK_CHECK(ri != ci, kInvalidArgument, "spy: --axes ", a.axes, " names axis ", ri,
              " twice; give two different axes, e.g. --axes 0,1");
   };
+  const auto check_rank = [&](const std::vector<int64_t>& s) {
+    TK_CHECK(s.size() >= 2, kInvalidArgument, "spy: '", a.file, "' holds a rank-", s.size(),
+             " sparse tensor of shape ", ShapeString(s),
+             "; a picture needs two axes (write a vector as a 1 x n matrix)");
+  };
   if (Streams(a.file)) {
-    // A .mtx coordinate file, a .svm file or a 2-D scipy .npz streams: read and count as it is
+    // A .mtx coordinate file, a .tns, a .svm or a 2-D scipy .npz streams: counted as it is
     // read, memory bounded by the grids.
     counts = CountStreamed(
-        a.file, ri,
+        a.file, ri, ci,
         [&](const std::vector<int64_t>& s) {
           shape = s;
+          check_rank(s);
           resolve(s);
           return make_grids(s);
         },
@@ -383,9 +397,7 @@ int Run(const Args& a) {
              "; spy pictures the entries of a sparse file (.mtx coordinate, .tns, .svm, a "
              "scipy.sparse .npz); make one with e.g. tensorkit convert IN.npy OUT.mtx");
     const SparseTensor& st = d.sparse;
-    TK_CHECK(st.rank() >= 2, kInvalidArgument, "spy: '", a.file, "' holds a rank-", st.rank(),
-             " sparse tensor of shape ", ShapeString(st.shape()),
-             "; a picture needs two axes (write a vector as a 1 x n matrix)");
+    check_rank(st.shape());
     shape = st.shape();
     nnz = st.nnz();
     resolve(shape);

@@ -138,6 +138,17 @@ class SpyTest(unittest.TestCase):
         self.assertEqual(r.stdout, "")
         return read_png(out)
 
+    def expect_refused(self, name, text, needle):
+        """A file holding `text` is an error naming `needle`, exit 1, no picture written."""
+        bad = self.path(name)
+        with open(bad, "w") as f:
+            f.write(text)
+        out = self.path(name + ".png")
+        r = run("spy", "-o", out, bad)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn(needle, r.stderr)
+        self.assertFalse(os.path.exists(out))
+
     def check_png(self, src, coords, shape, axes=(0, 1), n=512, args=()):
         pixels, text = self.spy_png(src, *args)
         counts, s = expected_counts(coords, shape, axes, n)
@@ -246,7 +257,7 @@ class SpyTest(unittest.TestCase):
         coords = np.stack([rng.integers(0, 1000, 150000), rng.integers(0, 1000, 150000)], axis=1)
         coords = coords[np.argsort(coords[:, 0], kind="stable")]  # sorted rows: runs in a cell
         m = write_mtx(self.path("many.mtx"), (1000, 1000), coords.tolist())  # streamed
-        t = write_tns(self.path("many.tns"), (1000, 1000), coords.tolist())  # read whole
+        t = write_tns(self.path("many.tns"), (1000, 1000), coords.tolist())  # streamed too
         for src in [m, t]:
             for size in ["64", "1024"]:
                 counts = expected_counts(coords, (1000, 1000), n=int(size))[0]
@@ -301,6 +312,22 @@ class SpyTest(unittest.TestCase):
                 self.assertIn("streamed", r.stderr, src)
                 stored = coords if fmt == "coo" else np.stack([m.tocoo().row, m.tocoo().col], axis=1)
                 self.check_png(src, stored.tolist(), shape, n=100, args=("--size", "100"))
+        # --axes 1,0 transposes a streamed csr; an n-D coo array (SciPy's coords member [rank,
+        # nnz]) streams on any two axes, compressed or not.
+        csr = coo.tocsr().tocoo()
+        self.check_png(self.path("m_csr_1.npz"), np.stack([csr.row, csr.col], axis=1).tolist(),
+                       shape, axes=(1, 0), n=100, args=("--size", "100", "--axes", "1,0"))
+        shape3 = (30, 400, 900)
+        c3 = np.stack([rng.integers(0, d, 70000) for d in shape3])  # more than one block
+        for save in [np.savez, np.savez_compressed]:
+            src3 = self.path("nd_%s.npz" % save.__name__)
+            save(src3, format=np.array(b"coo"), shape=np.array(shape3), data=np.ones(70000),
+                 coords=c3)
+            r = run("spy", "--timings", "-o", self.path("n.png"), "--axes", "2,0", src3)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("streamed", r.stderr)
+            self.check_png(src3, c3.T.tolist(), shape3, axes=(2, 0), n=64,
+                           args=("--size", "64", "--axes", "2,0"))
         # A csr whose indptr lies about the indices: an error naming the file, exit 1.
         bad = self.path("bad.npz")
         m = coo.tocsr()
@@ -333,12 +360,27 @@ class SpyTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("streamed", r.stderr)
             self.check_png(src, coords, shape, n=100, args=("--size", "100"))
-        bad = self.path("qid.svm")
-        with open(bad, "w") as f:
-            f.write("1 qid:3 1:1\n0 2:1\n")
-        r = run("spy", "-o", self.path("q.png"), bad)
-        self.assertEqual(r.returncode, 1)
-        self.assertIn("qid", r.stderr)
+        self.expect_refused("qid.svm", "1 qid:3 1:1\n0 2:1\n", "qid")
+
+    def test_streamed_tns_with_and_without_a_shape_comment(self):
+        # Without "# shape:" the .tns is parsed twice (the largest index on each axis first);
+        # several chunks of lines; any two axes of a 4-D tensor.
+        rng = np.random.default_rng(12)
+        shape = (50, 40, 30, 2000)
+        coords = [tuple(int(rng.integers(0, d)) for d in shape) for _ in range(80000)]
+        coords.append(tuple(d - 1 for d in shape))  # the largest index on every axis
+        with_comment = write_tns(self.path("c.tns"), shape, coords)
+        bare = self.path("b.tns")
+        with open(bare, "w") as f:
+            f.writelines(" ".join(str(i + 1) for i in c) + " 2\n" for c in coords)
+        self.assertGreater(os.path.getsize(bare), 1 << 20)
+        for src in [with_comment, bare]:
+            r = run("spy", "--timings", "-o", self.path("x.png"), "--axes", "3,1", src)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("streamed", r.stderr)
+            self.check_png(src, coords, shape, axes=(3, 1), n=64,
+                           args=("--size", "64", "--axes", "3,1"))
+        self.expect_refused("zero.tns", "1 1 2\n0 3 1\n", "1-based")
 
     def test_the_readme_picture_is_current(self):
         # tools/README.md shows `tensorkit spy examples/data/rmat_graph.mtx --size 256 -o
