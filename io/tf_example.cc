@@ -296,60 +296,77 @@ class KeyIndex {
   std::unordered_map<std::string_view, int> map_;
 };
 
-// Pass 1's walk over one record: slots[s] = the value bytes of the last entry of key s in the
-// map at top-level field `map_field`: 1, Example.features (also SequenceExample.context), or 2,
-// SequenceExample.feature_lists (map entries of the same layout: key 1, value 2).
-void FindFeatures(const Ctx& c, const KeyIndex& index, Span* slots, uint32_t map_field = 1) {
-  const uint8_t* end = c.base + c.size;
-  int hint = 0;
-  for (const uint8_t* p = c.base; p < end;) {
+// Calls f(begin, end) for the payload of every length-delimited field `field` in [p, end), in
+// order; other fields are skipped as protobuf skips unknown ones.
+template <typename F>
+void ForEachDelimited(const Ctx& c, const uint8_t* p, const uint8_t* end, uint32_t field,
+                      const F& f) {
+  while (p < end) {
     const uint8_t* at = p;
     const Tag t = ReadTag(c, p, end);
-    if (t.field != map_field || t.wire != 2) {
+    if (t.field != field || t.wire != 2) {
       Skip(c, t, at, p, end);
       continue;
     }
-    // Features: several Example.features fields merge, which for a map is their entries in order.
-    const uint64_t features_size = ReadLength(c, p, end);
-    const uint8_t* fend = p + features_size;
-    while (p < fend) {
-      const uint8_t* eat = p;
-      const Tag et = ReadTag(c, p, fend);
-      if (et.field != 1 || et.wire != 2) {
-        Skip(c, et, eat, p, fend);
-        continue;
-      }
-      const uint64_t entry_size = ReadLength(c, p, fend);
-      const uint8_t* eend = p + entry_size;
-      std::string_view key;
-      const uint8_t* value = nullptr;
-      uint64_t value_size = 0;
-      while (p < eend) {
-        const uint8_t* fat = p;
-        const Tag ft = ReadTag(c, p, eend);
-        if (ft.field == 1 && ft.wire == 2) {
-          const uint64_t n = ReadLength(c, p, eend);
-          key = std::string_view(reinterpret_cast<const char*>(p), n);
-          p += n;
-        } else if (ft.field == 2 && ft.wire == 2) {
-          if (value != nullptr) {
-            Fail(c, fat, "a map entry with two values (key '", Excerpt(key), "')");
-          }
-          value_size = ReadLength(c, p, eend);
-          value = p;
-          p += value_size;
-        } else {
-          Skip(c, ft, fat, p, eend);
-        }
-      }
-      const int s = index.Find(key, &hint);
-      if (s < 0) continue;
-      // No value is an empty Feature (missing) or an empty FeatureList (present, no steps).
-      slots[s] = value == nullptr ? Span{0, 0}
-                                  : Span{static_cast<uint32_t>(value - c.base),
-                                         static_cast<uint32_t>(value_size)};
-    }
+    const uint64_t n = ReadLength(c, p, end);
+    f(p, p + n);
+    p += n;
   }
+}
+
+// Calls entry(key, value_begin, value_end, second_value) for every map entry of the map at
+// top-level field `map_field` of a record, in order: 1, Example.features (also
+// SequenceExample.context), or 2, SequenceExample.feature_lists (entries of the same layout: key
+// 1, value 2). Several map fields merge, which for a map is their entries in order. An entry
+// without a value gives nullptrs; one with two values gives the last and, as second_value, where
+// the second began (protobuf would merge them; the parser refuses them, as TensorFlow does).
+template <typename Entry>
+void ForEachEntry(const Ctx& c, uint32_t map_field, const Entry& entry) {
+  ForEachDelimited(c, c.base, c.base + c.size, map_field,
+                   [&](const uint8_t* fb, const uint8_t* fe) {
+                     ForEachDelimited(c, fb, fe, 1, [&](const uint8_t* p, const uint8_t* eend) {
+                       std::string_view key;
+                       const uint8_t *value = nullptr, *value_end = nullptr, *second = nullptr;
+                       while (p < eend) {
+                         const uint8_t* fat = p;
+                         const Tag ft = ReadTag(c, p, eend);
+                         if (ft.wire == 2 && (ft.field == 1 || ft.field == 2)) {
+                           const uint64_t n = ReadLength(c, p, eend);
+                           if (ft.field == 1) {
+                             key = std::string_view(reinterpret_cast<const char*>(p), n);
+                           } else {
+                             if (value != nullptr && second == nullptr) second = fat;
+                             value = p;
+                             value_end = p + n;
+                           }
+                           p += n;
+                         } else {
+                           Skip(c, ft, fat, p, eend);
+                         }
+                       }
+                       entry(key, value, value_end, second);
+                     });
+                   });
+}
+
+// Pass 1's walk over one record: slots[s] = the value bytes of the last entry of key s in the
+// map at `map_field` (ForEachEntry).
+void FindFeatures(const Ctx& c, const KeyIndex& index, Span* slots, uint32_t map_field = 1) {
+  int hint = 0;
+  ForEachEntry(c, map_field,
+               [&](std::string_view key, const uint8_t* value, const uint8_t* value_end,
+                   const uint8_t* second) {
+                 if (second != nullptr) {
+                   Fail(c, second, "a map entry with two values (key '", Excerpt(key), "')");
+                 }
+                 const int s = index.Find(key, &hint);
+                 if (s < 0) return;
+                 // No value is an empty Feature (missing) or an empty FeatureList (present, no
+                 // steps).
+                 slots[s] = value == nullptr ? Span{0, 0}
+                                             : Span{static_cast<uint32_t>(value - c.base),
+                                                    static_cast<uint32_t>(value_end - value)};
+               });
 }
 
 // The spec checked, with each FixedLenFeature's default expanded to prod(shape) elements.
@@ -539,17 +556,7 @@ namespace {
 template <typename Step>
 void ForEachStep(const Ctx& c, const uint8_t* p, const uint8_t* end, const Step& step) {
   int64_t i = 0;
-  while (p < end) {
-    const uint8_t* at = p;
-    const Tag t = ReadTag(c, p, end);
-    if (t.field != 1 || t.wire != 2) {
-      Skip(c, t, at, p, end);
-      continue;
-    }
-    const uint64_t n = ReadLength(c, p, end);
-    step(i++, p, p + n);
-    p += n;
-  }
+  ForEachDelimited(c, p, end, 1, [&](const uint8_t* b, const uint8_t* e) { step(i++, b, e); });
 }
 
 }  // namespace
@@ -590,6 +597,8 @@ std::vector<internal::FeatureListValues> internal::ParseFeatureLists(
   std::vector<FeatureListValues> out(static_cast<size_t>(K));
   std::vector<int64_t*> step_offsets(K);
   std::vector<void*> data(K);
+  // value_start[r, k]: where record r's values of key k start (a prefix sum over records).
+  std::vector<int64_t> value_start(static_cast<size_t>(B * K), 0);
   for (int k = 0; k < K; ++k) {
     FeatureListValues& f = out[k];
     f.record_steps = Tensor::Empty({B + 1}, DType::kInt64);
@@ -599,6 +608,7 @@ std::vector<internal::FeatureListValues> internal::ParseFeatureLists(
     f.present.assign(static_cast<size_t>(B), 0);
     for (int64_t r = 0; r < B; ++r) {
       rs[r + 1] = rs[r] + steps[r * K + k];
+      value_start[r * K + k] = total_values;
       total_values += values[r * K + k];
       f.present[r] = spans[r * K + k].begin != kAbsent;
     }
@@ -607,15 +617,6 @@ std::vector<internal::FeatureListValues> internal::ParseFeatureLists(
     f.values = Tensor::Empty({total_values}, keys[k].dtype);
     step_offsets[k] = f.step_offsets.data<int64_t>();
     data[k] = f.values.raw_data();
-  }
-  // Where each record's values start, per key (a prefix sum over records).
-  std::vector<int64_t> value_start(static_cast<size_t>(B * K), 0);
-  for (int k = 0; k < K; ++k) {
-    int64_t acc = 0;
-    for (int64_t r = 0; r < B; ++r) {
-      value_start[r * K + k] = acc;
-      acc += values[r * K + k];
-    }
   }
   // Pass 2: step offsets and values into place.
   ForRecords(B, [&](int64_t, int64_t r) {
@@ -645,52 +646,6 @@ std::vector<internal::FeatureListValues> internal::ParseFeatureLists(
 
 namespace {
 
-// Calls entry(key, feature_begin, feature_end) for every map entry of a record, in order.
-template <typename Entry>
-void ForEachFeature(const Ctx& c, const Entry& entry) {
-  const uint8_t* end = c.base + c.size;
-  for (const uint8_t* p = c.base; p < end;) {
-    const uint8_t* at = p;
-    const Tag t = ReadTag(c, p, end);
-    if (t.field != 1 || t.wire != 2) {
-      Skip(c, t, at, p, end);
-      continue;
-    }
-    const uint64_t features_size = ReadLength(c, p, end);  // moves p: then the end
-    const uint8_t* fend = p + features_size;
-    while (p < fend) {
-      const uint8_t* eat = p;
-      const Tag et = ReadTag(c, p, fend);
-      if (et.field != 1 || et.wire != 2) {
-        Skip(c, et, eat, p, fend);
-        continue;
-      }
-      const uint64_t entry_size = ReadLength(c, p, fend);
-      const uint8_t* eend = p + entry_size;
-      std::string_view key;
-      const uint8_t* value = nullptr;
-      const uint8_t* value_end = nullptr;
-      while (p < eend) {
-        const uint8_t* fat = p;
-        const Tag ft = ReadTag(c, p, eend);
-        if (ft.field == 1 && ft.wire == 2) {
-          const uint64_t n = ReadLength(c, p, eend);
-          key = std::string_view(reinterpret_cast<const char*>(p), n);
-          p += n;
-        } else if (ft.field == 2 && ft.wire == 2) {
-          const uint64_t n = ReadLength(c, p, eend);
-          value = p;
-          value_end = p + n;
-          p += n;
-        } else {
-          Skip(c, ft, fat, p, eend);
-        }
-      }
-      entry(key, value, value_end);
-    }
-  }
-}
-
 DType DTypeOfKind(Kind k) {
   return k == kInt64List ? DType::kInt64 : k == kFloatList ? DType::kFloat32 : DType::kString;
 }
@@ -701,14 +656,15 @@ std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::stri
                                                      bool count_lengths) {
   using Table = std::map<std::string, ExampleFeatureSummary, std::less<>>;
   const int64_t n = static_cast<int64_t>(records.size());
-  std::vector<Table> parts(static_cast<size_t>(NumChunks(n, 256)));
+  std::vector<Table> parts(static_cast<size_t>(NumChunks(n, internal::kRecordChunk)));
   internal::ForRecords(n, [&](int64_t chunk, int64_t r) {
     Ctx c{reinterpret_cast<const uint8_t*>(records[r].data()),
           static_cast<int64_t>(records[r].size()), r};
     std::map<std::string_view, FeatureInfo> held;  // the last entry of each key
-    ForEachFeature(c, [&](std::string_view key, const uint8_t* b, const uint8_t* e) {
-      held[key] = b == nullptr ? FeatureInfo{} : ScanFeature(c, b, e);
-    });
+    ForEachEntry(c, 1,
+                 [&](std::string_view key, const uint8_t* b, const uint8_t* e, const uint8_t*) {
+                   held[key] = b == nullptr ? FeatureInfo{} : ScanFeature(c, b, e);
+                 });
     Table& t = parts[chunk];
     for (const auto& [key, f] : held) {
       if (f.kind == kNoList) continue;
