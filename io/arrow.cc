@@ -27,27 +27,21 @@ struct ArrayNode {
   std::vector<ArrowArray*> child_ptrs;
 };
 
-void ReleaseArray(ArrowArray* a) {
-  if (a == nullptr || a->release == nullptr) return;
-  for (int64_t i = 0; i < a->n_children; ++i) {
-    if (a->children[i]->release != nullptr) a->children[i]->release(a->children[i]);
-  }
-  delete static_cast<ArrayNode*>(a->private_data);
-  a->release = nullptr;
-}
-
 struct SchemaNode {
   std::string format, name;
   std::vector<std::unique_ptr<ArrowSchema>> children;
   std::vector<ArrowSchema*> child_ptrs;
 };
 
-void ReleaseSchema(ArrowSchema* s) {
+// The release callback of an exported array (Node = ArrayNode) or schema (SchemaNode): releases
+// the children, then frees the node that owns them, and marks the struct released.
+template <typename S, typename Node>
+void Release(S* s) {
   if (s == nullptr || s->release == nullptr) return;
   for (int64_t i = 0; i < s->n_children; ++i) {
     if (s->children[i]->release != nullptr) s->children[i]->release(s->children[i]);
   }
-  delete static_cast<SchemaNode*>(s->private_data);
+  delete static_cast<Node*>(s->private_data);
   s->release = nullptr;
 }
 
@@ -62,7 +56,7 @@ void FinishArray(ArrowArray* a, std::unique_ptr<ArrayNode> node, int64_t length)
   for (auto& c : node->children) node->child_ptrs.push_back(c.get());
   a->children = node->child_ptrs.empty() ? nullptr : node->child_ptrs.data();
   a->dictionary = nullptr;
-  a->release = ReleaseArray;
+  a->release = Release<ArrowArray, ArrayNode>;
   a->private_data = node.release();
 }
 
@@ -77,7 +71,7 @@ void FinishSchema(ArrowSchema* s, std::unique_ptr<SchemaNode> node) {
   for (auto& c : node->children) node->child_ptrs.push_back(c.get());
   s->children = node->child_ptrs.empty() ? nullptr : node->child_ptrs.data();
   s->dictionary = nullptr;
-  s->release = ReleaseSchema;
+  s->release = Release<ArrowSchema, SchemaNode>;
   s->private_data = node.release();
 }
 
@@ -425,9 +419,9 @@ JaggedTensor Jagged(const View& v, int64_t begin, int64_t rows, const HolderPtr&
   };
   const View child{v.a->children[0], &v.f->children[0]};
   std::vector<int64_t> offsets(static_cast<size_t>(rows + 1), 0);
-  std::vector<std::pair<int64_t, int64_t>> ranges;  // child slots kept, in order
-  const int64_t base = rows > 0 ? at(0) : 0;
-  bool contiguous = true;
+  // The child slots kept: one run from the first row's offset, unless null rows drop theirs
+  // (a row starts where the previous one ends).
+  std::vector<std::pair<int64_t, int64_t>> ranges;
   for (int64_t i = 0; i < rows; ++i) {
     const int64_t b = at(i), e = at(i + 1);
     TK_CHECK(b >= 0 && e >= b && e <= child.a->length, kInvalidArgument, op, ": field '", v.f->name,
@@ -438,13 +432,11 @@ JaggedTensor Jagged(const View& v, int64_t begin, int64_t rows, const HolderPtr&
       TK_CHECK(o.null_lists_as_empty, kInvalidArgument, op, ": field '", v.f->name,
                "' is null at row ", begin + i,
                "; set ArrowImportOptions::null_lists_as_empty to read null lists as empty rows");
-      if (n > 0) contiguous = false;
       n = 0;
     } else if (n > 0) {
       if (!ranges.empty() && ranges.back().second == b) {
         ranges.back().second = e;
       } else {
-        if (!ranges.empty() || b != base) contiguous = false;
         ranges.emplace_back(b, e);
       }
     }
@@ -452,18 +444,18 @@ JaggedTensor Jagged(const View& v, int64_t begin, int64_t rows, const HolderPtr&
   }
   const int64_t total = offsets[rows];
   Tensor values;
-  if (contiguous) {
-    values = Values(child, base, total, holder, op);
+  if (ranges.size() <= 1) {  // a view, no copy
+    values = ranges.empty() ? Values(child, 0, 0, holder, op)
+                            : Values(child, ranges[0].first, total, holder, op);
   } else {
     std::vector<Tensor> parts;
     for (const auto& [b, e] : ranges) parts.push_back(Values(child, b, e - b, holder, op));
-    values = parts.empty() ? Values(child, 0, 0, holder, op) : ConcatenateRows(parts);
+    values = ConcatenateRows(parts);
   }
   // Value nulls: refused, or weights.
   Tensor weights;
   bool any_null = false;
-  for (const auto& [b, e] :
-       (contiguous ? std::vector<std::pair<int64_t, int64_t>>{{base, base + total}} : ranges)) {
+  for (const auto& [b, e] : ranges) {
     const int64_t null = FirstNull(child.a, b, e - b);
     if (null < 0) continue;
     TK_CHECK(o.null_values_as_zero_weight, kInvalidArgument, op, ": field '", v.f->name,
@@ -476,21 +468,17 @@ JaggedTensor Jagged(const View& v, int64_t begin, int64_t rows, const HolderPtr&
     weights = Tensor::Empty({total}, DType::kFloat32);
     float* w = weights.data<float>();
     int64_t k = 0;
-    auto weigh = [&](int64_t b, int64_t e) {
+    for (const auto& [b, e] : ranges) {
       for (int64_t j = b; j < e; ++j) w[k++] = IsNull(child.a, j) ? 0.0f : 1.0f;
-    };
-    if (contiguous) {
-      weigh(base, base + total);
-    } else {
-      for (const auto& [b, e] : ranges) weigh(b, e);
     }
   }
+  // Without null rows the offsets are the source's: shared when they are int64 from 0.
   Tensor off;
-  if (large && contiguous && base == 0 && !MayHaveNulls(v.a) &&
+  if (large && !MayHaveNulls(v.a) && (rows == 0 || at(0) == 0) &&
       reinterpret_cast<uintptr_t>(v.a->buffers[1]) % 8 == 0) {
     char* p = static_cast<char*>(const_cast<void*>(v.a->buffers[1])) + first * 8;
     off = Tensor(Storage::Wrap(p, (rows + 1) * 8, Device::Cpu(), [holder](void*) {}),
-                 DefaultPattern({rows + 1}, op), DType::kInt64);  // zero-copy
+                 DefaultPattern({rows + 1}, op), DType::kInt64);
   } else {
     off = Tensor::FromVector(std::move(offsets));
   }
