@@ -193,6 +193,28 @@ std::vector<int64_t> Starts(const std::vector<ChunkOut>& outs, const Size& size)
   return s;
 }
 
+// The index base (scikit-learn's rule for kAuto: one-based unless some index is 0) and the
+// number of features, from every entry's smallest and largest index.
+struct Extent {
+  bool one_based = false;
+  int64_t shift = 0;  // subtracted from each index
+  int64_t cols = 0;
+};
+Extent ExtentOf(const LibsvmReadOptions& o, int64_t entries, int64_t min_col, int64_t max_col,
+                const std::string& name) {
+  Extent x;
+  x.one_based =
+      o.base == IndexBase::kOne || (o.base == IndexBase::kAuto && entries > 0 && min_col > 0);
+  x.shift = x.one_based ? 1 : 0;
+  x.cols = o.num_features >= 0 ? o.num_features : max_col + 1 - x.shift;
+  if (o.num_features >= 0 && max_col - x.shift >= o.num_features) {
+    Throw(ErrorCode::kCorrupt, kFmt, ": '", name, "' has feature index ", max_col - x.shift, " (",
+          x.one_based ? "1-based " : "", "index ", max_col, ") but num_features is ",
+          o.num_features, "; pass a larger num_features or -1");
+  }
+  return x;
+}
+
 LibsvmData Assemble(std::vector<ChunkOut>& outs, const LibsvmReadOptions& o,
                     const std::vector<TextChunk>& chunks, const std::string& name) {
   const std::vector<int64_t> row0 =
@@ -209,14 +231,9 @@ LibsvmData Assemble(std::vector<ChunkOut>& outs, const LibsvmReadOptions& o,
     with_qid += std::count(c.has_qid.begin(), c.has_qid.end(), 1);
   }
   LibsvmData d;
-  d.one_based = o.base == IndexBase::kOne || (o.base == IndexBase::kAuto && nnz > 0 && min_col > 0);
-  const int64_t shift = d.one_based ? 1 : 0;
-  const int64_t cols = o.num_features >= 0 ? o.num_features : max_col + 1 - shift;
-  if (o.num_features >= 0 && max_col - shift >= o.num_features) {
-    Throw(ErrorCode::kCorrupt, kFmt, ": '", name, "' has feature index ", max_col - shift, " (",
-          d.one_based ? "1-based " : "", "index ", max_col, ") but num_features is ",
-          o.num_features, "; pass a larger num_features or -1");
-  }
+  const Extent x = ExtentOf(o, nnz, min_col, max_col, name);
+  d.one_based = x.one_based;
+  const int64_t shift = x.shift, cols = x.cols;
   if (with_qid > 0 && with_qid < samples) {
     // Name the first sample without one: its line is found by walking its chunk again.
     for (size_t c = 0; c < outs.size(); ++c) {
@@ -333,13 +350,8 @@ std::vector<int64_t> VisitLibsvmPositions(
   }
   const int64_t samples = row0.back();
   // The shape and the checks of Assemble, from the summaries.
-  const bool one_based = options.base == IndexBase::kOne ||
-                         (options.base == IndexBase::kAuto && entries > 0 && min_col > 0);
-  const int64_t shift = one_based ? 1 : 0;
-  const int64_t cols = options.num_features >= 0 ? options.num_features : max_col + 1 - shift;
-  TK_CHECK(options.num_features < 0 || max_col - shift < options.num_features, kCorrupt, kFmt,
-           ": '", path, "' has feature index ", max_col - shift, " but num_features is ",
-           options.num_features, "; pass a larger num_features or -1");
+  const Extent x = ExtentOf(options, entries, min_col, max_col, path);
+  const int64_t shift = x.shift, cols = x.cols;
   TK_CHECK(with_qid == 0 || with_qid == samples, kCorrupt, kFmt, ": '", path, "': ", with_qid,
            " of ", samples, " samples have a qid; give every line a qid or none");
   const std::vector<int64_t> shape = {samples, std::max<int64_t>(cols, 0)};

@@ -58,6 +58,30 @@ TnsLayout FindLayout(const Bytes& bytes) {
   return out;
 }
 
+// The rank of a file of `nnz` entries: its first entry's fields less the value, or the rank of
+// `given` (the caller's shape when `by_caller`, else the file's comment) when there is none;
+// checked against `given`.
+int RankOf(const TnsLayout& layout, int64_t nnz, const std::vector<int64_t>& given, bool by_caller,
+           const std::string& name) {
+  int rank = layout.fields - 1;
+  if (nnz == 0) {
+    TK_CHECK(!given.empty(), kCorrupt, "tns: '", name,
+             "' has no entries and no '# shape:' comment, so its rank is unknown; pass the shape");
+    rank = static_cast<int>(given.size());
+  }
+  TK_CHECK(rank >= 1, kCorrupt, "tns: '", name, "' line ", layout.first_line,
+           ": an entry needs at least one index and a value, found ", layout.fields, " field(s)");
+  if (!given.empty() && static_cast<int>(given.size()) != rank) {
+    Throw(by_caller ? ErrorCode::kInvalidArgument : ErrorCode::kCorrupt, "tns: '", name,
+          "' has rank ", rank, " (line ", layout.first_line, ") but the ",
+          by_caller ? "given" : "shape comment's", " shape ", ShapeString(given), " has ",
+          given.size(), " axes");
+  }
+  TK_CHECK(rank <= 4096, kUnsupported, "tns: '", name, "' line ", layout.first_line, ": rank ",
+           rank, " is more than 4096 axes");
+  return rank;
+}
+
 // One entry line [b, e): its 0-based indices into row[0..rank), each axis's largest 1-based
 // index into mx, its value returned. Errors as the reader gives them.
 double ParseEntry(const char* b, const char* e, int rank, const std::vector<int64_t>& given,
@@ -91,28 +115,12 @@ std::vector<int64_t> Largest(const std::vector<std::vector<int64_t>>& maxima, in
 
 TensorData ReadTnsBytes(const Bytes& bytes, const ReadOptions& options) {
   const TnsLayout layout = FindLayout(bytes);
-  const int fields = layout.fields;
   const int64_t first = layout.first_line;
   std::vector<TextChunk> chunks = ChunkLines(bytes, 0, 1, '#');
   const int64_t nnz = TotalEntries(chunks);
   // The caller's shape wins over the file's comment.
   const std::vector<int64_t>& given = options.shape.empty() ? layout.shape : options.shape;
-  int rank = fields - 1;
-  if (nnz == 0) {
-    TK_CHECK(!given.empty(), kCorrupt, "tns: '", bytes.name,
-             "' has no entries and no '# shape:' comment, so its rank is unknown; pass the shape");
-    rank = static_cast<int>(given.size());
-  }
-  TK_CHECK(rank >= 1, kCorrupt, "tns: '", bytes.name, "' line ", first,
-           ": an entry needs at least one index and a value, found ", fields, " field(s)");
-  if (!given.empty() && static_cast<int>(given.size()) != rank) {
-    Throw(options.shape.empty() ? ErrorCode::kCorrupt : ErrorCode::kInvalidArgument, "tns: '",
-          bytes.name, "' has rank ", rank, " (line ", first, ") but the ",
-          options.shape.empty() ? "shape comment's" : "given", " shape ", ShapeString(given),
-          " has ", given.size(), " axes");
-  }
-  TK_CHECK(rank <= 4096, kUnsupported, "tns: '", bytes.name, "' line ", first, ": rank ", rank,
-           " is more than 4096 axes");
+  const int rank = RankOf(layout, nnz, given, !options.shape.empty(), bytes.name);
   // Every entry line holds rank + 1 fields of at least two bytes each (digit and separator), so
   // this bounds the allocation below by the file size.
   TK_CHECK(nnz <= static_cast<int64_t>(bytes.size) / (2 * (rank + 1)) + 1, kCorrupt, "tns: '",
@@ -180,20 +188,11 @@ std::vector<int64_t> VisitTnsPositions(
   const TnsLayout layout = FindLayout(bytes);
   const std::vector<TextChunk> chunks = ChunkLines(bytes, 0, 1, '#');
   const int64_t nnz = TotalEntries(chunks);
-  const int rank = nnz == 0 ? static_cast<int>(layout.shape.size()) : layout.fields - 1;
-  TK_CHECK(nnz > 0 || layout.has_shape, kCorrupt, "tns: '", path,
-           "' has no entries and no '# shape:' comment, so its rank is unknown; pass the shape");
-  TK_CHECK(rank >= 1 && rank <= 4096, kCorrupt, "tns: '", path, "' line ", layout.first_line,
-           ": an entry needs 1 to 4096 indices and a value, found ", layout.fields, " field(s)");
-  TK_CHECK(layout.shape.empty() || static_cast<int>(layout.shape.size()) == rank, kCorrupt,
-           "tns: '", path, "' has rank ", rank, " (line ", layout.first_line,
-           ") but the shape comment's shape ", ShapeString(layout.shape), " has ",
-           layout.shape.size(), " axes");
+  const int rank = RankOf(layout, nnz, layout.shape, false, path);
   std::vector<std::vector<int64_t>> maxima(chunks.size(), std::vector<int64_t>(rank, 0));
   std::vector<std::vector<int64_t>> rows(chunks.size());  // a chunk's indices while in flight
-  auto parse = [&](std::vector<int64_t>* row_buffers_of_chunk, const char* b, const char* e,
-                   int64_t c) {
-    std::vector<int64_t>& buf = row_buffers_of_chunk[c];
+  auto parse = [&](const char* b, const char* e, int64_t c) {
+    std::vector<int64_t>& buf = rows[c];
     const size_t at = buf.size();
     buf.resize(at + static_cast<size_t>(rank));
     ParseEntry(b, e, rank, layout.shape, buf.data() + at, maxima[c].data());
@@ -203,7 +202,7 @@ std::vector<int64_t> VisitTnsPositions(
     ParseDataLines(
         bytes, chunks, '#', "tns",
         [&](const char* b, const char* e, int64_t, int64_t, int64_t c) {
-          parse(rows.data(), b, e, c);
+          parse(b, e, c);
           rows[c].clear();
         },
         [&](int64_t c) { std::vector<int64_t>().swap(rows[c]); });
@@ -214,9 +213,7 @@ std::vector<int64_t> VisitTnsPositions(
            "VisitTnsPositions: axes ", ai, " and ", aj, " for a rank-", rank, " tensor");
   ParseDataLines(
       bytes, chunks, '#', "tns",
-      [&](const char* b, const char* e, int64_t, int64_t, int64_t c) {
-        parse(rows.data(), b, e, c);
-      },
+      [&](const char* b, const char* e, int64_t, int64_t, int64_t c) { parse(b, e, c); },
       [&](int64_t c) {
         std::vector<int64_t>& buf = rows[c];
         const int64_t n = static_cast<int64_t>(buf.size()) / rank;
