@@ -169,16 +169,10 @@ LengthTable FeatureLengths(const io::ExampleFeatureSummary& f, int64_t records) 
 
 // RowStatsText of a feature, its first line naming records (not axis 0), indented under it.
 std::string FeatureRowsText(const RowStats& s, int64_t absent) {
-  std::string text = RowStatsText(s);
-  text = text.substr(text.find('\n') + 1);
-  std::string out = "    records: " + std::to_string(s.rows) + ", " + std::to_string(s.empty) +
-                    " with no values (" + std::to_string(absent) + " without the feature)\n";
-  for (size_t b = 0; b < text.size();) {
-    const size_t e = text.find('\n', b);
-    out += "    " + text.substr(b, e - b + 1);
-    b = e + 1;
-  }
-  return out;
+  return RowStatsText(s,
+                      "records: " + std::to_string(s.rows) + ", " + std::to_string(s.empty) +
+                          " with no values (" + std::to_string(absent) + " without the feature)",
+                      "    ");
 }
 
 int RunTfrecord(const Args& a) {

@@ -194,13 +194,17 @@ std::string RowStatsJson(const RowStats& s) {
   return out + "]}";
 }
 
-std::string RowStatsText(const RowStats& s) {
-  std::string out =
-      "rows:    " + std::to_string(s.rows) + " (axis 0), " + std::to_string(s.empty) + " empty\n";
+std::string RowStatsText(const RowStats& s, const std::string& rows_line,
+                         const std::string& indent) {
+  std::string out = indent +
+                    (rows_line.empty() ? "rows:    " + std::to_string(s.rows) + " (axis 0), " +
+                                             std::to_string(s.empty) + " empty"
+                                       : rows_line) +
+                    "\n";
   if (s.rows == 0) return out;
-  out += "length:  min " + std::to_string(*s.min) + ", max " + std::to_string(*s.max) + ", mean " +
-         Number(*s.mean) + ", p50 " + Number(*s.p50) + ", p90 " + Number(*s.p90) + ", p99 " +
-         Number(*s.p99) + "\n";
+  out += indent + "length:  min " + std::to_string(*s.min) + ", max " + std::to_string(*s.max) +
+         ", mean " + Number(*s.mean) + ", p50 " + Number(*s.p50) + ", p90 " + Number(*s.p90) +
+         ", p99 " + Number(*s.p99) + "\n";
   int64_t most = 1;
   for (const LengthBin& b : s.histogram) most = std::max(most, b.rows);
   for (const LengthBin& b : s.histogram) {
@@ -209,7 +213,7 @@ std::string RowStatsText(const RowStats& s) {
     // A bar of up to 40 '#', at least one for a bin that has rows.
     const int64_t bar =
         b.rows == 0 ? 0 : std::max<int64_t>(1, static_cast<int64_t>(40.0 * b.rows / most));
-    out.append("  ").append(PadLeft(range, 17)).append("  ");
+    out.append(indent).append("  ").append(PadLeft(range, 17)).append("  ");
     out.append(PadLeft(std::to_string(b.rows), 12)).append("  ");
     out.append(static_cast<size_t>(bar), '#').append("\n");
   }

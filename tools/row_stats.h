@@ -67,8 +67,10 @@ double LinearQuantile(const LengthTable& table, double q);
 // "histogram": [{"lo", "hi", "rows"}, ...]}, the optional ones null when absent.
 std::string RowStatsJson(const RowStats& s);
 
-// The lines `info --rows` prints.
-std::string RowStatsText(const RowStats& s);
+// The lines `info --rows` prints: first `rows_line` (by default "rows: N (axis 0), E empty"),
+// then the lengths and the histogram, each line after `indent`.
+std::string RowStatsText(const RowStats& s, const std::string& rows_line = "",
+                         const std::string& indent = "");
 
 }  // namespace tensorkit::tools
 
