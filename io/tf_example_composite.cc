@@ -225,6 +225,32 @@ SparseTensor BuildSparse(const SparseFeature& f, const std::vector<const JaggedT
   return st;
 }
 
+// [B, rows, *f.shape]: record r's values are values[first(r)..first(r + 1)), then
+// f.default_value (0 or "" when undefined) to the end of its rows * prod(f.shape) elements.
+template <typename First>
+Tensor PaddedRows(const FixedLenSequenceFeature& f, const Tensor& values, int64_t B, int64_t rows,
+                  const First& first) {
+  int64_t stride = 1;
+  for (int64_t d : f.shape) stride *= d;  // checked by KeyPlan
+  const int64_t row = rows * stride;
+  std::vector<int64_t> dims = {B, rows};
+  dims.insert(dims.end(), f.shape.begin(), f.shape.end());
+  int64_t volume = 1;
+  for (int64_t d : dims) volume = CheckedMul(volume, d, f.key, "FixedLenSequenceFeature output");
+  Tensor out = Tensor::Empty(dims, f.dtype);
+  Dispatch<internal::kExampleDTypes>(f.dtype, "ParseExamples", [&]<typename T>() {
+    const T pad =
+        f.default_value.defined() ? f.default_value.To(Device::Cpu()).ToVector<T>()[0] : T{};
+    const T* src = values.data<T>();
+    T* dst = out.data<T>();
+    internal::ForRecords(B, [&](int64_t, int64_t r) {
+      T* d = std::copy(src + first(r), src + first(r + 1), dst + r * row);
+      std::fill(d, dst + (r + 1) * row, pad);
+    });
+  });
+  return out;
+}
+
 // --- FixedLenSequenceFeature ---------------------------------------------------------------
 
 Tensor BuildFixedSequence(const FixedLenSequenceFeature& f, const JaggedTensor& j, int64_t B) {
@@ -241,23 +267,7 @@ Tensor BuildFixedSequence(const FixedLenSequenceFeature& f, const JaggedTensor& 
     }
     if (stride != 0) max_rows = std::max(max_rows, n / stride);
   }
-  std::vector<int64_t> dims = {B, max_rows};
-  dims.insert(dims.end(), f.shape.begin(), f.shape.end());
-  int64_t volume = 1;
-  for (int64_t d : dims) volume = CheckedMul(volume, d, f.key, "FixedLenSequenceFeature output");
-  Tensor out = Tensor::Empty(dims, f.dtype);
-  Dispatch<internal::kExampleDTypes>(f.dtype, "ParseExamples", [&]<typename T>() {
-    const T pad =
-        f.default_value.defined() ? f.default_value.To(Device::Cpu()).ToVector<T>()[0] : T{};
-    const T* v = j.values().data<T>();
-    T* dst = out.data<T>();
-    const int64_t row = max_rows * stride;
-    internal::ForRecords(B, [&](int64_t, int64_t r) {
-      T* d = std::copy(v + o[r], v + o[r + 1], dst + r * row);
-      std::fill(d, dst + (r + 1) * row, pad);
-    });
-  });
-  return out;
+  return PaddedRows(f, j.values(), B, max_rows, [o](int64_t r) { return o[r]; });
 }
 
 // --- RaggedFeature ------------------------------------------------------------------------------
@@ -467,23 +477,7 @@ Tensor BuildListDense(const FixedLenSequenceFeature& f, const internal::FeatureL
     lengths->data<int64_t>()[r] = rs[r + 1] - rs[r];
     max_steps = std::max(max_steps, rs[r + 1] - rs[r]);
   }
-  std::vector<int64_t> dims = {B, max_steps};
-  dims.insert(dims.end(), f.shape.begin(), f.shape.end());
-  int64_t volume = 1;
-  for (int64_t d : dims) volume = CheckedMul(volume, d, f.key, "FixedLenSequenceFeature output");
-  Tensor out = Tensor::Empty(dims, f.dtype);
-  Dispatch<internal::kExampleDTypes>(f.dtype, "ParseSequenceExamples", [&]<typename T>() {
-    const T pad =
-        f.default_value.defined() ? f.default_value.To(Device::Cpu()).ToVector<T>()[0] : T{};
-    const T* src = v.values.data<T>();
-    T* dst = out.data<T>();
-    const int64_t row = max_steps * stride;
-    internal::ForRecords(B, [&](int64_t, int64_t r) {
-      T* d = std::copy(src + so[rs[r]], src + so[rs[r + 1]], dst + r * row);
-      std::fill(d, dst + (r + 1) * row, pad);
-    });
-  });
-  return out;
+  return PaddedRows(f, v.values, B, max_steps, [rs, so](int64_t r) { return so[rs[r]]; });
 }
 
 SparseTensor BuildListSparse(const internal::FeatureListValues& v, int64_t B) {
