@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
+#include <type_traits>
 #include <utility>
 
 #include "tensorkit/common/parallel.h"
@@ -228,22 +230,24 @@ class IntStream {
     raw_.resize(static_cast<size_t>(n * h_.item_size));
     source_.Read(raw_.data(), n * h_.item_size);
     if (h_.swap) SwapBytes(raw_.data(), n, static_cast<int>(h_.item_size));
-    for (int64_t i = 0; i < n; ++i) {
-      if (h_.item_size == 8) {
-        int64_t v;
-        std::memcpy(&v, raw_.data() + 8 * i, 8);
-        TK_CHECK(h_.kind == 'i' || v >= 0, kCorrupt, "npz: '", file_, "': member '", member_,
-                 "' holds an index past int64");
-        out[i] = v;
-      } else if (h_.kind == 'i') {
-        int32_t v;
-        std::memcpy(&v, raw_.data() + 4 * i, 4);
-        out[i] = v;
-      } else {
-        uint32_t v;
-        std::memcpy(&v, raw_.data() + 4 * i, 4);
-        out[i] = v;
+    // One loop per element type, chosen once a block.
+    const uint8_t* raw = raw_.data();
+    auto widen = [&]<typename T>() {
+      for (int64_t i = 0; i < n; ++i) {
+        T v;
+        std::memcpy(&v, raw + sizeof(T) * i, sizeof(T));
+        if constexpr (std::is_same_v<T, uint64_t>) {
+          TK_CHECK(v <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), kCorrupt,
+                   "npz: '", file_, "': member '", member_, "' holds an index past int64");
+        }
+        out[i] = static_cast<int64_t>(v);
       }
+    };
+    const bool is_signed = h_.kind == 'i';
+    if (h_.item_size == 8) {
+      is_signed ? widen.template operator()<int64_t>() : widen.template operator()<uint64_t>();
+    } else {
+      is_signed ? widen.template operator()<int32_t>() : widen.template operator()<uint32_t>();
     }
     left_ -= n;
     if (left_ == 0 && finish_) source_.Finish();  // the member's CRC
