@@ -207,6 +207,21 @@ def _parse_ops():
     return _ops
 
 
+def _validated(features):
+    """`features` with every RaggedFeature built with validate=True."""
+    import tensorflow as tf
+
+    return {k: f._replace(validate=True) if isinstance(f, tf.io.RaggedFeature) else f
+            for k, f in (features or {}).items()}
+
+
+def _sparse_tensors(indices, values, shapes):
+    """The SparseTensors of a parse op's sparse outputs."""
+    import tensorflow as tf
+
+    return [tf.sparse.SparseTensor(i, v, s) for i, v, s in zip(indices, values, shapes)]
+
+
 def parse_example(serialized, features, example_names=None, name=None):
     """tf.io.parse_example, parsed by TensorkitParseExampleV2: the same feature configs
     (FixedLen, VarLen, Sparse, Ragged and FixedLenSequence features) and the same outputs.
@@ -225,8 +240,7 @@ def parse_example(serialized, features, example_names=None, name=None):
 
     if not features:
         raise ValueError("parse_example: features is empty; give at least one feature config")
-    features = {k: f._replace(validate=True) if isinstance(f, tf.io.RaggedFeature) else f
-                for k, f in features.items()}
+    features = _validated(features)
     features = parsing_ops._prepend_none_dimension(features)
     params = parsing_config._ParseOpParams.from_features(features, [
         tf.io.VarLenFeature, tf.io.SparseFeature, tf.io.FixedLenFeature,
@@ -247,8 +261,7 @@ def parse_example(serialized, features, example_names=None, name=None):
         sparse_indices, sparse_values, sparse_shapes, dense, ragged_values, ragged_splits = out
         ragged = parsing_config._build_ragged_tensors(serialized.shape, ragged_values,
                                                       ragged_splits)
-        sparse = [tf.sparse.SparseTensor(i, v, s)
-                  for i, v, s in zip(sparse_indices, sparse_values, sparse_shapes)]
+        sparse = _sparse_tensors(sparse_indices, sparse_values, sparse_shapes)
         outputs = dict(zip(params.sparse_keys + params.dense_keys + params.ragged_keys,
                            sparse + list(dense) + list(ragged)))
         outputs = _checked_sparse_features(features, outputs)
@@ -314,9 +327,7 @@ def parse_sequence_example(serialized, context_features=None, sequence_features=
     if not (context_features or sequence_features):
         raise ValueError("parse_sequence_example: give context_features, sequence_features or "
                          "both")
-    validated = lambda fs: {k: f._replace(validate=True) if isinstance(f, tf.io.RaggedFeature)  # noqa: E731
-                            else f for k, f in (fs or {}).items()}
-    context_features, sequence_features = validated(context_features), validated(sequence_features)
+    context_features, sequence_features = _validated(context_features), _validated(sequence_features)
     context = parsing_config._ParseOpParams.from_features(
         context_features, [tf.io.VarLenFeature, tf.io.FixedLenFeature, tf.io.RaggedFeature])
     lists = parsing_config._ParseOpParams.from_features(
@@ -356,11 +367,10 @@ def parse_sequence_example(serialized, context_features=None, sequence_features=
          f_outer, f_inner) = out
         c_ragged = parsing_config._build_ragged_tensors(serialized.shape, c_rv, c_rs)
         f_ragged = parsing_config._build_ragged_tensors(serialized.shape, f_rv, f_outer, f_inner)
-        sparse = lambda i, v, s: [tf.sparse.SparseTensor(*t) for t in zip(i, v, s)]  # noqa: E731
         context_out = dict(zip(context.sparse_keys + context.dense_keys + context.ragged_keys,
-                               sparse(c_si, c_sv, c_ss) + list(c_dense) + list(c_ragged)))
+                               _sparse_tensors(c_si, c_sv, c_ss) + list(c_dense) + list(c_ragged)))
         lists_out = dict(zip(lists.sparse_keys + lists.dense_keys + lists.ragged_keys,
-                             sparse(f_si, f_sv, f_ss) + list(f_dense) + list(f_ragged)))
+                             _sparse_tensors(f_si, f_sv, f_ss) + list(f_dense) + list(f_ragged)))
         lengths = dict(zip(lists.dense_keys, f_lengths))
         if context.ragged_keys:
             context_out = parsing_config._construct_tensors_for_composite_features(
