@@ -3,7 +3,6 @@
 // and tf.Example writers exposed for round trips with TensorFlow: TensorkitTFRecordRead,
 // TensorkitTFRecordWrite, TensorkitSerializeExamples.
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,6 +117,28 @@ Tensor DropBatch(const Tensor& t) {
   return t.WithPattern(DefaultPattern(dims, "TensorkitParseExampleV2"));
 }
 
+// Sparse output i of n (indices at base + i, values at base + n + i, dense shape at
+// base + 2n + i). One record (`single`): without the batch, its first index column and dim.
+void OutputSparse(tfw::OpKernelContext* ctx, int base, int n, int i, const SparseTensor& st,
+                  bool single) {
+  const int drop = single ? 1 : 0;
+  const int rank = st.rank() - drop;
+  if (single) {
+    const Tensor all = st.indices().HostContiguous();
+    Tensor ix = AllocateOutput(ctx, base + i, {st.nnz(), rank}, DType::kInt64);
+    const int64_t* from = all.data<int64_t>();
+    int64_t* to = ix.data<int64_t>();
+    for (int64_t e = 0; e < st.nnz(); ++e) {
+      std::copy(from + e * st.rank() + 1, from + (e + 1) * st.rank(), to + e * rank);
+    }
+  } else {
+    OutputOf(ctx, base + i, st.indices());
+  }
+  OutputOf(ctx, base + n + i, st.values());
+  Tensor shape = AllocateOutput(ctx, base + 2 * n + i, {rank}, DType::kInt64);
+  std::copy(st.shape().begin() + drop, st.shape().end(), shape.data<int64_t>());
+}
+
 // The Features part of a parse op (all of ParseExampleV2; the context of
 // ParseSequenceExampleV2): attributes read once, then per call the spec and the outputs.
 class FeaturesArgs {
@@ -210,19 +231,7 @@ class FeaturesArgs {
   void Output(tfw::OpKernelContext* ctx, const io::ParsedExamples& parsed, bool single, int base,
               bool scalar_splits = false) const {
     for (int i = 0; i < num_sparse_; ++i) {
-      const SparseTensor st = parsed.var_len[i].ToSparse();
-      if (single) {
-        Tensor ix = AllocateOutput(ctx, base + i, {st.nnz(), 1}, DType::kInt64);
-        std::iota(ix.data<int64_t>(), ix.data<int64_t>() + ix.NumElements(), int64_t{0});
-      } else {
-        OutputOf(ctx, base + i, st.indices());
-      }
-      OutputOf(ctx, base + num_sparse_ + i, st.values());
-      Tensor shape =
-          AllocateOutput(ctx, base + 2 * num_sparse_ + i, {single ? 1 : 2}, DType::kInt64);
-      for (int d = single ? 1 : 0; d < 2; ++d) {
-        shape.data<int64_t>()[d - (single ? 1 : 0)] = st.shape()[d];
-      }
+      OutputSparse(ctx, base, num_sparse_, i, parsed.var_len[i].ToSparse(), single);
     }
     base += 3 * num_sparse_;
     for (size_t i = 0; i < dense_slot_.size(); ++i) {
@@ -410,21 +419,7 @@ class ParseSequenceExampleV2Kernel : public tfw::OpKernel {
       // the outer splits a scalar 0: TensorFlow's op gives that shape, its value left
       // uninitialized).
       for (int i = 0; i < num_sparse_; ++i) {
-        const SparseTensor& st = parsed.feature_list_sparse[i];
-        if (single) {
-          Tensor ix = AllocateOutput(ctx, k + i, {st.nnz(), 2}, DType::kInt64);
-          const Tensor all = st.indices().HostContiguous();
-          for (int64_t e = 0; e < st.nnz(); ++e) {
-            ix.data<int64_t>()[2 * e] = all.data<int64_t>()[3 * e + 1];
-            ix.data<int64_t>()[2 * e + 1] = all.data<int64_t>()[3 * e + 2];
-          }
-        } else {
-          OutputOf(ctx, k + i, st.indices());
-        }
-        OutputOf(ctx, k + num_sparse_ + i, st.values());
-        const int rank = single ? 2 : 3;
-        Tensor shape = AllocateOutput(ctx, k + 2 * num_sparse_ + i, {rank}, DType::kInt64);
-        for (int d = 0; d < rank; ++d) shape.data<int64_t>()[d] = st.shape()[d + 3 - rank];
+        OutputSparse(ctx, k, num_sparse_, i, parsed.feature_list_sparse[i], single);
       }
       k += 3 * num_sparse_;
       for (int i = 0; i < num_dense_; ++i) {
