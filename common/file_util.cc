@@ -119,7 +119,9 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
       ::close(fd);
       Throw(ErrorCode::kIo, "io: cannot map '", path, "': ", why);
     }
-    ::madvise(p, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
+    // Read-ahead of the whole file; readers go through it in parallel chunks, so not
+    // MADV_SEQUENTIAL (advice values are not flags: they cannot be or-ed together).
+    ::madvise(p, size_, MADV_WILLNEED);
     data_ = static_cast<const uint8_t*>(p);
   }
   ::close(fd);

@@ -151,23 +151,15 @@ void ParseLine(const char* base, const char* b, const char* e, bool multilabel, 
   while (true) {
     while (b < e && IsBlank(*b)) ++b;
     if (b == e) break;
-    // Fast path: decimal digits, ':', a number that fast_float takes whole, then a blank.
+    // Fast path: decimal digits, ':', a plain number, then a blank.
     const char* tok = b;
     int64_t idx = 0;
-    int digits = 0;
-    while (b < e && static_cast<unsigned>(*b - '0') < 10 && digits < 18) {
-      idx = idx * 10 + (*b - '0');
-      ++b;
-      ++digits;
-    }
     double v = 0;
-    bool fast = digits > 0 && b < e && *b == ':';
+    const char* q = b;
+    const bool fast = ScanDigits(&q, e, &idx) && q < e && *q++ == ':' && ScanReal(&q, e, &v) &&
+                      (q == e || IsBlank(*q));
     if (fast) {
-      const auto r = fast_float::from_chars(b + 1, e, v);
-      fast = r.ec == std::errc() && r.ptr != b + 1 && (r.ptr == e || IsBlank(*r.ptr));
-      if (fast) b = r.ptr;
-    }
-    if (fast) {
+      b = q;
       AddEntry(base, tok, idx, v, base_one, &prev, out);
       ++nnz;
       continue;

@@ -250,6 +250,26 @@ void NextEntryIndices(LineTokens* t, const MtxHeader& h, bool skew, int64_t* i, 
            *j, ")");
 }
 
+// The fast path of an entry line at p: "i j[ value]" with unsigned indices in range, single
+// kinds of blanks and a plain number; returns the line's end, or nullptr to leave the line to
+// NextEntryIndices and LineTokens.
+template <typename T>
+const char* ScanEntry(const char* p, const char* end, const MtxHeader& h, bool skew, int64_t* i,
+                      int64_t* j, T* v) {
+  if (!ScanDigits(&p, end, i) || p == end || !IsLineBlank(*p)) return nullptr;
+  p = SkipLineBlanks(p, end);
+  if (!ScanDigits(&p, end, j)) return nullptr;
+  if (*i < 1 || *i > h.rows || *j < 1 || *j > h.cols || (skew && *i == *j)) return nullptr;
+  *v = T{1};
+  if (h.field != Field::kPattern) {
+    if (p == end || !IsLineBlank(*p)) return nullptr;
+    p = SkipLineBlanks(p, end);
+    if (!ScanNumber(&p, end, v)) return nullptr;
+  }
+  p = SkipLineBlanks(p, end);
+  return p == end || *p == '\n' ? p : nullptr;
+}
+
 SparseTensor ReadCoordinate(const Bytes& bytes, const MtxHeader& h, const ReadOptions& options) {
   std::vector<TextChunk> chunks = ChunkLines(bytes, h.body, h.body_line, '%');
   const int64_t found = TotalEntries(chunks);
@@ -261,16 +281,28 @@ SparseTensor ReadCoordinate(const Bytes& bytes, const MtxHeader& h, const ReadOp
   const bool skew = h.symmetry == Symmetry::kSkew;
   Dispatch<Bit(DType::kInt64) | Bit(DType::kFloat64)>(values.dtype(), "mtx", [&]<typename T>() {
     T* val = values.data<T>();
-    ParseDataLines(bytes, chunks, '%', "mtx",
-                   [&](const char* b, const char* e, int64_t k, int64_t, int64_t) {
-                     LineTokens t(b, e);
-                     int64_t i = 0, j = 0;
-                     NextEntryIndices(&t, h, skew, &i, &j);
-                     idx[2 * k] = i - 1;
-                     idx[2 * k + 1] = j - 1;
-                     val[k] = h.field == Field::kPattern ? T{1} : t.Next<T>("value");
-                     t.ExpectEnd();
-                   });
+    ParseDataLinesFast(
+        bytes, chunks, '%', "mtx",
+        [&](const char* p, const char* end, int64_t k, int64_t) {
+          int64_t i = 0, j = 0;
+          T v{};
+          const char* le = ScanEntry(p, end, h, skew, &i, &j, &v);
+          if (le != nullptr) {
+            idx[2 * k] = i - 1;
+            idx[2 * k + 1] = j - 1;
+            val[k] = v;
+          }
+          return le;
+        },
+        [&](const char* b, const char* e, int64_t k, int64_t, int64_t) {
+          LineTokens t(b, e);
+          int64_t i = 0, j = 0;
+          NextEntryIndices(&t, h, skew, &i, &j);
+          idx[2 * k] = i - 1;
+          idx[2 * k + 1] = j - 1;
+          val[k] = h.field == Field::kPattern ? T{1} : t.Next<T>("value");
+          t.ExpectEnd();
+        });
   });
   SparseTensor st = SparseTensor::Create(indices, values, {h.rows, h.cols});
   if (h.symmetry != Symmetry::kGeneral && options.expand_symmetry) return Expand(st, skew);
@@ -285,12 +317,21 @@ Tensor ReadArray(const Bytes& bytes, const MtxHeader& h, const ReadOptions& opti
   Tensor dense = Tensor::Zeros({h.rows, h.cols}, ValueDType(h.field));
   Dispatch<Bit(DType::kInt64) | Bit(DType::kFloat64)>(dense.dtype(), "mtx", [&]<typename T>() {
     std::vector<T> raw(static_cast<size_t>(expected));
-    ParseDataLines(bytes, chunks, '%', "mtx",
-                   [&](const char* b, const char* e, int64_t k, int64_t, int64_t) {
-                     LineTokens t(b, e);
-                     raw[k] = t.Next<T>("value");
-                     t.ExpectEnd();
-                   });
+    ParseDataLinesFast(
+        bytes, chunks, '%', "mtx",
+        [&](const char* p, const char* end, int64_t k, int64_t) -> const char* {
+          T v{};
+          if (!ScanNumber(&p, end, &v)) return nullptr;
+          p = SkipLineBlanks(p, end);
+          if (p != end && *p != '\n') return nullptr;
+          raw[k] = v;
+          return p;
+        },
+        [&](const char* b, const char* e, int64_t k, int64_t, int64_t) {
+          LineTokens t(b, e);
+          raw[k] = t.Next<T>("value");
+          t.ExpectEnd();
+        });
     T* out = dense.data<T>();
     const int64_t m = h.rows, n = h.cols;
     if (h.symmetry == Symmetry::kGeneral) {
@@ -311,17 +352,18 @@ Tensor ReadArray(const Bytes& bytes, const MtxHeader& h, const ReadOptions& opti
   return dense;
 }
 
-// Writes one value in the field the header declares (integer or real).
+// Writes one value in the field the header declares (integer or real) at out; returns its end.
 template <typename T>
-void AppendValue(T v, std::string* out) {
+char* WriteValue(T v, char* out) {
   if constexpr (std::is_same_v<T, bool>) {
-    out->push_back(v ? '1' : '0');
+    *out = v ? '1' : '0';
+    return out + 1;
   } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-    AppendNumber(static_cast<float>(v), out);
+    return WriteNumber(static_cast<float>(v), out);
   } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
-    AppendNumber(static_cast<int>(v), out);
+    return WriteNumber(static_cast<int>(v), out);
   } else {
-    AppendNumber(v, out);
+    return WriteNumber(v, out);
   }
 }
 
@@ -396,14 +438,16 @@ void WriteMtx(const std::string& path, const TensorData& data) {
     const int64_t* idx = st.indices().data<int64_t>();
     Dispatch<kNumericDTypes>(dtype, "mtx: write", [&]<typename T>() {
       const T* v = st.values().data<T>();
-      WriteLinesParallel(&file, st.nnz(), [&](int64_t i, std::string* out) {
-        AppendNumber(idx[2 * i] + 1, out);
-        out->push_back(' ');
-        AppendNumber(idx[2 * i + 1] + 1, out);
-        out->push_back(' ');
-        AppendValue(v[i], out);
-        out->push_back('\n');
-      });
+      WriteBoundedLinesParallel(&file, st.nnz(), 3 * kMaxNumberChars + 3,
+                                [&](int64_t i, char* out) {
+                                  out = WriteNumber(idx[2 * i] + 1, out);
+                                  *out++ = ' ';
+                                  out = WriteNumber(idx[2 * i + 1] + 1, out);
+                                  *out++ = ' ';
+                                  out = WriteValue(v[i], out);
+                                  *out++ = '\n';
+                                  return out;
+                                });
     });
     file.Commit();
     return;
@@ -419,9 +463,10 @@ void WriteMtx(const std::string& path, const TensorData& data) {
              std::to_string(m) + " " + std::to_string(n) + "\n");
   Dispatch<kNumericDTypes>(dtype, "mtx: write", [&]<typename T>() {
     const T* v = host.data<T>();
-    WriteLinesParallel(&file, m * n, [&](int64_t k, std::string* out) {
-      AppendValue(v[(k % m) * n + k / m], out);  // column by column
-      out->push_back('\n');
+    WriteBoundedLinesParallel(&file, m * n, kMaxNumberChars + 1, [&](int64_t k, char* out) {
+      out = WriteValue(v[(k % m) * n + k / m], out);  // column by column
+      *out++ = '\n';
+      return out;
     });
   });
   file.Commit();

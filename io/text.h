@@ -10,17 +10,30 @@
 //              the header BEFORE anything is allocated.
 //   pass 2     parses each chunk straight into the output; the first error of the earliest
 //              chunk is reported, naming the file and the line.
+//   fast path  a reader's parser of the common form of an entry line (unsigned digits, plain
+//              reals, single separators), scanning without first finding the line's end. It
+//              declines anything else, and the reader's general parser then takes that line,
+//              so results and errors are those of the general parser on every input.
 #ifndef TENSORKIT_IO_TEXT_H_
 #define TENSORKIT_IO_TEXT_H_
 
+#include <fast_float/fast_float.h>
+
 #include <algorithm>
+#include <bit>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
@@ -65,6 +78,36 @@ template <typename Parse, typename Done>
 void ParseDataLines(const Bytes& bytes, const std::vector<TextChunk>& chunks, char comment,
                     const char* fmt, const Parse& parse, const Done& done);
 
+// The same with a fast path: fast(p, end, entry, chunk_index) parses the line starting at p
+// (nothing of it consumed yet) and returns the pointer to its '\n' (or to `end`), or nullptr to
+// decline; a declined line goes to parse(...) as above.
+template <typename Fast, typename Parse>
+void ParseDataLinesFast(const Bytes& bytes, const std::vector<TextChunk>& chunks, char comment,
+                        const char* fmt, const Fast& fast, const Parse& parse);
+
+// Fast-path scanners: each reads one number at *p, advances *p past it and returns true, or
+// returns false (leaving *p) when the text is not in the plain form it takes.
+inline bool IsLineBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+inline const char* SkipLineBlanks(const char* p, const char* end) {
+  while (p < end && IsLineBlank(*p)) ++p;
+  return p;
+}
+// 1 to 18 decimal digits (no sign), eight at a time.
+[[gnu::always_inline]] inline bool ScanDigits(const char** p, const char* end, int64_t* v);
+// An optional '-' then ScanDigits.
+inline bool ScanInteger(const char** p, const char* end, int64_t* v);
+// A finite real starting with a digit, '-' or '.', correctly rounded (fast_float: the value
+// strtod gives); words (inf, nan), a leading '+' and out-of-range values are declined.
+[[gnu::always_inline]] inline bool ScanReal(const char** p, const char* end, double* v);
+template <typename T>
+[[gnu::always_inline]] inline bool ScanNumber(const char** p, const char* end, T* v) {
+  if constexpr (std::is_integral_v<T>) {
+    return ScanInteger(p, end, v);
+  } else {
+    return ScanReal(p, end, v);
+  }
+}
+
 // A cursor over one line's whitespace-separated tokens.
 class LineTokens {
  public:
@@ -99,9 +142,26 @@ template <typename T>
 T OutOfRangeValue(const char* b, const char* e);
 
 // Calls format(i, &out) for i in [0, n) in parallel over fixed chunks of entries and writes the
-// text in entry order (a window of chunks at a time, so memory stays bounded).
+// text in entry order (a window of chunks at a time, so memory stays bounded; a window is
+// written while the next one is formatted).
 template <typename Format>
 void WriteLinesParallel(AtomicFile* file, int64_t n, const Format& format);
+// The same for lines of at most `max_line` bytes: format(i, char* out) writes entry i at out
+// and returns the end of what it wrote.
+template <typename Format>
+void WriteBoundedLinesParallel(AtomicFile* file, int64_t n, int64_t max_line, const Format& format);
+// Formats chunk c of `chunks` by format_chunk(c, &text) in parallel, a window at a time, and
+// writes the texts in chunk order, the previous window's write overlapping the next's formatting.
+template <typename FormatChunk>
+void WriteChunksInOrder(AtomicFile* file, int64_t chunks, const FormatChunk& format_chunk);
+
+// The longest text AppendNumber / WriteNumber give for any value of T.
+inline constexpr int64_t kMaxNumberChars = 32;
+// Writes `v` as shortest round-trip text at out; returns its end.
+template <typename T>
+char* WriteNumber(T v, char* out) {
+  return std::to_chars(out, out + kMaxNumberChars, v).ptr;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Definitions
@@ -127,9 +187,12 @@ void ParseDataLines(const Bytes& bytes, const std::vector<TextChunk>& chunks, ch
   ParseDataLines(bytes, chunks, comment, fmt, parse, [](int64_t) {});
 }
 
-template <typename Parse, typename Done>
-void ParseDataLines(const Bytes& bytes, const std::vector<TextChunk>& chunks, char comment,
-                    const char* fmt, const Parse& parse, const Done& done) {
+namespace text_detail {
+// Runs walk(c, &line) on every chunk c in parallel, walk keeping `line` at the line it is on;
+// the first error of the earliest chunk is rethrown naming the file and that line.
+template <typename Walk>
+void WalkChunksNamingLine(const Bytes& bytes, const std::vector<TextChunk>& chunks, const char* fmt,
+                          const Walk& walk) {
   struct Failure {
     bool failed = false;
     ErrorCode code = ErrorCode::kCorrupt;
@@ -137,18 +200,10 @@ void ParseDataLines(const Bytes& bytes, const std::vector<TextChunk>& chunks, ch
     std::string what;
   };
   std::vector<Failure> failures(chunks.size());
-  const char* base = reinterpret_cast<const char*>(bytes.data);
   ParallelChunks(static_cast<int64_t>(chunks.size()), 1, [&](int64_t c, int64_t, int64_t) {
-    const TextChunk& ch = chunks[c];
-    int64_t line = ch.first_line, entry = ch.first_entry;
+    int64_t line = chunks[c].first_line;
     try {
-      WalkLines(base + ch.begin, base + ch.end, ch.first_line,
-                [&](const char* q, const char* le, int64_t n) {
-                  line = n;  // for the message, should parse throw
-                  if (q < le && *q != comment) parse(q, le, entry++, n, c);
-                  return true;
-                });
-      done(c);
+      walk(c, &line);
     } catch (const Error& e) {
       failures[c] = Failure{true, e.code(), line, e.what()};
     }
@@ -156,6 +211,309 @@ void ParseDataLines(const Bytes& bytes, const std::vector<TextChunk>& chunks, ch
   for (const Failure& f : failures) {
     if (f.failed) Throw(f.code, fmt, ": '", bytes.name, "' line ", f.line, ": ", f.what);
   }
+}
+}  // namespace text_detail
+
+template <typename Parse, typename Done>
+void ParseDataLines(const Bytes& bytes, const std::vector<TextChunk>& chunks, char comment,
+                    const char* fmt, const Parse& parse, const Done& done) {
+  const char* base = reinterpret_cast<const char*>(bytes.data);
+  text_detail::WalkChunksNamingLine(bytes, chunks, fmt, [&](int64_t c, int64_t* line) {
+    const TextChunk& ch = chunks[c];
+    int64_t entry = ch.first_entry;
+    WalkLines(base + ch.begin, base + ch.end, ch.first_line,
+              [&](const char* q, const char* le, int64_t n) {
+                *line = n;  // for the message, should parse throw
+                if (q < le && *q != comment) parse(q, le, entry++, n, c);
+                return true;
+              });
+    done(c);
+  });
+}
+
+template <typename Fast, typename Parse>
+void ParseDataLinesFast(const Bytes& bytes, const std::vector<TextChunk>& chunks, char comment,
+                        const char* fmt, const Fast& fast, const Parse& parse) {
+  const char* base = reinterpret_cast<const char*>(bytes.data);
+  text_detail::WalkChunksNamingLine(bytes, chunks, fmt, [&](int64_t c, int64_t* line) {
+    const TextChunk& ch = chunks[c];
+    const char* p = base + ch.begin;
+    const char* const end = base + ch.end;
+    for (int64_t entry = ch.first_entry; p < end; ++*line) {
+      const char* le = fast(p, end, entry, c);
+      if (le != nullptr) {
+        ++entry;
+      } else {
+        const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
+        le = nl ? nl : end;
+        const char* q = SkipLineBlanks(p, le);
+        if (q < le && *q != comment) parse(q, le, entry++, *line, c);
+      }
+      p = le + 1;
+    }
+  });
+}
+
+namespace text_detail {
+// The number of leading decimal-digit bytes of the 8 bytes `x` (first byte lowest).
+inline int DigitRun(uint64_t x) {
+  // A byte is a digit when its high nibble is 3 and adding 6 keeps it 3. The carries of the
+  // addition only disturb bytes above a non-digit, which do not count.
+  constexpr uint64_t kHigh = 0xF0F0F0F0F0F0F0F0ull;
+  const uint64_t m =
+      ((x & kHigh) | (((x + 0x0606060606060606ull) & kHigh) >> 4)) ^ 0x3333333333333333ull;
+  constexpr uint64_t k7f = 0x7F7F7F7F7F7F7F7Full;
+  const uint64_t nonzero = (((m & k7f) + k7f) | m) & ~k7f;  // the high bit of each non-digit
+  return nonzero == 0 ? 8 : std::countr_zero(nonzero) >> 3;
+}
+// The value of the first n (1..8) digit bytes of x.
+inline uint64_t DigitsValue(uint64_t x, int n) {
+  uint64_t d = x - 0x3030303030303030ull;  // borrows only leave the non-digit bytes above
+  if (n < 8) d <<= 8 * (8 - n);            // leading zero digits in place of the rest
+  d = d * 10 + (d >> 8);                   // pairs
+  d = (((d & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+       (((d >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
+      32;
+  return d;
+}
+inline constexpr uint64_t kPow10[9] = {1,      10,      100,      1000,     10000,
+                                       100000, 1000000, 10000000, 100000000};
+#if defined(__SSE2__)
+// The bytes of v that are decimal digits, one bit a lane (lane 0 lowest).
+[[gnu::always_inline]] inline unsigned DigitLanes(__m128i v) {
+  const __m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
+  return static_cast<unsigned>(
+      _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d)));
+}
+// The length of the run of digits lanes `digits` start with (16 when all are digits).
+[[gnu::always_inline]] inline int LeadingRun(unsigned digits) {
+  return std::countr_zero(~digits | 0x10000u);
+}
+// The first n (0..16) lanes of v, digits all, as the 16-digit number they make with zeros in
+// the other lanes: their value times 10^(16 - n).
+[[gnu::always_inline]] inline uint64_t PaddedDigits16(__m128i v, int n) {
+  const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m128i keep = _mm_cmpgt_epi8(_mm_set1_epi8(static_cast<char>(n)), lane);
+  const __m128i d = _mm_and_si128(_mm_sub_epi8(v, _mm_set1_epi8('0')), keep);
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i by10 = _mm_setr_epi16(10, 1, 10, 1, 10, 1, 10, 1);
+  // Neighbours are combined by multiply-adds: pairs of digits, then of pairs, then of quads.
+  const __m128i pairs = _mm_packs_epi32(_mm_madd_epi16(_mm_unpacklo_epi8(d, zero), by10),
+                                        _mm_madd_epi16(_mm_unpackhi_epi8(d, zero), by10));
+  const __m128i quads = _mm_madd_epi16(pairs, _mm_setr_epi16(100, 1, 100, 1, 100, 1, 100, 1));
+  const __m128i eights = _mm_madd_epi16(_mm_packs_epi32(quads, quads),
+                                        _mm_setr_epi16(10000, 1, 10000, 1, 10000, 1, 10000, 1));
+  const uint64_t both = static_cast<uint64_t>(_mm_cvtsi128_si64(eights));
+  return (both & 0xFFFFFFFFu) * 100000000u + (both >> 32);
+}
+#endif
+}  // namespace text_detail
+
+[[gnu::always_inline]] inline bool ScanDigits(const char** pp, const char* end, int64_t* v) {
+  const char* p = *pp;
+#if defined(__SSE2__)
+  if (end - p >= 16) {  // up to 15 digits from one look at 16 bytes
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const int n = text_detail::LeadingRun(text_detail::DigitLanes(x));
+    if (n == 0) return false;
+    if (n < 16) {
+      uint64_t first, second;  // x86-64: little-endian
+      std::memcpy(&first, p, 8);
+      std::memcpy(&second, p + 8, 8);
+      *v = static_cast<int64_t>(n <= 8 ? text_detail::DigitsValue(first, n)
+                                       : text_detail::DigitsValue(first, 8) *
+                                                 text_detail::kPow10[n - 8] +
+                                             text_detail::DigitsValue(second, n - 8));
+      *pp = p + n;
+      return true;
+    }
+  }
+#endif
+  uint64_t value = 0;
+  int total = 0;
+  for (;;) {
+    if (end - p < 8) {  // the tail: one digit at a time, never reading past end
+      for (; p < end && static_cast<unsigned>(*p - '0') < 10 && total <= 18; ++p, ++total) {
+        value = value * 10 + static_cast<uint64_t>(*p - '0');
+      }
+      break;
+    }
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    if constexpr (std::endian::native == std::endian::big) x = __builtin_bswap64(x);
+    const int n = text_detail::DigitRun(x);
+    if (n > 0) value = value * text_detail::kPow10[n] + text_detail::DigitsValue(x, n);
+    p += n;
+    total += n;
+    if (n < 8 || total > 18) break;
+  }
+  if (total == 0 || total > 18) return false;  // longer numbers: the general parser's checks
+  *v = static_cast<int64_t>(value);
+  *pp = p;
+  return true;
+}
+
+inline bool ScanInteger(const char** pp, const char* end, int64_t* v) {
+  const char* p = *pp;
+  const bool negative = p < end && *p == '-';
+  p += negative;
+  int64_t u = 0;
+  if (!ScanDigits(&p, end, &u)) return false;
+  *v = negative ? -u : u;
+  *pp = p;
+  return true;
+}
+
+namespace text_detail {
+inline constexpr uint64_t kPow10Wide[20] = {1ull,
+                                            10ull,
+                                            100ull,
+                                            1000ull,
+                                            10000ull,
+                                            100000ull,
+                                            1000000ull,
+                                            10000000ull,
+                                            100000000ull,
+                                            1000000000ull,
+                                            10000000000ull,
+                                            100000000000ull,
+                                            1000000000000ull,
+                                            10000000000000ull,
+                                            100000000000000ull,
+                                            1000000000000000ull,
+                                            10000000000000000ull,
+                                            100000000000000000ull,
+                                            1000000000000000000ull,
+                                            10000000000000000000ull};
+inline constexpr double kExactPow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                           1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                           1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+// Consumes the digits at *pp, eight at a time, appending them to *w while *n (the digits seen so
+// far) stays at most 19, so that *w cannot wrap; *n counts them all.
+[[gnu::always_inline]] inline void AppendDigits(const char** pp, const char* end, uint64_t* w,
+                                                int* n) {
+  const char* p = *pp;
+  for (;;) {
+    if (end - p < 8) {
+      for (; p < end && static_cast<unsigned>(*p - '0') < 10; ++p) {
+        if (++*n <= 19) *w = *w * 10 + static_cast<uint64_t>(*p - '0');
+      }
+      break;
+    }
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    if constexpr (std::endian::native == std::endian::big) x = __builtin_bswap64(x);
+    const int k = DigitRun(x);
+    if (k == 0) break;
+    *n += k;
+    if (*n <= 19) *w = *w * kPow10[k] + DigitsValue(x, k);
+    p += k;
+    if (k < 8) break;
+  }
+  *pp = p;
+}
+}  // namespace text_detail
+
+[[gnu::always_inline]] inline bool ScanReal(const char** pp, const char* end, double* v) {
+  const char* p = *pp;
+  if (p == end || (static_cast<unsigned>(*p - '0') >= 10 && *p != '-' && *p != '.')) return false;
+  const bool negative = *p == '-';
+  const char* s = p + negative;
+  uint64_t w = 0;
+  int64_t q = 0;  // the value is w * 10^q
+  bool plain = false;
+#if defined(__SSE2__)
+  // The common form, at most 3 digits, '.', then digits (19 in all at most), in two looks at 16
+  // bytes; w is the digits with zeros appended up to 16 after the point.
+  if (end - s >= 20) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+    const int nw = text_detail::LeadingRun(text_detail::DigitLanes(a));
+    const char* f = s + nw + 1;
+    if (nw <= 3 && s[nw] == '.' && end - f >= 16) {
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(f));
+      const int nf = text_detail::LeadingRun(text_detail::DigitLanes(b));
+      uint64_t whole = 0;
+      for (int k = 0; k < nw; ++k) whole = whole * 10 + static_cast<uint64_t>(s[k] - '0');
+      uint64_t frac = text_detail::PaddedDigits16(b, nf);
+      const char* t = f + nf;
+      int places = 16;
+      plain = nw + nf > 0;
+      if (nf == 16) {  // digits beyond the sixteenth, while 19 in all fit
+        for (; t < end && static_cast<unsigned>(*t - '0') < 10; ++t) {
+          if (nw + ++places > 19) {
+            plain = false;
+            break;
+          }
+          frac = frac * 10 + static_cast<uint64_t>(*t - '0');
+        }
+      }
+      if (plain) {
+        w = whole * text_detail::kPow10Wide[places] + frac;
+        q = -places;
+        s = t;
+      }
+    }
+  }
+  if (!plain) {
+#endif
+    int digits = 0;  // leading zeros included: a conservative bound on w's size
+    text_detail::AppendDigits(&s, end, &w, &digits);
+    int frac = 0;
+    if (s < end && *s == '.') {
+      ++s;
+      const int whole = digits;
+      text_detail::AppendDigits(&s, end, &w, &digits);
+      frac = digits - whole;
+    }
+    q = -frac;
+    plain = digits > 0 && digits <= 19;
+#if defined(__SSE2__)
+  }
+#endif
+  if (plain && s < end && (*s == 'e' || *s == 'E')) {
+    const char* e = s + 1;
+    const bool minus = e < end && *e == '-';
+    e += (e < end && (*e == '-' || *e == '+'));
+    int64_t x = 0;
+    const char* first = e;
+    for (; e < end && static_cast<unsigned>(*e - '0') < 10 && e - first < 6; ++e) {
+      x = x * 10 + (*e - '0');
+    }
+    // No exponent digits, or more than six: fast_float's to read.
+    plain = e > first && (e == end || static_cast<unsigned>(*e - '0') >= 10);
+    q += minus ? -x : x;
+    s = e;
+  }
+  if (plain) {
+    double x = 0;
+    bool decided = true;
+    if (w <= (uint64_t{1} << 53) && q >= -22 && q <= 22) {
+      // w and 10^|q| are exact doubles, so one division or product rounds correctly
+      // (Clinger's fast path; the floating-point environment rounds to nearest).
+      x = q < 0 ? static_cast<double>(w) / text_detail::kExactPow10[-q]
+                : static_cast<double>(w) * text_detail::kExactPow10[q];
+      x = negative ? -x : x;
+    } else {
+      // Eisel and Lemire's step, as fast_float takes it after its own scan of the digits; a
+      // negative power means the digits alone cannot decide, and fast_float reads the text.
+      using Binary = fast_float::binary_format<double>;
+      const fast_float::adjusted_mantissa am = fast_float::compute_float<Binary>(q, w);
+      if (am.power2 == Binary::infinite_power()) return false;  // out of range
+      decided = am.power2 >= 0;
+      if (decided) fast_float::to_float(negative, am, x);
+    }
+    if (decided) {
+      *v = x;
+      *pp = s;
+      return true;
+    }
+  }
+  double x = 0;
+  const auto r = fast_float::from_chars(p, end, x);
+  if (r.ec != std::errc() || r.ptr == p || !std::isfinite(x)) return false;
+  *v = x;
+  *pp = r.ptr;
+  return true;
 }
 
 template <typename T>
@@ -226,20 +584,47 @@ inline void LineTokens::ExpectEnd() {
            "' after the entry");
 }
 
+template <typename FormatChunk>
+void WriteChunksInOrder(AtomicFile* file, int64_t chunks, const FormatChunk& format_chunk) {
+  constexpr int64_t kWindow = 32;  // chunks formatted before each write
+  std::vector<std::string> text[2] = {std::vector<std::string>(kWindow),
+                                      std::vector<std::string>(kWindow)};
+  std::future<void> writing;  // the write of the previous window, in order
+  for (int64_t w = 0, side = 0; w < chunks; w += kWindow, side ^= 1) {
+    const int64_t wn = std::min(chunks - w, kWindow);
+    std::vector<std::string>& mine = text[side];
+    ParallelChunks(wn, 1, [&](int64_t c, int64_t, int64_t) { format_chunk(w + c, &mine[c]); });
+    if (writing.valid()) writing.get();  // rethrows a failed write
+    writing = std::async(std::launch::async, [file, &mine, wn] {
+      for (int64_t c = 0; c < wn; ++c) file->Write(mine[c]);
+    });
+  }
+  if (writing.valid()) writing.get();
+}
+
 template <typename Format>
 void WriteLinesParallel(AtomicFile* file, int64_t n, const Format& format) {
   constexpr int64_t kEntries = int64_t{1} << 14;
-  constexpr int64_t kWindow = 64;  // chunks formatted before each write
-  std::vector<std::string> text(kWindow);
-  for (int64_t w = 0; w < n; w += kEntries * kWindow) {
-    const int64_t wn = std::min(n - w, kEntries * kWindow);
-    ParallelChunks(wn, kEntries, [&](int64_t c, int64_t b, int64_t e) {
-      std::string& out = text[c];
-      out.clear();
-      for (int64_t i = b; i < e; ++i) format(w + i, &out);
-    });
-    for (int64_t c = 0; c < NumChunks(wn, kEntries); ++c) file->Write(text[c]);
-  }
+  WriteChunksInOrder(file, NumChunks(n, kEntries), [&](int64_t c, std::string* out) {
+    out->clear();
+    for (int64_t i = c * kEntries, e = std::min(n, (c + 1) * kEntries); i < e; ++i) {
+      format(i, out);
+    }
+  });
+}
+
+template <typename Format>
+void WriteBoundedLinesParallel(AtomicFile* file, int64_t n, int64_t max_line,
+                               const Format& format) {
+  const int64_t entries = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(max_line, 1));
+  WriteChunksInOrder(file, NumChunks(n, entries), [&](int64_t c, std::string* out) {
+    const int64_t b = c * entries, e = std::min(n, b + entries);
+    out->resize(static_cast<size_t>((e - b) * max_line));
+    char* const start = out->data();
+    char* p = start;
+    for (int64_t i = b; i < e; ++i) p = format(i, p);
+    out->resize(static_cast<size_t>(p - start));
+  });
 }
 
 // Appends `v` as shortest round-trip text.

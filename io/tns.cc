@@ -102,6 +102,23 @@ double ParseEntry(const char* b, const char* e, int rank, const std::vector<int6
   return v;
 }
 
+// The fast path of ParseEntry: unsigned indices in range, single kinds of blanks, a plain
+// number; returns the line's end, or nullptr to leave the line to ParseEntry.
+const char* ScanEntry(const char* p, const char* end, int rank, const std::vector<int64_t>& given,
+                      int64_t* row, int64_t* mx, double* v) {
+  for (int a = 0; a < rank; ++a) {
+    int64_t i = 0;
+    if (!ScanDigits(&p, end, &i) || i < 1 || (!given.empty() && i > given[a])) return nullptr;
+    if (p == end || !IsLineBlank(*p)) return nullptr;
+    p = SkipLineBlanks(p, end);
+    row[a] = i - 1;
+    mx[a] = std::max(mx[a], i);
+  }
+  if (!ScanReal(&p, end, v)) return nullptr;
+  p = SkipLineBlanks(p, end);
+  return p == end || *p == '\n' ? p : nullptr;
+}
+
 // The shape from each chunk's largest indices.
 std::vector<int64_t> Largest(const std::vector<std::vector<int64_t>>& maxima, int rank) {
   std::vector<int64_t> shape(static_cast<size_t>(rank), 0);
@@ -131,10 +148,14 @@ TensorData ReadTnsBytes(const Bytes& bytes, const ReadOptions& options) {
   int64_t* idx = indices.data<int64_t>();
   double* val = values.data<double>();
   std::vector<std::vector<int64_t>> maxima(chunks.size(), std::vector<int64_t>(rank, 0));
-  ParseDataLines(bytes, chunks, '#', "tns",
-                 [&](const char* b, const char* e, int64_t k, int64_t, int64_t c) {
-                   val[k] = ParseEntry(b, e, rank, given, idx + k * rank, maxima[c].data());
-                 });
+  ParseDataLinesFast(
+      bytes, chunks, '#', "tns",
+      [&](const char* p, const char* end, int64_t k, int64_t c) {
+        return ScanEntry(p, end, rank, given, idx + k * rank, maxima[c].data(), val + k);
+      },
+      [&](const char* b, const char* e, int64_t k, int64_t, int64_t c) {
+        val[k] = ParseEntry(b, e, rank, given, idx + k * rank, maxima[c].data());
+      });
   const std::vector<int64_t> shape = given.empty() ? Largest(maxima, rank) : given;
   TensorData out;
   out.sparse = SparseTensor::Create(indices, values, shape);
@@ -157,22 +178,24 @@ void WriteTns(const std::string& path, const SparseTensor& input) {
   file.Write(shape_line + "\n");
   Dispatch<kNumericDTypes>(st.dtype(), "tns: write", [&]<typename T>() {
     const T* v = st.values().data<T>();
-    WriteLinesParallel(&file, st.nnz(), [&](int64_t i, std::string* out) {
-      for (int a = 0; a < rank; ++a) {
-        AppendNumber(idx[i * rank + a] + 1, out);
-        out->push_back(' ');
-      }
-      if constexpr (std::is_same_v<T, bool>) {
-        out->push_back(v[i] ? '1' : '0');
-      } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-        AppendNumber(static_cast<float>(v[i]), out);
-      } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
-        AppendNumber(static_cast<int>(v[i]), out);
-      } else {
-        AppendNumber(v[i], out);
-      }
-      out->push_back('\n');
-    });
+    WriteBoundedLinesParallel(
+        &file, st.nnz(), (rank + 1) * (kMaxNumberChars + 1), [&](int64_t i, char* out) {
+          for (int a = 0; a < rank; ++a) {
+            out = WriteNumber(idx[i * rank + a] + 1, out);
+            *out++ = ' ';
+          }
+          if constexpr (std::is_same_v<T, bool>) {
+            *out++ = v[i] ? '1' : '0';
+          } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+            out = WriteNumber(static_cast<float>(v[i]), out);
+          } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+            out = WriteNumber(static_cast<int>(v[i]), out);
+          } else {
+            out = WriteNumber(v[i], out);
+          }
+          *out++ = '\n';
+          return out;
+        });
   });
   file.Commit();
 }
