@@ -67,7 +67,17 @@ PEERS_VENV := .venvs/peers
 # FBGEMM's table-batched embedding for bench/peers/embedding_peers.py: fbgemm-gpu-cpu 1.9.0 with
 # the torch it was built against (with torch 2.15 its library fails to load).
 FBGEMM_VENV := .venvs/fbgemm
-bench-peers: build
+# SciPy 1.17 from PyPI (its Matrix Market reader and writer are fast_matrix_market) for the .mtx
+# rows of bench/peers/io_peers.py, beside Debian's SciPy 1.10.
+SCIPY_VENV := .venvs/scipy
+.PHONY: scipy-venv
+scipy-venv:
+	@$(SCIPY_VENV)/bin/python -c "import scipy" 2>/dev/null || \
+	  { /usr/bin/python3 -m venv $(SCIPY_VENV) && $(SCIPY_VENV)/bin/pip install -q \
+	    --disable-pip-version-check scipy==1.17.1 numpy==2.4.6; } || \
+	  echo "scipy-venv: could not install SciPy 1.17; its .mtx columns are skipped"
+
+bench-peers: build scipy-venv
 	@TENSORKIT_BENCH_PEERS=1 bash scripts/install-deps.sh
 	@$(PEERS_VENV)/bin/python -c "import sparse" 2>/dev/null || \
 	  { /usr/bin/python3 -m venv --system-site-packages $(PEERS_VENV) && \

@@ -93,6 +93,21 @@ void BM_WriteMtx10M(benchmark::State& state) {
 }
 BENCHMARK(BM_WriteMtx10M)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The same read and write once each, in a process that has read nothing yet: its memory is
+// fresh (run alone with --benchmark_filter; bench/peers/io_peers.py starts one process a sample).
+BENCHMARK(BM_ReadMtx10M)
+    ->Name("BM_FreshReadMtx10M")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Repetitions(1);
+BENCHMARK(BM_WriteMtx10M)
+    ->Name("BM_FreshWriteMtx10M")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Repetitions(1);
+
 void BM_ReadNpz10M(benchmark::State& state) {
   const std::string path = NpzFile();
   for (auto _ : state) {

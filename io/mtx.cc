@@ -254,8 +254,9 @@ void NextEntryIndices(LineTokens* t, const MtxHeader& h, bool skew, int64_t* i, 
 // kinds of blanks and a plain number; returns the line's end, or nullptr to leave the line to
 // NextEntryIndices and LineTokens.
 template <typename T>
-const char* ScanEntry(const char* p, const char* end, const MtxHeader& h, bool skew, int64_t* i,
-                      int64_t* j, T* v) {
+[[gnu::always_inline]] inline const char* ScanEntry(const char* p, const char* end,
+                                                    const MtxHeader& h, bool skew, int64_t* i,
+                                                    int64_t* j, T* v) {
   if (!ScanDigits(&p, end, i) || p == end || !IsLineBlank(*p)) return nullptr;
   p = SkipLineBlanks(p, end);
   if (!ScanDigits(&p, end, j)) return nullptr;
@@ -283,7 +284,7 @@ SparseTensor ReadCoordinate(const Bytes& bytes, const MtxHeader& h, const ReadOp
     T* val = values.data<T>();
     ParseDataLinesFast(
         bytes, chunks, '%', "mtx",
-        [&](const char* p, const char* end, int64_t k, int64_t) {
+        [&](const char* p, const char* end, int64_t k, int64_t) __attribute__((always_inline)) {
           int64_t i = 0, j = 0;
           T v{};
           const char* le = ScanEntry(p, end, h, skew, &i, &j, &v);
@@ -319,14 +320,15 @@ Tensor ReadArray(const Bytes& bytes, const MtxHeader& h, const ReadOptions& opti
     std::vector<T> raw(static_cast<size_t>(expected));
     ParseDataLinesFast(
         bytes, chunks, '%', "mtx",
-        [&](const char* p, const char* end, int64_t k, int64_t) -> const char* {
-          T v{};
-          if (!ScanNumber(&p, end, &v)) return nullptr;
-          p = SkipLineBlanks(p, end);
-          if (p != end && *p != '\n') return nullptr;
-          raw[k] = v;
-          return p;
-        },
+        [&](const char* p, const char* end, int64_t k, int64_t) __attribute__((always_inline))
+            ->const char* {
+              T v{};
+              if (!ScanNumber(&p, end, &v)) return nullptr;
+              p = SkipLineBlanks(p, end);
+              if (p != end && *p != '\n') return nullptr;
+              raw[k] = v;
+              return p;
+            },
         [&](const char* b, const char* e, int64_t k, int64_t, int64_t) {
           LineTokens t(b, e);
           raw[k] = t.Next<T>("value");

@@ -118,6 +118,16 @@ void CountLines(const char* b, const char* e, char comment, int64_t* lines, int6
 
 }  // namespace
 
+bool text_detail::ParseOnAvx2() {
+#if defined(__x86_64__)
+  static const bool bmi = __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+                          __builtin_cpu_supports("popcnt");
+  return bmi && ActiveSimdPath() != SimdPath::kDefault;
+#else
+  return false;
+#endif
+}
+
 std::vector<TextChunk> ChunkLines(const Bytes& bytes, int64_t body, int64_t first_line,
                                   char comment) {
   const char* base = reinterpret_cast<const char*>(bytes.data);

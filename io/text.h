@@ -231,26 +231,62 @@ void ParseDataLines(const Bytes& bytes, const std::vector<TextChunk>& chunks, ch
   });
 }
 
+namespace text_detail {
+// Pass 2 over one chunk [p, end) with a fast path (ParseDataLinesFast).
+template <typename Fast, typename Parse>
+[[gnu::always_inline]] inline void WalkChunkFast(const char* p, const char* const end, char comment,
+                                                 int64_t entry, int64_t c, int64_t* line,
+                                                 const Fast& fast, const Parse& parse) {
+  for (; p < end; ++*line) {
+    const char* le = fast(p, end, entry, c);
+    if (le != nullptr) {
+      ++entry;
+    } else {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
+      le = nl ? nl : end;
+      const char* q = SkipLineBlanks(p, le);
+      if (q < le && *q != comment) parse(q, le, entry++, *line, c);
+    }
+    p = le + 1;
+  }
+}
+template <typename Fast, typename Parse>
+void WalkChunkFastBaseline(const char* p, const char* end, char comment, int64_t entry, int64_t c,
+                           int64_t* line, const Fast& fast, const Parse& parse) {
+  WalkChunkFast(p, end, comment, entry, c, line, fast, parse);
+}
+#if defined(__x86_64__)
+// The same loop compiled for AVX2 CPUs (BMI shifts and bit counts, three-operand vector
+// instructions): the same code and results, fewer instructions.
+template <typename Fast, typename Parse>
+[[gnu::target("avx2,bmi,bmi2,popcnt")]] void WalkChunkFastAvx2(const char* p, const char* end,
+                                                               char comment, int64_t entry,
+                                                               int64_t c, int64_t* line,
+                                                               const Fast& fast,
+                                                               const Parse& parse) {
+  WalkChunkFast(p, end, comment, entry, c, line, fast, parse);
+}
+#endif
+// Whether WalkChunkFastAvx2 may run here.
+bool ParseOnAvx2();
+}  // namespace text_detail
+
 template <typename Fast, typename Parse>
 void ParseDataLinesFast(const Bytes& bytes, const std::vector<TextChunk>& chunks, char comment,
                         const char* fmt, const Fast& fast, const Parse& parse) {
   const char* base = reinterpret_cast<const char*>(bytes.data);
+  const bool avx2 = text_detail::ParseOnAvx2();
   text_detail::WalkChunksNamingLine(bytes, chunks, fmt, [&](int64_t c, int64_t* line) {
     const TextChunk& ch = chunks[c];
-    const char* p = base + ch.begin;
-    const char* const end = base + ch.end;
-    for (int64_t entry = ch.first_entry; p < end; ++*line) {
-      const char* le = fast(p, end, entry, c);
-      if (le != nullptr) {
-        ++entry;
-      } else {
-        const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
-        le = nl ? nl : end;
-        const char* q = SkipLineBlanks(p, le);
-        if (q < le && *q != comment) parse(q, le, entry++, *line, c);
-      }
-      p = le + 1;
+#if defined(__x86_64__)
+    if (avx2) {
+      text_detail::WalkChunkFastAvx2(base + ch.begin, base + ch.end, comment, ch.first_entry, c,
+                                     line, fast, parse);
+      return;
     }
+#endif
+    text_detail::WalkChunkFastBaseline(base + ch.begin, base + ch.end, comment, ch.first_entry, c,
+                                       line, fast, parse);
   });
 }
 

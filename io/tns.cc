@@ -104,8 +104,9 @@ double ParseEntry(const char* b, const char* e, int rank, const std::vector<int6
 
 // The fast path of ParseEntry: unsigned indices in range, single kinds of blanks, a plain
 // number; returns the line's end, or nullptr to leave the line to ParseEntry.
-const char* ScanEntry(const char* p, const char* end, int rank, const std::vector<int64_t>& given,
-                      int64_t* row, int64_t* mx, double* v) {
+[[gnu::always_inline]] inline const char* ScanEntry(const char* p, const char* end, int rank,
+                                                    const std::vector<int64_t>& given, int64_t* row,
+                                                    int64_t* mx, double* v) {
   for (int a = 0; a < rank; ++a) {
     int64_t i = 0;
     if (!ScanDigits(&p, end, &i) || i < 1 || (!given.empty() && i > given[a])) return nullptr;
@@ -150,7 +151,7 @@ TensorData ReadTnsBytes(const Bytes& bytes, const ReadOptions& options) {
   std::vector<std::vector<int64_t>> maxima(chunks.size(), std::vector<int64_t>(rank, 0));
   ParseDataLinesFast(
       bytes, chunks, '#', "tns",
-      [&](const char* p, const char* end, int64_t k, int64_t c) {
+      [&](const char* p, const char* end, int64_t k, int64_t c) __attribute__((always_inline)) {
         return ScanEntry(p, end, rank, given, idx + k * rank, maxima[c].data(), val + k);
       },
       [&](const char* b, const char* e, int64_t k, int64_t, int64_t c) {

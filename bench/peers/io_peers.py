@@ -1,18 +1,26 @@
 #!/usr/bin/python3
-"""File I/O against peers: reading a 10M-entry .mtx (scipy.io.mmread) and the same entries as a
-scipy.sparse COO .npz (scipy.sparse.load_npz), reading and writing a 256 MiB .npy (numpy.load /
-numpy.save, and a plain file copy of the same file as the floor).
+"""File I/O against peers: reading and writing a 10M-entry .mtx (scipy.io.mmread / mmwrite:
+SciPy 1.17 from PyPI, whose Matrix Market code is fast_matrix_market, in .venvs/scipy, and
+Debian's SciPy), in a warm process and in a fresh one; `tensorkit info` of that file against a
+plain read; the same entries as a scipy.sparse COO .npz (scipy.sparse.load_npz), reading and
+writing a 256 MiB .npy (numpy.load / numpy.save, and a plain file copy of the same file as the
+floor).
 
 The files are generated into $TENSORKIT_BENCH_DIR (default /tmp/tensorkit_io_bench) by
-bench_io on its first run; the peers time the very same files. Medians, 2 threads.
+bench_io on its first run; the peers time the very same files. Medians, 2 threads. "Fresh" is
+one operation in a new process (one process a sample, the file in the page cache), "warm" the
+median of repeats in one process after a first run.
 
-Usage: /usr/bin/python3 bench/peers/io_peers.py --build build
+Usage: /usr/bin/python3 bench/peers/io_peers.py --build build [--scipy-python .venvs/scipy/bin/python]
 """
 import argparse
+import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peerlib  # noqa: E402
@@ -23,10 +31,72 @@ import scipy.io  # noqa: E402
 import scipy.sparse  # noqa: E402
 
 
+# Timed in the SciPy 1.17 venv: argv = mode, path, scratch, repeat; prints seconds as JSON.
+SCIPY_WORKER = r"""
+import json, sys, time
+import scipy, scipy.io
+mode, path, scratch, repeat = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def timed(fn):
+    t0 = time.perf_counter(); fn(); return time.perf_counter() - t0
+if mode == "fresh-read":
+    out = [timed(lambda: scipy.io.mmread(path))]
+elif mode == "fresh-write":
+    m = scipy.io.mmread(path)
+    out = [timed(lambda: scipy.io.mmwrite(scratch, m))]
+else:
+    m = scipy.io.mmread(path)
+    fn = (lambda: scipy.io.mmread(path)) if mode == "read" else (lambda: scipy.io.mmwrite(scratch, m))
+    fn()
+    out = [timed(fn) for _ in range(repeat)]
+print(json.dumps({"version": scipy.__version__, "times": out}))
+"""
+
+
+def scipy_times(python, mode, path, scratch, repeat):
+    """Median seconds of `mode` in the SciPy venv, and its version ("fresh-*": one process a
+    sample)."""
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    runs = repeat if mode.startswith("fresh") else 1
+    times, version = [], None
+    for _ in range(runs):
+        out = subprocess.run([python, "-c", SCIPY_WORKER, mode, path, scratch, str(repeat)],
+                             env=env, check=True, capture_output=True, text=True).stdout
+        r = json.loads(out)
+        times += r["times"]
+        version = r["version"]
+    return statistics.median(times), version
+
+
+def fresh_tensorkit(binary, name, repeat):
+    """Median real time of benchmark `name` (one iteration), one new process a sample."""
+    env = dict(os.environ, TENSORKIT_NUM_THREADS="2")
+    times = []
+    for _ in range(repeat):
+        out = subprocess.run([binary, f"--benchmark_filter=^{name}(/|$)", "--benchmark_format=json"],
+                             env=env, check=True, capture_output=True, text=True).stdout
+        b = json.loads(out)["benchmarks"][0]
+        times.append(b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]])
+    return statistics.median(times)
+
+
+def process_time(cmd, repeat):
+    """Median wall time of a whole command."""
+    env = dict(os.environ, TENSORKIT_NUM_THREADS="2")
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, env=env, check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--repeat", type=int, default=peerlib.REPEAT)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument("--scipy-python", default=os.path.join(root, ".venvs/scipy/bin/python"),
+                    help="a Python with SciPy 1.17 (make scipy-venv)")
     args = ap.parse_args()
     bench_dir = os.environ.get("TENSORKIT_BENCH_DIR", "/tmp/tensorkit_io_bench")
     os.environ["TENSORKIT_BENCH_DIR"] = bench_dir
@@ -51,10 +121,38 @@ def main():
     except ImportError:
         load_svmlight_file = None
     svm_mb = os.path.getsize(svm) / 1e6
+    mtx_mb = os.path.getsize(mtx) / 1e6
+    few = min(3, args.repeat)
+    fresh_read = fresh_tensorkit(binary, "BM_FreshReadMtx10M", few)
+    fresh_write = fresh_tensorkit(binary, "BM_FreshWriteMtx10M", few)
+    tool = os.path.join(args.build, "bin", "tensorkit")
+    info = process_time([tool, "info", mtx], few)
+    mtx_out = os.path.join(bench_dir, "scipy_out.mtx")
+    new_scipy = {}
+    if os.path.exists(args.scipy_python):
+        for mode in ("read", "fresh-read", "write", "fresh-write"):
+            new_scipy[mode] = scipy_times(args.scipy_python, mode, mtx, mtx_out, few)
+    else:
+        print(f"no {args.scipy_python}: `make scipy-venv` installs SciPy 1.17 for the .mtx rows",
+              file=sys.stderr)
+
+    def mtx_row(title, mode, tk_seconds, debian_fn=None):
+        cols = {"tensorkit": tk_seconds}
+        if mode in new_scipy:
+            cols[f"scipy {new_scipy[mode][1]}"] = new_scipy[mode][0]
+        if debian_fn is not None:  # about 50x slower: one timed call
+            cols[f"scipy {scipy.__version__}"] = peerlib.median_time(debian_fn, repeat=1,
+                                                                     warmup=0)
+        return (f"{title} ({mtx_mb / tk_seconds / 2:.0f} MB/s per core)", cols)
+
+    mtx_rows = [
+        mtx_row("read .mtx, warm", "read", tk_time("BM_ReadMtx10M"),
+                lambda: scipy.io.mmread(mtx)),
+        mtx_row("read .mtx, fresh process", "fresh-read", fresh_read),
+        mtx_row("write .mtx, warm", "write", tk_time("BM_WriteMtx10M")),
+        mtx_row("write .mtx, fresh process", "fresh-write", fresh_write),
+    ]
     rows = [
-        ("read .mtx 10M entries (vs scipy.io.mmread)",
-         {"tensorkit": tk_time("BM_ReadMtx10M"),
-          "scipy": peerlib.median_time(lambda: scipy.io.mmread(mtx), repeat=min(3, args.repeat))}),
         ("read scipy .npz (coo) 10M entries (vs scipy.sparse.load_npz)",
          {"tensorkit": tk_time("BM_ReadNpz10M"),
           "scipy": peerlib.median_time(lambda: scipy.sparse.load_npz(npz), repeat=args.repeat)}),
@@ -76,12 +174,17 @@ def main():
                      {"tensorkit": tk_time("BM_ReadLibsvm500k"),
                       "sklearn": peerlib.median_time(lambda: load_svmlight_file(svm),
                                                      repeat=min(3, args.repeat))}))
-    for f in (copy, scratch):
+    for f in (copy, scratch, mtx_out):
         if os.path.exists(f):
             os.remove(f)
+    peerlib.print_table(f"Matrix Market, {mtx_mb:.0f} MB, 10M entries, 2 threads (ms, medians; "
+                        "x > 1 means tensorkit is faster)", mtx_rows)
+    peerlib.print_table("`tensorkit info` of the .mtx, whole process, against a fresh read",
+                        [("info (x: read / info)", {"tensorkit": info, "read": fresh_read})])
     peerlib.print_table("File I/O (ms, medians; x > 1 means tensorkit is faster)", rows)
-    print(f"\nother tensorkit medians: write .mtx 10M {tk_time('BM_WriteMtx10M') * 1e3:.1f} ms; "
-          f"read .svm {svm_mb / tk_time('BM_ReadLibsvm500k') / 2:.0f} MB/s per core (2 threads); "
+    print(f"\n`tensorkit info` of the .mtx takes {info / fresh_read:.2f}x a fresh in-process read "
+          f"(process start and exit included)")
+    print(f"other tensorkit medians: read .svm {svm_mb / tk_time('BM_ReadLibsvm500k') / 2:.0f} MB/s per core (2 threads); "
           f"write .svm {tk_time('BM_WriteLibsvm500k') * 1e3:.1f} ms")
 
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/io_test_util.h"
@@ -262,10 +263,16 @@ TEST(TextReaders, MtxValuesAreStrtodsOnTrickyNumbersAtAnyThreadCount) {
     want.push_back(Strtod(v[0] == '+' ? v.substr(1) : v));
   }
   ASSERT_GT(text.size(), size_t{3} << 20);
-  for (int threads : {1, 2}) {
+  // Both thread counts on the widest path; one on each other path the machine has (the fast
+  // path's loop is compiled once for AVX2 CPUs and once for the rest).
+  for (auto [threads, path] : {std::pair{1, BestSimdPath()}, std::pair{2, BestSimdPath()},
+                               std::pair{2, SimdPath::kAvx2}, std::pair{2, SimdPath::kDefault}}) {
+    if (!SimdPathSupported(path)) continue;
     const int saved = GetNumThreads();
     SetNumThreads(threads);
+    SetSimdPathForTesting(path);
     TensorData d = ReadFromMemory(text.data(), text.size(), Format::kMtx, "t.mtx");
+    SetSimdPathForTesting(BestSimdPath());
     SetNumThreads(saved);
     ASSERT_EQ(d.sparse.nnz(), static_cast<int64_t>(n));
     const std::vector<double> got = d.sparse.values().ToVector<double>();
