@@ -257,9 +257,7 @@ template <typename T>
 [[gnu::always_inline]] inline const char* ScanEntry(const char* p, const char* end,
                                                     const MtxHeader& h, bool skew, int64_t* i,
                                                     int64_t* j, T* v) {
-  if (!ScanDigits(&p, end, i) || p == end || !IsLineBlank(*p)) return nullptr;
-  p = SkipLineBlanks(p, end);
-  if (!ScanDigits(&p, end, j)) return nullptr;
+  if (!ScanDigitPair(&p, end, i, j)) return nullptr;
   if (*i < 1 || *i > h.rows || *j < 1 || *j > h.cols || (skew && *i == *j)) return nullptr;
   *v = T{1};
   if (h.field != Field::kPattern) {

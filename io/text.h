@@ -94,6 +94,9 @@ inline const char* SkipLineBlanks(const char* p, const char* end) {
 }
 // 1 to 18 decimal digits (no sign), eight at a time.
 [[gnu::always_inline]] inline bool ScanDigits(const char** p, const char* end, int64_t* v);
+// Two of ScanDigits' numbers separated by blanks ("i j" of a line).
+[[gnu::always_inline]] inline bool ScanDigitPair(const char** p, const char* end, int64_t* a,
+                                                 int64_t* b);
 // An optional '-' then ScanDigits.
 inline bool ScanInteger(const char** p, const char* end, int64_t* v);
 // A finite real starting with a digit, '-' or '.', correctly rounded (fast_float: the value
@@ -385,6 +388,36 @@ inline constexpr uint64_t kPow10[9] = {1,      10,      100,      1000,     1000
   }
   if (total == 0 || total > 18) return false;  // longer numbers: the general parser's checks
   *v = static_cast<int64_t>(value);
+  *pp = p;
+  return true;
+}
+
+inline bool ScanDigitPair(const char** pp, const char* end, int64_t* a, int64_t* b) {
+  const char* p = *pp;
+#if defined(__SSE2__)
+  // The usual form, two numbers of at most 8 digits and one space, from one look at 16 bytes
+  // (and 8-byte reads up to 17 bytes in).
+  if (end - p >= 24) {
+    const unsigned digits =
+        text_detail::DigitLanes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const int n1 = text_detail::LeadingRun(digits);
+    if (n1 > 0 && n1 <= 8 && p[n1] == ' ') {
+      const int n2 = text_detail::LeadingRun(digits >> (n1 + 1));
+      if (n2 > 0 && n2 <= 8 && n1 + 1 + n2 < 16) {  // the second run ends inside the look
+        uint64_t first, second;                     // x86-64: little-endian
+        std::memcpy(&first, p, 8);
+        std::memcpy(&second, p + n1 + 1, 8);
+        *a = static_cast<int64_t>(text_detail::DigitsValue(first, n1));
+        *b = static_cast<int64_t>(text_detail::DigitsValue(second, n2));
+        *pp = p + n1 + 1 + n2;
+        return true;
+      }
+    }
+  }
+#endif
+  if (!ScanDigits(&p, end, a) || p == end || !IsLineBlank(*p)) return false;
+  p = SkipLineBlanks(p, end);
+  if (!ScanDigits(&p, end, b)) return false;
   *pp = p;
   return true;
 }

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <utility>
@@ -154,6 +155,38 @@ TEST(TextScan, DigitsAgreeWithFromCharsAtAnyLengthAndPlace) {
       ASSERT_TRUE(ScanDigits(&p, text.data() + text.size(), &v));
       const bool digit = b >= '0' && b <= '9';
       EXPECT_EQ(p - text.data(), digit ? place + 8 : place) << "byte " << b << " at " << place;
+    }
+  }
+}
+
+// "i j" pairs: every length of either number (past the 8 digits the one-look path takes),
+// every separator, and texts that end right after the pair.
+TEST(TextScan, DigitPairsAreTwoNumbers) {
+  std::mt19937_64 rng(9);
+  const auto digits = [&](int n) {
+    std::string d;
+    for (int k = 0; k < n; ++k) d.push_back(static_cast<char>('0' + rng() % 10));
+    return d;
+  };
+  for (int n1 = 0; n1 <= 19; ++n1) {
+    for (int n2 = 0; n2 <= 19; ++n2) {
+      for (const char* sep : {" ", "  ", "\t", " \t", ""}) {
+        for (const std::string& tail :
+             {std::string(), std::string("\n7 8 0.5\n" + std::string(30, '9'))}) {
+          const std::string a = digits(n1), b = digits(n2);
+          const std::string text = a + sep + b + tail;
+          const char* p = text.data();
+          int64_t x = -1, y = -1;
+          const bool ok = ScanDigitPair(&p, text.data() + text.size(), &x, &y);
+          // Read when both numbers are there (1 to 18 digits) and apart.
+          const bool want = n1 > 0 && n1 <= 18 && n2 > 0 && n2 <= 18 && *sep != '\0';
+          ASSERT_EQ(ok, want) << "'" << text << "'";
+          if (!ok) continue;
+          EXPECT_EQ(x, std::stoll(a)) << "'" << text << "'";
+          EXPECT_EQ(y, std::stoll(b)) << "'" << text << "'";
+          EXPECT_EQ(p - text.data(), static_cast<ptrdiff_t>(a.size() + std::strlen(sep) + n2));
+        }
+      }
     }
   }
 }
