@@ -374,7 +374,10 @@ std::vector<int64_t> VisitNpzPositions(
            "VisitNpzPositions: '", path, "' holds a ", Excerpt(format), " of shape ",
            ShapeString(shape),
            "; 2-D coo, csr and csc and n-D coo stream (read the rest with Read)");
-  const auto [ai, aj] = choose_axes(shape);
+  // Plain ints rather than a structured binding: lambdas below capture them (clang 14 cannot
+  // capture bindings).
+  const std::pair<int, int> axes = choose_axes(shape);
+  const int ai = axes.first, aj = axes.second;
   TK_CHECK(ai >= 0 && ai < rank && aj >= 0 && aj < rank && ai != aj, kInvalidArgument,
            "VisitNpzPositions: axes ", ai, " and ", aj, " for a rank-", rank, " tensor");
   constexpr int64_t kBlock = 1 << 16;

@@ -232,7 +232,10 @@ std::vector<int64_t> VisitTnsPositions(
         [&](int64_t c) { std::vector<int64_t>().swap(rows[c]); });
     shape = Largest(maxima, rank);
   }
-  const auto [ai, aj] = choose_axes(shape);
+  // Plain ints rather than a structured binding: lambdas below capture them (clang 14 cannot
+  // capture bindings).
+  const std::pair<int, int> axes = choose_axes(shape);
+  const int ai = axes.first, aj = axes.second;
   TK_CHECK(ai >= 0 && ai < rank && aj >= 0 && aj < rank, kInvalidArgument,
            "VisitTnsPositions: axes ", ai, " and ", aj, " for a rank-", rank, " tensor");
   ParseDataLines(
