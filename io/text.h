@@ -315,8 +315,51 @@ inline uint64_t DigitsValue(uint64_t x, int n) {
       32;
   return d;
 }
-inline constexpr uint64_t kPow10[9] = {1,      10,      100,      1000,     10000,
-                                       100000, 1000000, 10000000, 100000000};
+// Powers of ten that fit in 64 bits.
+inline constexpr uint64_t kPow10[20] = {1ull,
+                                        10ull,
+                                        100ull,
+                                        1000ull,
+                                        10000ull,
+                                        100000ull,
+                                        1000000ull,
+                                        10000000ull,
+                                        100000000ull,
+                                        1000000000ull,
+                                        10000000000ull,
+                                        100000000000ull,
+                                        1000000000000ull,
+                                        10000000000000ull,
+                                        100000000000000ull,
+                                        1000000000000000ull,
+                                        10000000000000000ull,
+                                        100000000000000000ull,
+                                        1000000000000000000ull,
+                                        10000000000000000000ull};
+// Consumes the digits at *pp, eight at a time, appending them to *w while *n (the digits seen so
+// far) stays at most 19, so that *w cannot wrap; *n counts them all.
+[[gnu::always_inline]] inline void AppendDigits(const char** pp, const char* end, uint64_t* w,
+                                                int* n) {
+  const char* p = *pp;
+  for (;;) {
+    if (end - p < 8) {
+      for (; p < end && static_cast<unsigned>(*p - '0') < 10; ++p) {
+        if (++*n <= 19) *w = *w * 10 + static_cast<uint64_t>(*p - '0');
+      }
+      break;
+    }
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    if constexpr (std::endian::native == std::endian::big) x = __builtin_bswap64(x);
+    const int k = DigitRun(x);
+    if (k == 0) break;
+    *n += k;
+    if (*n <= 19) *w = *w * kPow10[k] + DigitsValue(x, k);
+    p += k;
+    if (k < 8) break;
+  }
+  *pp = p;
+}
 #if defined(__SSE2__)
 // The bytes of v that are decimal digits, one bit a lane (lane 0 lowest).
 [[gnu::always_inline]] inline unsigned DigitLanes(__m128i v) {
@@ -370,22 +413,7 @@ inline constexpr uint64_t kPow10[9] = {1,      10,      100,      1000,     1000
 #endif
   uint64_t value = 0;
   int total = 0;
-  for (;;) {
-    if (end - p < 8) {  // the tail: one digit at a time, never reading past end
-      for (; p < end && static_cast<unsigned>(*p - '0') < 10 && total <= 18; ++p, ++total) {
-        value = value * 10 + static_cast<uint64_t>(*p - '0');
-      }
-      break;
-    }
-    uint64_t x;
-    std::memcpy(&x, p, 8);
-    if constexpr (std::endian::native == std::endian::big) x = __builtin_bswap64(x);
-    const int n = text_detail::DigitRun(x);
-    if (n > 0) value = value * text_detail::kPow10[n] + text_detail::DigitsValue(x, n);
-    p += n;
-    total += n;
-    if (n < 8 || total > 18) break;
-  }
+  text_detail::AppendDigits(&p, end, &value, &total);
   if (total == 0 || total > 18) return false;  // longer numbers: the general parser's checks
   *v = static_cast<int64_t>(value);
   *pp = p;
@@ -434,53 +462,9 @@ inline bool ScanInteger(const char** pp, const char* end, int64_t* v) {
 }
 
 namespace text_detail {
-inline constexpr uint64_t kPow10Wide[20] = {1ull,
-                                            10ull,
-                                            100ull,
-                                            1000ull,
-                                            10000ull,
-                                            100000ull,
-                                            1000000ull,
-                                            10000000ull,
-                                            100000000ull,
-                                            1000000000ull,
-                                            10000000000ull,
-                                            100000000000ull,
-                                            1000000000000ull,
-                                            10000000000000ull,
-                                            100000000000000ull,
-                                            1000000000000000ull,
-                                            10000000000000000ull,
-                                            100000000000000000ull,
-                                            1000000000000000000ull,
-                                            10000000000000000000ull};
 inline constexpr double kExactPow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                            1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                            1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-// Consumes the digits at *pp, eight at a time, appending them to *w while *n (the digits seen so
-// far) stays at most 19, so that *w cannot wrap; *n counts them all.
-[[gnu::always_inline]] inline void AppendDigits(const char** pp, const char* end, uint64_t* w,
-                                                int* n) {
-  const char* p = *pp;
-  for (;;) {
-    if (end - p < 8) {
-      for (; p < end && static_cast<unsigned>(*p - '0') < 10; ++p) {
-        if (++*n <= 19) *w = *w * 10 + static_cast<uint64_t>(*p - '0');
-      }
-      break;
-    }
-    uint64_t x;
-    std::memcpy(&x, p, 8);
-    if constexpr (std::endian::native == std::endian::big) x = __builtin_bswap64(x);
-    const int k = DigitRun(x);
-    if (k == 0) break;
-    *n += k;
-    if (*n <= 19) *w = *w * kPow10[k] + DigitsValue(x, k);
-    p += k;
-    if (k < 8) break;
-  }
-  *pp = p;
-}
 }  // namespace text_detail
 
 [[gnu::always_inline]] inline bool ScanReal(const char** pp, const char* end, double* v) {
@@ -517,7 +501,7 @@ inline constexpr double kExactPow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1
         }
       }
       if (plain) {
-        w = whole * text_detail::kPow10Wide[places] + frac;
+        w = whole * text_detail::kPow10[places] + frac;
         q = -places;
         s = t;
       }
