@@ -352,21 +352,6 @@ Tensor ReadArray(const Bytes& bytes, const MtxHeader& h, const ReadOptions& opti
   return dense;
 }
 
-// Writes one value in the field the header declares (integer or real) at out; returns its end.
-template <typename T>
-char* WriteValue(T v, char* out) {
-  if constexpr (std::is_same_v<T, bool>) {
-    *out = v ? '1' : '0';
-    return out + 1;
-  } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-    return WriteNumber(static_cast<float>(v), out);
-  } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
-    return WriteNumber(static_cast<int>(v), out);
-  } else {
-    return WriteNumber(v, out);
-  }
-}
-
 }  // namespace
 
 std::vector<int64_t> VisitMtxPositions(
@@ -444,7 +429,7 @@ void WriteMtx(const std::string& path, const TensorData& data) {
                                   *out++ = ' ';
                                   out = WriteNumber(idx[2 * i + 1] + 1, out);
                                   *out++ = ' ';
-                                  out = WriteValue(v[i], out);
+                                  out = WriteNumber(v[i], out);
                                   *out++ = '\n';
                                   return out;
                                 });
@@ -464,7 +449,7 @@ void WriteMtx(const std::string& path, const TensorData& data) {
   Dispatch<kNumericDTypes>(dtype, "mtx: write", [&]<typename T>() {
     const T* v = host.data<T>();
     WriteBoundedLinesParallel(&file, m * n, kMaxNumberChars + 1, [&](int64_t k, char* out) {
-      out = WriteValue(v[(k % m) * n + k / m], out);  // column by column
+      out = WriteNumber(v[(k % m) * n + k / m], out);  // column by column
       *out++ = '\n';
       return out;
     });

@@ -29,6 +29,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -36,6 +37,7 @@
 #endif
 
 #include "tensorkit/common/file_util.h"
+#include "tensorkit/common/half.h"
 #include "tensorkit/common/parallel.h"
 
 namespace tensorkit::io {
@@ -160,10 +162,20 @@ void WriteChunksInOrder(AtomicFile* file, int64_t chunks, const FormatChunk& for
 
 // The longest text AppendNumber / WriteNumber give for any value of T.
 inline constexpr int64_t kMaxNumberChars = 32;
-// Writes `v` as shortest round-trip text at out; returns its end.
+// Writes `v` (any numeric dtype's type) as shortest round-trip text at out; returns its end.
+// bool is 0 or 1, int8/uint8 are numbers (not characters), float16/bfloat16 their float value.
 template <typename T>
 char* WriteNumber(T v, char* out) {
-  return std::to_chars(out, out + kMaxNumberChars, v).ptr;
+  if constexpr (std::is_same_v<T, bool>) {
+    *out = v ? '1' : '0';
+    return out + 1;
+  } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return WriteNumber(static_cast<float>(v), out);
+  } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+    return WriteNumber(static_cast<int>(v), out);
+  } else {
+    return std::to_chars(out, out + kMaxNumberChars, v).ptr;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -680,12 +692,11 @@ void WriteBoundedLinesParallel(AtomicFile* file, int64_t n, int64_t max_line,
   });
 }
 
-// Appends `v` as shortest round-trip text.
+// Appends `v` as WriteNumber writes it.
 template <typename T>
 void AppendNumber(T v, std::string* out) {
-  char buf[64];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(buf, p);
+  char buf[kMaxNumberChars];
+  out->append(buf, WriteNumber(v, buf));
 }
 
 }  // namespace tensorkit::io

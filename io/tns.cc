@@ -179,24 +179,16 @@ void WriteTns(const std::string& path, const SparseTensor& input) {
   file.Write(shape_line + "\n");
   Dispatch<kNumericDTypes>(st.dtype(), "tns: write", [&]<typename T>() {
     const T* v = st.values().data<T>();
-    WriteBoundedLinesParallel(
-        &file, st.nnz(), (rank + 1) * (kMaxNumberChars + 1), [&](int64_t i, char* out) {
-          for (int a = 0; a < rank; ++a) {
-            out = WriteNumber(idx[i * rank + a] + 1, out);
-            *out++ = ' ';
-          }
-          if constexpr (std::is_same_v<T, bool>) {
-            *out++ = v[i] ? '1' : '0';
-          } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-            out = WriteNumber(static_cast<float>(v[i]), out);
-          } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
-            out = WriteNumber(static_cast<int>(v[i]), out);
-          } else {
-            out = WriteNumber(v[i], out);
-          }
-          *out++ = '\n';
-          return out;
-        });
+    WriteBoundedLinesParallel(&file, st.nnz(), (rank + 1) * (kMaxNumberChars + 1),
+                              [&](int64_t i, char* out) {
+                                for (int a = 0; a < rank; ++a) {
+                                  out = WriteNumber(idx[i * rank + a] + 1, out);
+                                  *out++ = ' ';
+                                }
+                                out = WriteNumber(v[i], out);
+                                *out++ = '\n';
+                                return out;
+                              });
   });
   file.Commit();
 }
