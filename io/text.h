@@ -25,7 +25,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <future>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -654,17 +653,22 @@ void WriteChunksInOrder(AtomicFile* file, int64_t chunks, const FormatChunk& for
   constexpr int64_t kWindow = 32;  // chunks formatted before each write
   std::vector<std::string> text[2] = {std::vector<std::string>(kWindow),
                                       std::vector<std::string>(kWindow)};
-  std::future<void> writing;  // the write of the previous window, in order
-  for (int64_t w = 0, side = 0; w < chunks; w += kWindow, side ^= 1) {
-    const int64_t wn = std::min(chunks - w, kWindow);
-    std::vector<std::string>& mine = text[side];
-    ParallelChunks(wn, 1, [&](int64_t c, int64_t, int64_t) { format_chunk(w + c, &mine[c]); });
-    if (writing.valid()) writing.get();  // rethrows a failed write
-    writing = std::async(std::launch::async, [file, &mine, wn] {
-      for (int64_t c = 0; c < wn; ++c) file->Write(mine[c]);
+  // Step k formats window k into one side while writing window k - 1 from the other: two
+  // tasks of one parallel loop, so the thread limit holds and a failure in either propagates.
+  for (int64_t w = 0, side = 0; w - kWindow < chunks; w += kWindow, side ^= 1) {
+    const int64_t format_n = std::clamp<int64_t>(chunks - w, 0, kWindow);
+    const int64_t write_n = w == 0 ? 0 : std::min(chunks - (w - kWindow), kWindow);
+    ParallelFor(0, 2, 1, [&](int64_t b, int64_t e) {
+      for (int64_t task = b; task < e; ++task) {
+        if (task == 0) {
+          for (int64_t c = 0; c < write_n; ++c) file->Write(text[side ^ 1][c]);
+        } else {
+          ParallelChunks(format_n, 1,
+                         [&](int64_t c, int64_t, int64_t) { format_chunk(w + c, &text[side][c]); });
+        }
+      }
     });
   }
-  if (writing.valid()) writing.get();
 }
 
 template <typename Format>
