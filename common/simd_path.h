@@ -14,6 +14,7 @@
 
 namespace tensorkit {
 
+// kAvx2 includes BMI1, BMI2 and POPCNT (which every AVX2 CPU has); kAvx512 includes kAvx2.
 enum class SimdPath { kDefault, kAvx2, kAvx512 };
 
 // Whether this CPU (and OS) can run `path`.

@@ -66,8 +66,9 @@ void CountLinesSse2(const char* b, const char* e, char comment, const Scalar& sc
 
 // The same 32 bytes at a time, on CPUs with AVX2.
 template <typename Scalar>
-[[gnu::target("avx2,popcnt")]] void CountLinesAvx2(const char* b, const char* e, char comment,
-                                                   const Scalar& scalar_tail) {
+[[gnu::target("avx2,bmi,bmi2,popcnt")]] void CountLinesAvx2(const char* b, const char* e,
+                                                            char comment,
+                                                            const Scalar& scalar_tail) {
   int64_t newlines = 0, not_data = 0;
   bool at_start = true;
   const char* p = b;
@@ -117,16 +118,6 @@ void CountLines(const char* b, const char* e, char comment, int64_t* lines, int6
 }
 
 }  // namespace
-
-bool text_detail::ParseOnAvx2() {
-#if defined(__x86_64__)
-  static const bool bmi = __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-                          __builtin_cpu_supports("popcnt");
-  return bmi && ActiveSimdPath() != SimdPath::kDefault;
-#else
-  return false;
-#endif
-}
 
 std::vector<TextChunk> ChunkLines(const Bytes& bytes, int64_t body, int64_t first_line,
                                   char comment) {

@@ -38,6 +38,7 @@
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/common/half.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/common/simd_path.h"
 
 namespace tensorkit::io {
 
@@ -281,15 +282,13 @@ template <typename Fast, typename Parse>
   WalkChunkFast(p, end, comment, entry, c, line, fast, parse);
 }
 #endif
-// Whether WalkChunkFastAvx2 may run here.
-bool ParseOnAvx2();
 }  // namespace text_detail
 
 template <typename Fast, typename Parse>
 void ParseDataLinesFast(const Bytes& bytes, const std::vector<TextChunk>& chunks, char comment,
                         const char* fmt, const Fast& fast, const Parse& parse) {
   const char* base = reinterpret_cast<const char*>(bytes.data);
-  const bool avx2 = text_detail::ParseOnAvx2();
+  const bool avx2 = ActiveSimdPath() != SimdPath::kDefault;
   text_detail::WalkChunksNamingLine(bytes, chunks, fmt, [&](int64_t c, int64_t* line) {
     const TextChunk& ch = chunks[c];
 #if defined(__x86_64__)
