@@ -2,10 +2,12 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
+#include <tbb/info.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -13,14 +15,52 @@
 
 #include "tensorkit/common/error.h"
 
+// Note [oneTBB under ThreadSanitizer]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// oneTBB hands tasks between threads inside libtbb, which is not instrumented, while half of its
+// task code is inlined from its headers into the file that calls it. Instrumented, that file
+// makes ThreadSanitizer report races on every task object and on every result a task wrote and
+// the caller then read (dozens per parallel_for). The tsan build therefore compiles this file
+// alone without instrumentation and states here the ordering oneTBB guarantees: everything the
+// caller did before a parallel region happens before each of its tasks, and each task happens
+// before the caller returns from the region. Tasks are not ordered among themselves, so a race
+// between two tasks of one region is still found.
+#if defined(TENSORKIT_TSAN_ANNOTATE)
+extern "C" void __tsan_acquire(void* addr);
+extern "C" void __tsan_release(void* addr);
+#endif
+
 namespace tensorkit {
 namespace {
+
+// The two synchronisation points of one parallel region (see the Note above); no-ops outside
+// the tsan build.
+struct RegionSync {
+  char start = 0;
+  char done = 0;
+#if defined(TENSORKIT_TSAN_ANNOTATE)
+  void BeginRegion() { __tsan_release(&start); }
+  void EndRegion() { __tsan_acquire(&done); }
+  void BeginTask() { __tsan_acquire(&start); }
+  void EndTask() { __tsan_release(&done); }
+#else
+  void BeginRegion() {}
+  void EndRegion() {}
+  void BeginTask() {}
+  void EndTask() {}
+#endif
+};
 
 std::mutex g_mutex;
 // Depth of parallel-region bodies running on this thread (a task may run nested regions).
 thread_local int t_region_depth = 0;
 std::unique_ptr<tbb::global_control> g_control;
-int g_threads = 0;  // 0: not initialised yet
+// oneTBB's implicit arena never holds more threads than the machine has cores, whatever the
+// global limit; a thread count above that (SetNumThreads(4) on 2 cores, as the race tests ask)
+// runs the parallel regions in an arena of that many threads instead. Null otherwise.
+std::shared_ptr<tbb::task_arena> g_arena;
+// 0: not initialised yet. Atomic: read without the lock by every GetNumThreads.
+std::atomic<int> g_threads{0};
 // The budget of the RunWithThreadLimit call running on this thread (0: none). Only the calling
 // thread sees it; oneTBB workers joining the arena are limited by the arena itself.
 thread_local int t_budget = 0;
@@ -41,19 +81,23 @@ void SetLocked(int n) {
   g_control.reset();
   g_control = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
                                                     static_cast<size_t>(n));
-  g_threads = n;
+  std::atomic_store(&g_arena, n > tbb::info::default_concurrency()
+                                  ? std::make_shared<tbb::task_arena>(n)
+                                  : std::shared_ptr<tbb::task_arena>());
+  g_threads.store(n, std::memory_order_release);
 }
 
 void EnsureInit() {
-  if (g_threads != 0) return;
+  if (g_threads.load(std::memory_order_acquire) != 0) return;
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_threads != 0) return;
+  if (g_threads.load(std::memory_order_relaxed) != 0) return;
   int n = ParseEnvThreads();
   if (n > 0) {
     SetLocked(n);
   } else {
-    g_threads = static_cast<int>(
-        tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+    g_threads.store(static_cast<int>(tbb::global_control::active_value(
+                        tbb::global_control::max_allowed_parallelism)),
+                    std::memory_order_release);
   }
 }
 
@@ -67,7 +111,8 @@ void SetNumThreads(int n) {
 
 int GetNumThreads() {
   EnsureInit();
-  return t_budget > 0 ? std::min(g_threads, t_budget) : g_threads;
+  const int n = g_threads.load(std::memory_order_acquire);
+  return t_budget > 0 ? std::min(n, t_budget) : n;
 }
 
 void RunWithThreadLimit(int n, const std::function<void()>& fn) {
@@ -75,12 +120,24 @@ void RunWithThreadLimit(int n, const std::function<void()>& fn) {
   EnsureInit();
   const int budget = std::min(n, GetNumThreads());
   tbb::task_arena arena(budget);
+  // execute() may run fn on another thread of the arena when no slot is free.
+  RegionSync sync;
+  sync.BeginRegion();
+  struct End {
+    RegionSync& sync;
+    ~End() { sync.EndRegion(); }
+  } region_end{sync};
   arena.execute([&] {
+    sync.BeginTask();
     // Restored also when fn throws, so that a failed op leaves the caller's thread as it was.
     struct Restore {
+      RegionSync& sync;
       int saved;
-      ~Restore() { t_budget = saved; }
-    } restore{t_budget};
+      ~Restore() {
+        t_budget = saved;
+        sync.EndTask();
+      }
+    } restore{sync, t_budget};
     t_budget = budget;
     fn();
   });
@@ -94,14 +151,35 @@ namespace parallel_detail {
 
 void Run(int64_t begin, int64_t end, int64_t grain,
          const std::function<void(int64_t, int64_t)>& fn) {
-  tbb::parallel_for(tbb::blocked_range<int64_t>(begin, end, static_cast<size_t>(grain)),
-                    [&](const tbb::blocked_range<int64_t>& r) {
-                      struct Depth {  // restored also when fn throws
-                        Depth() { ++t_region_depth; }
-                        ~Depth() { --t_region_depth; }
-                      } depth;
-                      fn(r.begin(), r.end());
-                    });
+  RegionSync sync;
+  sync.BeginRegion();
+  struct End {  // also when a task throws
+    RegionSync& sync;
+    ~End() { sync.EndRegion(); }
+  } region_end{sync};
+  auto run = [&] {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(begin, end, static_cast<size_t>(grain)),
+                      [&](const tbb::blocked_range<int64_t>& r) {
+                        sync.BeginTask();
+                        struct Depth {  // restored also when fn throws
+                          RegionSync& sync;
+                          explicit Depth(RegionSync& s) : sync(s) { ++t_region_depth; }
+                          ~Depth() {
+                            --t_region_depth;
+                            sync.EndTask();
+                          }
+                        } depth(sync);
+                        fn(r.begin(), r.end());
+                      });
+  };
+  // Nested regions and RunWithThreadLimit's arena stay where they are.
+  std::shared_ptr<tbb::task_arena> arena;
+  if (t_region_depth == 0 && t_budget == 0) arena = std::atomic_load(&g_arena);
+  if (arena) {
+    arena->execute(run);
+  } else {
+    run();
+  }
 }
 
 }  // namespace parallel_detail

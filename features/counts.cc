@@ -116,7 +116,9 @@ struct Runs {
 // copy computes the same ranks, so the results are the same on every machine.
 constexpr int64_t kRankSortMax = 64;
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Not under ThreadSanitizer: the loader runs the clones' resolver, which the sanitizer
+// instruments, before the sanitizer's runtime has started.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define TK_VECTOR_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -72,6 +73,28 @@ TEST(ParallelTest, ThreadLimitBoundsTheWorkInsideAndIsRestored) {
   EXPECT_THROW(RunWithThreadLimit(1, [] { Throw(ErrorCode::kInvalidArgument, "inner"); }), Error);
   EXPECT_EQ(GetNumThreads(), 2);
   EXPECT_THROW(RunWithThreadLimit(0, [] {}), Error);
+}
+
+// A thread count above the machine's cores is honoured (oneTBB's implicit arena alone would stop
+// at the core count), and setting a smaller one afterwards limits the work again.
+TEST(ParallelTest, ThreadCountsAboveTheCoreCountAreHonoured) {
+  const int saved = GetNumThreads();
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int threads : {cores + 2, 1}) {
+    SetNumThreads(threads);
+    std::mutex m;
+    std::set<std::thread::id> ids;
+    ParallelFor(0, 256, 1, [&](int64_t, int64_t) {
+      {
+        std::lock_guard<std::mutex> lock(m);
+        ids.insert(std::this_thread::get_id());
+      }
+      // Long enough that every worker joins before the work runs out.
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    });
+    EXPECT_EQ(ids.size(), static_cast<size_t>(threads));
+  }
+  SetNumThreads(saved);
 }
 
 TEST(ParallelTest, ForeignPoolsGetOneThreadInsideParallelRegions) {
