@@ -565,7 +565,9 @@ Tensor Concatenate(const std::vector<Tensor>& tensors, int axis) {
     for (size_t a = 0; ok && a < d.size(); ++a) ok = static_cast<int>(a) == ax || d[a] == dims[a];
     TK_CHECK(ok, kShapeMismatch, "Concatenate: tensor ", i, " has dims ", ShapeString(d),
              " but tensor 0 has ", ShapeString(dims), "; all dims except axis ", ax, " must match");
-    total += d[ax];
+    TK_CHECK(!__builtin_add_overflow(total, d[ax], &total), kOutOfRange, "Concatenate: dim ", ax,
+             " of the joined tensor (", ShapeString(dims), " and more, axis ", ax,
+             " summed up to tensor ", i, ") overflows int64; concatenate fewer tensors");
   }
   dims[ax] = total;
   Tensor out = Tensor::Empty(dims, first.dtype(), first.device());

@@ -238,19 +238,40 @@ Pattern DefaultPattern(const std::vector<int64_t>& dims, const char* op) {
   Pattern p;
   p.num_axes = static_cast<int>(dims.size());
   int64_t stride = 1;
-  bool empty = false;
+  // A zero dim anywhere makes the count 0, however large the others (NumPy and TensorFlow
+  // accept such shapes too); the strides of an empty pattern address nothing, so they stop
+  // growing at the first zero or the first product that would overflow.
+  const bool empty = std::find(dims.begin(), dims.end(), 0) != dims.end();
+  bool frozen = false;
   for (int r = 0; r < p.num_axes; ++r) {
     int64_t d = dims[p.num_axes - 1 - r];
     TK_CHECK(d >= 0, kInvalidArgument, op, ": negative dim ", d, " in dims ", ShapeString(dims));
     p.dims[r] = d;
     p.strides[r] = d == 1 ? 0 : stride;
-    if (d == 0) empty = true;
-    if (!empty) {
-      TK_CHECK(MulOk(stride, d, &stride), kOutOfRange, op, ": dims ", ShapeString(dims),
+    if (frozen) continue;
+    int64_t next = 0;
+    if (d != 0 && MulOk(stride, d, &next)) {
+      stride = next;
+    } else {
+      TK_CHECK(empty, kOutOfRange, op, ": dims ", ShapeString(dims),
                " have more elements than fit in int64");
+      frozen = true;
     }
   }
   return p;
+}
+
+bool ElementCount(const std::vector<int64_t>& dims, int64_t* count) {
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) {
+    *count = 0;
+    return true;
+  }
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (!MulOk(n, d, &n)) return false;
+  }
+  *count = n;
+  return true;
 }
 
 int64_t MinMemoryIndex(const Pattern& p) {

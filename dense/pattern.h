@@ -70,8 +70,13 @@ int NormalizeAxis(int axis, int num_axes, const char* op);
 Pattern MakePattern(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
                     int64_t offset = 0, const char* op = "MakePattern");
 // C-order strides for `dims` (stride 0 on dim-1 axes), offset 0. Throws Error for negative
-// dims, more than kMaxAxes axes or an element count that overflows int64.
+// dims, more than kMaxAxes axes or an element count that overflows int64 (a zero dim makes the
+// count 0, however large the other dims).
 Pattern DefaultPattern(const std::vector<int64_t>& dims, const char* op = "DefaultPattern");
+
+// The element count of `dims` (each >= 0) in *count: 0 when some dim is 0, however large the
+// others, else their product. False (and *count unchanged) when the product overflows int64.
+bool ElementCount(const std::vector<int64_t>& dims, int64_t* count);
 
 // Smallest and largest memory-index reached (both = offset when there are no elements, with
 // empty set signalled by NumElements() == 0).

@@ -193,7 +193,12 @@ Tensor JaggedTensor::ToPadded(int64_t max_length, Scalar pad) const {
   const int64_t b = batch_size();
   const int64_t* off = offsets_data();
   const int64_t len = max_length >= 0 ? max_length : ji::MaxLength(off, b);
-  Tensor out = Tensor::Empty(Joined({b, len}, values_.Dims(), 1), dtype());
+  const std::vector<int64_t> out_dims = Joined({b, len}, values_.Dims(), 1);
+  int64_t volume = 0;
+  TK_CHECK(ElementCount(out_dims, &volume), kOutOfRange, op, ": the padded output ",
+           ShapeString(out_dims),
+           " has more elements than fit in int64; pass a smaller max_length");
+  Tensor out = Tensor::Empty(out_dims, dtype());
   const int64_t row_elems = ItemElements(out.NumElements(), b);
   if (row_elems == 0) return out;
   const int64_t inner = row_elems / len;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <bit>
 #include <climits>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -228,6 +229,9 @@ Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op
   CheckCreated(st, op);
   TK_CHECK(st.rank() == 2, kShapeMismatch, op, ": needs a 2-D sparse tensor, got shape ",
            ShapeString(st.shape()));
+  TK_CHECK(st.shape()[major_axis] < std::numeric_limits<int64_t>::max(), kOutOfRange, op,
+           ": shape ", ShapeString(st.shape()), " needs a pointer array of ",
+           st.shape()[major_axis], " + 1 entries, more than int64 counts");
   if (OnCuda(st)) return sparse_cuda::CompressSparse(st, major_axis, op);
   CheckIndexBounds(st, op);
   const Tensor& idx = st.indices();

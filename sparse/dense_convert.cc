@@ -254,6 +254,10 @@ Tensor SparseTensor::ToDense() const {
   si::CheckCreated(*this, "ToDense");
   TK_CHECK(rank() <= kMaxAxes, kUnsupported, "ToDense: shape ", ShapeString(shape_), " has ",
            rank(), " axes; dense tensors have at most ", kMaxAxes);
+  int64_t volume = 0;
+  TK_CHECK(ElementCount(shape_, &volume), kOutOfRange, "ToDense: shape ", ShapeString(shape_),
+           " has more elements than fit in int64; no dense tensor of it can exist (reduce some "
+           "axes first, or keep the sparse form)");
   Tensor dense = Tensor::Empty(shape_, dtype(), device());
   ToDense(&dense, true);
   return dense;
