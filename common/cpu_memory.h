@@ -41,6 +41,8 @@ void AdviseHugePages(void* p, int64_t bytes) noexcept;
 int64_t CachedBytesLimit();
 // Bytes held by the cache now (for tests and diagnostics).
 int64_t CachedBytes();
+// Bytes allocated and not yet freed (cached blocks not counted): what live CPU storage holds.
+int64_t LiveBytes();
 // Gives every cached block back to the system.
 void ReleaseCached() noexcept;
 

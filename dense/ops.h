@@ -10,6 +10,10 @@
 //                 for every operation: Exp(src [4 5], dest [4 1]) gives dest[i] = sum_j
 //                 exp(src[i,j]).
 //   beta == 0     the output is never read, so NaN or garbage in it cannot leak into the result.
+//   on an Error   an operation that throws, a failed allocation (kResourceExhausted) included,
+//                 leaves its output as it was: every check and every allocation of work space
+//                 comes before the first write (tests/api/alloc_failure_test.cc fails each
+//                 allocation in turn).
 //   in place      an input may be the very same view as the output (same storage and pattern);
 //                 any other overlap between an input and the output throws Error.
 //   dtypes        compute ops take every numeric dtype: bool, int8, uint8, int16, int32, int64,

@@ -85,9 +85,4 @@ void CheckOnCpu(const Tensor& t, const char* what, const char* op) {
            "; ", op, " runs on the CPU in this version; move the inputs with To(Device::Cpu())");
 }
 
-void ThrowAllocationFailure(const char* op, const char* what) {
-  Throw(ErrorCode::kResourceExhausted, op, ": could not allocate the outputs or the work space (",
-        what, "); the inputs are too large for this machine");
-}
-
 }  // namespace tensorkit::features_internal

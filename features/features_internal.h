@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/tensor.h"
 
@@ -33,10 +34,8 @@ Tensor OffsetsFromLengths(const Tensor& lengths, int64_t num_values, const char*
 // Throws kUnsupported unless `t` (called `what`) is on the CPU: "op runs on the CPU in this
 // version". `t` may be undefined (an optional input).
 void CheckOnCpu(const Tensor& t, const char* what, const char* op);
-// Runs body(), reporting a failed host allocation (std::bad_alloc, std::length_error) as
-// Error(kResourceExhausted) naming `op`.
-template <typename Body>
-decltype(auto) ReportingAllocationFailure(const char* op, const Body& body);
+// Runs body(), reporting a failed host allocation as Error(kResourceExhausted) naming `op`.
+using alloc_fault::ReportingAllocationFailure;
 // Throws unless weights is a float tensor [n] on values' device.
 void CheckWeights(const Tensor& weights, int64_t n, const Tensor& values, const char* op);
 
@@ -64,19 +63,6 @@ CountingPlan PlanCountingSort(int64_t n, int64_t num_keys, int64_t min_slots, co
 // cursors).
 template <typename Key, typename Place>
 void PlaceItems(CountingPlan* plan, int64_t n, const Key& key, const Place& place);
-
-[[noreturn]] void ThrowAllocationFailure(const char* op, const char* what);
-
-template <typename Body>
-decltype(auto) ReportingAllocationFailure(const char* op, const Body& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    ThrowAllocationFailure(op, "out of memory");
-  } catch (const std::length_error&) {
-    ThrowAllocationFailure(op, "a buffer larger than the address space");
-  }
-}
 
 template <typename Key>
 void StartsOfSortedKeys(int64_t n, int64_t num_keys, const Key& key, int64_t* start) {

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <numeric>
 
+#include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/io/formats.h"
 #include "tensorkit/io/libsvm.h"
 
@@ -67,14 +68,17 @@ TensorData Read(const std::string& path) { return Read(path, ReadOptions{}); }
 
 TensorData Read(const std::string& path, const ReadOptions& options) {
   const Format format = FormatFromPath(path);
-  if (format == Format::kNpy) {  // binary: read straight into the tensor's storage
-    TensorData out;
-    out.dense = ReadNpyFile(path);
-    return out;
-  }
-  MappedFile file(path);
-  Bytes bytes = file.bytes();
-  return ReadFromMemory(bytes.data, bytes.size, format, path, options);
+  const std::string op = "io::Read: '" + path + "'";
+  return alloc_fault::ReportingAllocationFailure(op.c_str(), [&] {
+    if (format == Format::kNpy) {  // binary: read straight into the tensor's storage
+      TensorData out;
+      out.dense = ReadNpyFile(path);
+      return out;
+    }
+    MappedFile file(path);
+    Bytes bytes = file.bytes();
+    return ReadFromMemory(bytes.data, bytes.size, format, path, options);
+  });
 }
 
 namespace {
@@ -122,9 +126,12 @@ TensorData ReadAny(const Bytes& bytes, Format format, const ReadOptions& options
 
 TensorData ReadFromMemory(const void* data, size_t size, Format format, const std::string& name,
                           const ReadOptions& options) {
-  TensorData out = ReadAny(Bytes{static_cast<const uint8_t*>(data), size, name}, format, options);
-  if (out.is_sparse()) out.sparse = WithFoundOrder(out.sparse);
-  return out;
+  const std::string op = "io::ReadFromMemory: '" + name + "'";
+  return alloc_fault::ReportingAllocationFailure(op.c_str(), [&] {
+    TensorData out = ReadAny(Bytes{static_cast<const uint8_t*>(data), size, name}, format, options);
+    if (out.is_sparse()) out.sparse = WithFoundOrder(out.sparse);
+    return out;
+  });
 }
 
 std::vector<std::pair<std::string, Tensor>> ReadNpzMembers(const std::string& path) {
@@ -146,7 +153,9 @@ void Write(const std::string& path, const SparseTensor& sparse) {
   Write(path, d, WriteOptions{});
 }
 
-void Write(const std::string& path, const TensorData& data, const WriteOptions& options) {
+namespace {
+
+void WriteAny(const std::string& path, const TensorData& data, const WriteOptions& options) {
   const Format format = FormatFromPath(path);
   if (data.is_sparse()) {
     TK_CHECK(data.sparse.values().defined(), kInvalidArgument, "io::Write: '", path,
@@ -178,6 +187,13 @@ void Write(const std::string& path, const TensorData& data, const WriteOptions& 
       return;
     }
   }
+}
+
+}  // namespace
+
+void Write(const std::string& path, const TensorData& data, const WriteOptions& options) {
+  const std::string op = "io::Write: '" + path + "'";
+  alloc_fault::ReportingAllocationFailure(op.c_str(), [&] { WriteAny(path, data, options); });
 }
 
 }  // namespace tensorkit::io

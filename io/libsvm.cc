@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
@@ -283,6 +284,7 @@ LibsvmData ReadLibsvmFromMemory(const void* data, size_t size, const std::string
   const Bytes bytes{static_cast<const uint8_t*>(data), size, name};
   const std::vector<TextChunk> chunks = ChunkLines(bytes, 0, 1, '#');
   std::vector<ChunkOut> outs(chunks.size());
+  alloc_fault::MaybeFailBuffer();
   for (size_t c = 0; c < chunks.size(); ++c) {  // about one entry per 8 bytes
     const size_t guess = static_cast<size_t>((chunks[c].end - chunks[c].begin) / 8);
     outs[c].cols.reserve(guess);
@@ -371,9 +373,12 @@ std::vector<int64_t> VisitLibsvmPositions(
 }
 
 LibsvmData ReadLibsvm(const std::string& path, const LibsvmReadOptions& options) {
-  const MappedFile file(path);
-  const Bytes b = file.bytes();
-  return ReadLibsvmFromMemory(b.data, b.size, path, options);
+  const std::string op = "ReadLibsvm: '" + path + "'";
+  return alloc_fault::ReportingAllocationFailure(op.c_str(), [&] {
+    const MappedFile file(path);
+    const Bytes b = file.bytes();
+    return ReadLibsvmFromMemory(b.data, b.size, path, options);
+  });
 }
 
 void WriteLibsvm(const std::string& path, const LibsvmData& data,

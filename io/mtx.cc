@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/io/formats.h"
 #include "tensorkit/io/text.h"
 
@@ -315,6 +316,7 @@ Tensor ReadArray(const Bytes& bytes, const MtxHeader& h, const ReadOptions& opti
            h.rows, " x ", h.cols, " array file needs ", expected, " value lines but has ", found);
   Tensor dense = Tensor::Zeros({h.rows, h.cols}, ValueDType(h.field));
   Dispatch<Bit(DType::kInt64) | Bit(DType::kFloat64)>(dense.dtype(), "mtx", [&]<typename T>() {
+    alloc_fault::MaybeFailBuffer();
     std::vector<T> raw(static_cast<size_t>(expected));
     ParseDataLinesFast(
         bytes, chunks, '%', "mtx",

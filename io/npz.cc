@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/io/formats.h"
@@ -227,6 +228,7 @@ class IntStream {
   // The next min(n, left()) integers into out; returns how many.
   int64_t Next(int64_t* out, int64_t n) {
     n = std::min(n, left_);
+    alloc_fault::MaybeFailBuffer();
     raw_.resize(static_cast<size_t>(n * h_.item_size));
     source_.Read(raw_.data(), n * h_.item_size);
     if (h_.swap) SwapBytes(raw_.data(), n, static_cast<int>(h_.item_size));

@@ -35,6 +35,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/common/half.h"
 #include "tensorkit/common/parallel.h"
@@ -687,6 +688,7 @@ void WriteBoundedLinesParallel(AtomicFile* file, int64_t n, int64_t max_line,
   const int64_t entries = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(max_line, 1));
   WriteChunksInOrder(file, NumChunks(n, entries), [&](int64_t c, std::string* out) {
     const int64_t b = c * entries, e = std::min(n, b + entries);
+    alloc_fault::MaybeFailBuffer();
     out->resize(static_cast<size_t>((e - b) * max_line));
     char* const start = out->data();
     char* p = start;

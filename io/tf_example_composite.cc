@@ -7,6 +7,7 @@
 #include <numeric>
 #include <set>
 
+#include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/io/tf_example.h"
@@ -549,8 +550,17 @@ const RaggedOutput& ParsedExamples::Ragged(std::string_view key) const {
   return internal::OutputOf(ragged_keys, ragged, key, "ParsedExamples::Ragged", "RaggedFeature");
 }
 
+static ParsedExamples ParseExamplesUnguarded(const std::vector<std::string_view>& records,
+                                             const ExampleSpec& spec);
+
 ParsedExamples ParseExamples(const std::vector<std::string_view>& records,
                              const ExampleSpec& spec) {
+  return alloc_fault::ReportingAllocationFailure(
+      "ParseExamples", [&] { return ParseExamplesUnguarded(records, spec); });
+}
+
+static ParsedExamples ParseExamplesUnguarded(const std::vector<std::string_view>& records,
+                                             const ExampleSpec& spec) {
   if (spec.sparse.empty() && spec.ragged.empty() && spec.fixed_sequence.empty()) {
     return internal::ParseFixedAndVarLen(records, spec);
   }

@@ -8,10 +8,12 @@
 #include <exception>
 #include <optional>
 
+#include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/io/crc32c.h"
+#include "tensorkit/io/zlib_memory.h"
 
 namespace tensorkit::io {
 namespace {
@@ -143,10 +145,12 @@ struct TFRecordReader::Impl {
 
   void InitInflate() {
     zs.emplace();
-    std::memset(&*zs, 0, sizeof(z_stream));
-    if (inflateInit2(&*zs, WindowBits(options.compression)) != Z_OK) {
+    PrepareZStream(&*zs);
+    const int rc = inflateInit2(&*zs, WindowBits(options.compression));
+    if (rc != Z_OK) {
       zs.reset();
-      Throw(ErrorCode::kInternal, "TFRecord: zlib inflateInit2 failed");
+      CheckZlibMemory(rc, "TFRecord: '" + name + "'");
+      Throw(ErrorCode::kInternal, "TFRecord: zlib inflateInit2 failed with ", rc);
     }
     stream_ended = in_size == 0;  // an empty file holds no records, compressed or not
   }
@@ -178,6 +182,7 @@ struct TFRecordReader::Impl {
       in_done += in_chunk - zs->avail_in;
       tail += out_chunk - zs->avail_out;
       const bool progress = in_chunk != zs->avail_in || out_chunk != zs->avail_out;
+      CheckZlibMemory(rc, "TFRecord: '" + name + "'");
       if (rc == Z_STREAM_END) {
         stream_ended = true;
       } else if (rc != Z_OK || !progress) {
@@ -294,6 +299,7 @@ void PlainBatch(const uint8_t* in, uint64_t size, const std::string& name, TFRec
     header_error = std::current_exception();
   }
   const int64_t n = static_cast<int64_t>(starts.size());
+  alloc_fault::MaybeFailBuffer();
   batch.bytes.resize(static_cast<size_t>(batch.offsets.back()));
   // Chunks of records of about 1 MiB on average, at least 64 records.
   const int64_t avg = n > 0 ? batch.offsets.back() / n + kHeaderBytes + kFooterBytes : 1;
@@ -342,9 +348,12 @@ void ReadTFRecordBatchFromMemory(const void* data, size_t size, const std::strin
 
 TFRecordBatch ReadTFRecordBatchFromMemory(const void* data, size_t size, const std::string& name,
                                           const TFRecordOptions& options) {
-  TFRecordBatch batch;
-  ReadTFRecordBatchFromMemory(data, size, name, options, &batch);
-  return batch;
+  const std::string op = "TFRecord: '" + name + "'";
+  return alloc_fault::ReportingAllocationFailure(op.c_str(), [&] {
+    TFRecordBatch batch;
+    ReadTFRecordBatchFromMemory(data, size, name, options, &batch);
+    return batch;
+  });
 }
 
 TFRecordBatch ReadTFRecordBatch(const std::string& path, const TFRecordOptions& options) {
@@ -397,11 +406,13 @@ struct TFRecordWriter::Impl {
              "TFRecordWriter: compression_level ", o.compression_level,
              " is out of range; use -1 (zlib's default) or 0..9");
     zs.emplace();
-    std::memset(&*zs, 0, sizeof(z_stream));
-    if (deflateInit2(&*zs, o.compression_level, Z_DEFLATED, WindowBits(o.compression), 8,
-                     Z_DEFAULT_STRATEGY) != Z_OK) {
+    PrepareZStream(&*zs);
+    const int rc = deflateInit2(&*zs, o.compression_level, Z_DEFLATED, WindowBits(o.compression), 8,
+                                Z_DEFAULT_STRATEGY);
+    if (rc != Z_OK) {
       zs.reset();
-      Throw(ErrorCode::kInternal, "TFRecordWriter: zlib deflateInit2 failed");
+      CheckZlibMemory(rc, "TFRecordWriter");
+      Throw(ErrorCode::kInternal, "TFRecordWriter: zlib deflateInit2 failed with ", rc);
     }
   }
   ~Impl() {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "tensorkit/io/formats.h"
+#include "tensorkit/io/zlib_memory.h"
 
 namespace tensorkit::io {
 namespace {
@@ -140,10 +141,13 @@ ZipMemberSource::ZipMemberSource(const Bytes& zip, const ZipEntry& e)
     TK_CHECK(e.size <= e.compressed_size * kMaxDeflateRatio + 1024, kCorrupt, "npz: '", name_,
              "': claims ", e.size, " bytes from ", e.compressed_size,
              " compressed bytes, more than deflate can produce");
-    auto* zs = new z_stream{};
-    if (inflateInit2(zs, -MAX_WBITS) != Z_OK) {
+    auto* zs = new z_stream;
+    PrepareZStream(zs);
+    const int rc = inflateInit2(zs, -MAX_WBITS);
+    if (rc != Z_OK) {
       delete zs;
-      Throw(ErrorCode::kInternal, "npz: zlib inflateInit2 failed");
+      CheckZlibMemory(rc, "npz: '" + name_ + "'");
+      Throw(ErrorCode::kInternal, "npz: zlib inflateInit2 failed with ", rc);
     }
     zs_ = zs;
   } else {
@@ -182,6 +186,7 @@ void ZipMemberSource::Read(void* dst, int64_t n) {
       produced += out_chunk - zs->avail_out;
       ended_ = rc == Z_STREAM_END;
       const bool progress = in_chunk != zs->avail_in || out_chunk != zs->avail_out;
+      CheckZlibMemory(rc, "npz: '" + name_ + "'");
       if ((rc != Z_OK && rc != Z_STREAM_END) || (ended_ && produced < static_cast<uint64_t>(n)) ||
           !progress) {
         Throw(ErrorCode::kCorrupt, "npz: '", name_,
@@ -213,6 +218,7 @@ void ZipMemberSource::Finish() {
     zs->next_out = &extra;
     zs->avail_out = 1;
     const int rc = inflate(zs, Z_NO_FLUSH);
+    CheckZlibMemory(rc, "npz: '" + name_ + "'");
     TK_CHECK(rc == Z_STREAM_END && zs->avail_out == 1, kCorrupt, "npz: '", name_,
              "': the deflate data is corrupt or does not end after the ", entry_.size,
              " bytes claimed (member data at byte ", start_, ")");
@@ -230,10 +236,12 @@ void Put(std::string* s, uint64_t v, int bytes) {
 
 // Raw deflate of the concatenated pieces.
 std::string Deflate(const std::vector<std::string_view>& pieces) {
-  z_stream zs{};
-  TK_CHECK(deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8,
-                        Z_DEFAULT_STRATEGY) == Z_OK,
-           kInternal, "npz: zlib deflateInit2 failed");
+  z_stream zs;
+  PrepareZStream(&zs);
+  const int init =
+      deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  CheckZlibMemory(init, "npz writer");
+  TK_CHECK(init == Z_OK, kInternal, "npz: zlib deflateInit2 failed with ", init);
   std::string out;
   std::vector<char> chunk(1 << 16);
   for (size_t i = 0; i < pieces.size(); ++i) {

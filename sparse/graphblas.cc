@@ -18,6 +18,7 @@ extern "C" {  // GraphBLAS.h declares C functions without a C++ guard
 #include <utility>
 #include <vector>
 
+#include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/sparse/device_ops.h"
@@ -68,11 +69,13 @@ void CheckInfo(GrB_Info info, const char* op, const char* call) {
 }
 #define TK_GRB(op, call) CheckInfo((call), op, #call)
 
-// Starts GraphBLAS once per process, non-blocking, with the C allocator.
+// Starts GraphBLAS once per process, non-blocking, with the C allocator behind the tests'
+// allocation-failure hook (common/alloc_fault.h).
 void EnsureGraphBLAS(const char* op) {
   static std::once_flag once;
   std::call_once(once, [op] {
-    TK_GRB(op, GxB_init(GrB_NONBLOCKING, std::malloc, std::calloc, std::realloc, std::free));
+    TK_GRB(op, GxB_init(GrB_NONBLOCKING, alloc_fault::Malloc, alloc_fault::Calloc,
+                        alloc_fault::Realloc, alloc_fault::Free));
   });
 }
 

@@ -12,6 +12,8 @@
 //   absent entries   are zeros: an entry of the result that no product touches is absent from
 //                    a sparse result and 0 (times alpha) in a dense one.
 //   beta == 0        c is never read, so NaN in an uninitialised c cannot leak.
+//   on an Error      c is as it was, also when an allocation failed (kResourceExhausted): the
+//                    work space is allocated before c is written.
 //   Dense operands may have any strides (views, transposes). Results are bit-identical at any
 //   thread count except SpGEMM of floating values with b wider than 4M columns, whose sums
 //   GraphBLAS may split across threads. Accumulation is in the value type (float for the 16-bit

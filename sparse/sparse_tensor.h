@@ -68,7 +68,8 @@ class SparseTensor {
 
   // Scatters into `dense` (dims == shape, same dtype, any strides); first fills it with zero
   // ("" for strings) when `initialize`. Of repeated indices the last entry wins. Throws Error
-  // naming the first entry outside shape() (before writing anything).
+  // naming the first entry outside shape() (before writing anything); on any Error, a failed
+  // allocation included, `dense` is unchanged.
   void ToDense(Tensor* dense, bool initialize = true) const;
   // The same, every element that no entry writes set to `fill` (a scalar of the values' dtype,
   // e.g. TensorFlow's default_value). With sorted entries and a contiguous target the fill and

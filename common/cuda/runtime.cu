@@ -3,6 +3,7 @@
 #include <array>
 #include <string>
 
+#include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/common/cuda/backend.h"
 #include "tensorkit/common/cuda/cuda_util.h"
 #include "tensorkit/common/error.h"
@@ -175,7 +176,9 @@ int DeviceCount() {
 void* Malloc(int64_t bytes, int device) {
   DeviceGuard guard(device, "Storage::Allocate");
   void* p = nullptr;
-  const cudaError_t err = cudaMallocAsync(&p, static_cast<size_t>(bytes), Stream(device));
+  const cudaError_t err = alloc_fault::ShouldFail()
+                              ? cudaErrorMemoryAllocation  // the tests' injected failure
+                              : cudaMallocAsync(&p, static_cast<size_t>(bytes), Stream(device));
   if (err != cudaSuccess) {
     cudaGetLastError();
     Throw(err == cudaErrorMemoryAllocation ? ErrorCode::kResourceExhausted : ErrorCode::kInternal,
