@@ -520,6 +520,34 @@ def test_volumes_past_int64_are_refused(mode):
     assert ours[0].numpy().tolist() == [[0, 0]]
 
 
+def test_shape_functions_take_overflowing_constant_shapes_and_the_kernels_refuse():
+    # Traced with constant shapes, so that each op's shape function sees the values: 2^63 (one
+    # past int64), 2^64 + 2 (wraps to 2 in unchecked arithmetic) and a dim of 2^62 rows. Graph
+    # construction must succeed or fail cleanly, and running must be an error, never a crash or
+    # an attempt to allocate a wrapped size.
+    idx = tf.constant([[0, 0]], I64)
+    v = tf.constant([1.0])
+    wraps = [3, 6148914691236517206]
+    for shape in ([2**32, 2**31], wraps):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="more elements than int64"):
+            tf.function(lambda: ops.tensorkit_sparse_to_dense(
+                sparse_indices=idx, output_shape=tf.constant(shape, I64), sparse_values=v,
+                default_value=0.0))()
+        with pytest.raises(tf.errors.InvalidArgumentError, match="more elements than int64"):
+            tf.function(lambda: ops.tensorkit_sparse_reshape(
+                input_indices=idx, input_shape=tf.constant(shape, I64),
+                new_shape=tf.constant([-1], I64)))()
+    data = tf.ones([2, 4])
+    seg = tf.constant([0, 1], tf.int32)
+    with pytest.raises((tf.errors.InvalidArgumentError, tf.errors.ResourceExhaustedError)):
+        tf.function(lambda: ops.tensorkit_sparse_segment_sum_with_num_segments(
+            data=data, indices=seg, segment_ids=seg, num_segments=tf.constant(2**62, I64)))()
+    with pytest.raises((tf.errors.InvalidArgumentError, tf.errors.ResourceExhaustedError)):
+        tf.function(lambda: ops.tensorkit_sparse_fill_empty_rows(
+            indices=idx, values=v, dense_shape=tf.constant([2**62, 4], I64),
+            default_value=0.0))()
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_rank_mismatch(mode):
     idx = tf.constant([[0, 1], [1, 0]], I64)
