@@ -274,16 +274,29 @@ bool ElementCount(const std::vector<int64_t>& dims, int64_t* count) {
   return true;
 }
 
+namespace {
+
+// No element: some dim is 0 (tested without the product, which may overflow for a pattern that
+// is still being validated).
+bool HasZeroDim(const Pattern& p) {
+  for (int r = 0; r < p.num_axes; ++r) {
+    if (p.dims[r] == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 int64_t MinMemoryIndex(const Pattern& p) {
   int64_t m = p.offset;
-  if (p.NumElements() == 0) return m;
+  if (HasZeroDim(p)) return m;
   for (int r = 0; r < p.num_axes; ++r) m += std::min<int64_t>(0, p.strides[r] * (p.dims[r] - 1));
   return m;
 }
 
 int64_t MaxMemoryIndex(const Pattern& p) {
   int64_t m = p.offset;
-  if (p.NumElements() == 0) return m;
+  if (HasZeroDim(p)) return m;
   for (int r = 0; r < p.num_axes; ++r) m += std::max<int64_t>(0, p.strides[r] * (p.dims[r] - 1));
   return m;
 }
@@ -314,7 +327,9 @@ std::string WhyInvalid(const Pattern& p) {
   int64_t total = 0;
   for (int r = 0; r < p.num_axes; ++r) {
     int64_t span;
-    if (!MulOk(AbsI(p.strides[r]), p.dims[r] - 1, &span) ||
+    // The lowest int64 has no absolute value; as a stride it reaches past int64 anyway.
+    if (p.strides[r] == std::numeric_limits<int64_t>::min() ||
+        !MulOk(AbsI(p.strides[r]), p.dims[r] - 1, &span) ||
         __builtin_add_overflow(total, span, &total)) {
       return "the strides reach memory-indexes that overflow int64";
     }

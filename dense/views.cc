@@ -173,10 +173,13 @@ Tensor Slice(const Tensor& t, int axis, int64_t start, int64_t end, int64_t step
   const int64_t count = span == 0 ? 0 : static_cast<int64_t>(1 + (span - 1) / abs_step);
 
   Layout l = ToLayout(t.pattern());
-  if (count > 0) l.offset += start * l.strides[axis];
   // With two or more elements stride*step is a real distance inside the storage, so it cannot
-  // overflow; with fewer the stride is irrelevant (dim 1 gets 0 in MakeView).
-  if (count >= 2) l.strides[axis] *= step;
+  // overflow; with fewer the stride is irrelevant (dim 1 gets 0 in MakeView). A tensor without
+  // elements addresses nothing, and its strides may be anything: they are kept as they are.
+  if (t.NumElements() > 0) {
+    if (count > 0) l.offset += start * l.strides[axis];
+    if (count >= 2) l.strides[axis] *= step;
+  }
   l.dims[axis] = count;
   return MakeView(t, l);
 }
@@ -187,7 +190,7 @@ Tensor Select(const Tensor& t, int axis, int64_t index) {
   TK_CHECK(index >= 0 && index < t.Dim(axis), kOutOfRange, "Select: index ", index,
            " is out of range for ", AxisOf(axis, t), " (valid: 0 to ", t.Dim(axis) - 1, ")");
   Layout l = ToLayout(t.pattern());
-  l.offset += index * l.strides[axis];
+  if (t.NumElements() > 0) l.offset += index * l.strides[axis];  // empty: addresses nothing
   l.dims.erase(l.dims.begin() + axis);
   l.strides.erase(l.strides.begin() + axis);
   return MakeView(t, l);
@@ -272,7 +275,7 @@ Tensor SplitAxis(const Tensor& t, int axis, const std::vector<int64_t>& dims) {
   // Without elements nothing is reached and any stride is valid.
   std::vector<int64_t> strides(parts.size(), 1);
   int64_t inner = 1;
-  for (size_t i = parts.size(); dim > 0 && i-- > 0;) {
+  for (size_t i = parts.size(); t.NumElements() > 0 && i-- > 0;) {
     strides[i] = parts[i] > 1 ? stride * inner : 0;
     inner *= parts[i];
   }

@@ -101,7 +101,8 @@ void ComputeKeys(const SparseTensor& st, const ReducePlan& plan, bool want_in, i
       for (int a = 0; a < rank; ++a) {
         const int64_t v = idx[i * s0 + a * s1];
         if (plan.reduced[a]) {
-          ki = ki * shape[a] + v;
+          // Only when wanted: the reduced axes may span more than int64 counts.
+          if (want_in) ki = ki * shape[a] + v;
         } else {
           ko = ko * shape[a] + v;
         }

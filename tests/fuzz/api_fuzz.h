@@ -216,7 +216,9 @@ inline int FuzzPatternViews(const uint8_t* data, size_t size) {
     dims[static_cast<size_t>(a)] = in.Dim();
     const uint8_t tag = in.U8();
     strides[static_cast<size_t>(a)] =
-        tag < 230 ? static_cast<int64_t>(tag % 13) - 6 : in.Dim() * (tag % 2 ? 1 : -1);
+        tag < 230 ? static_cast<int64_t>(tag % 13) - 6
+                  : static_cast<int64_t>(static_cast<uint64_t>(in.Dim()) *
+                                         (tag % 2 ? uint64_t{1} : ~uint64_t{0}));  // +-, wrapping
   }
   const int64_t offset = in.U8() < 240 ? in.U8() % 64 : in.I64();
   Pattern p;
@@ -256,7 +258,7 @@ inline int FuzzPatternViews(const uint8_t* data, size_t size) {
           break;
         case 5: {
           std::vector<int64_t> to(static_cast<size_t>(in.U8() % 4));
-          for (int64_t& d : to) d = in.Dim() - (in.U8() % 7 == 0 ? 1 : 0);
+          for (int64_t& d : to) d = in.U8() % 7 == 0 ? -1 : in.Dim();
           if (auto v = View(t, to)) t = *v;
           break;
         }
@@ -265,7 +267,7 @@ inline int FuzzPatternViews(const uint8_t* data, size_t size) {
           break;
         case 7: {
           std::vector<int64_t> parts(static_cast<size_t>(1 + in.U8() % 3));
-          for (int64_t& d : parts) d = in.Dim() - (in.U8() % 5 == 0 ? 1 : 0);
+          for (int64_t& d : parts) d = in.U8() % 5 == 0 ? -1 : in.Dim();
           t = SplitAxis(t, axis, parts);
           break;
         }
