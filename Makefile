@@ -3,8 +3,8 @@ JOBS ?= $(shell nproc)
 BUILD := build
 DASK_VENV := .venvs/dask
 
-.PHONY: deps configure build run test test-release test-asan test-tsan bench bench-peers fuzz format \
-	clean \
+.PHONY: deps configure build run test test-release test-asan test-tsan soak bench bench-peers fuzz \
+	format clean \
 	tf-ops tf-ops-if-possible gpu-bundle
 
 deps:
@@ -67,6 +67,11 @@ tf-ops: configure
 # For make test: without the wheel (no network) the TensorFlow tests skip, the rest still runs.
 tf-ops-if-possible: configure
 	@if bash scripts/tf-venv.sh; then $(MAKE) --no-print-directory tf-ops; fi
+
+# The batch tool's soak (tests/tools/soak_batch.py): 100,000 small and 50 large files converted
+# by 4 shards while 20 random SIGKILLs hit them; a few minutes, not part of `make test`.
+soak: build
+	@/usr/bin/python3 tests/tools/soak_batch.py --tool $(BUILD)/bin/tensorkit
 
 bench: build
 	@for b in $(BUILD)/bin/bench_*; do $$b --benchmark_min_time=0.2; done

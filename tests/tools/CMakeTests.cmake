@@ -35,3 +35,12 @@ if(TARGET tensorkit_tool)
                    --tool $<TARGET_FILE:tensorkit_tool>)
   set_tests_properties(tools.info_rows tools.spy PROPERTIES LABELS tools SKIP_RETURN_CODE 77)
 endif()
+
+# A small soak of the batch tool (make soak runs the full one): 4 shards killed and resumed.
+if(TARGET tensorkit_tool)
+  add_test(NAME tools.batch_soak
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/soak_batch.py
+                   --tool $<TARGET_FILE:tensorkit_tool> --small 10000 --large 3
+                   --large-entries 100000 --kills 6 --kill-every 0.04)
+  set_tests_properties(tools.batch_soak PROPERTIES LABELS tools TIMEOUT 600)
+endif()
