@@ -324,7 +324,7 @@ std::string WhyInvalid(const Pattern& p) {
   }
   if (empty) return "";
   // Spans must fit in int64 before anything else is computed from them.
-  int64_t total = 0;
+  int64_t total = 0, upward = 0;  // all spans; those of positive strides
   for (int r = 0; r < p.num_axes; ++r) {
     int64_t span;
     // The lowest int64 has no absolute value; as a stride it reaches past int64 anyway.
@@ -333,6 +333,7 @@ std::string WhyInvalid(const Pattern& p) {
         __builtin_add_overflow(total, span, &total)) {
       return "the strides reach memory-indexes that overflow int64";
     }
+    if (p.strides[r] > 0) upward += span;  // <= total: cannot overflow
     if (p.dims[r] == 1 && p.strides[r] != 0) {
       os << "axis " << p.num_axes - 1 - r << " has dim 1 but stride " << p.strides[r]
          << " (must be 0)";
@@ -343,6 +344,15 @@ std::string WhyInvalid(const Pattern& p) {
          << " but stride 0 (broadcasting is done by operations, not views)";
       return os.str();
     }
+  }
+  int64_t reach = 0;  // the largest memory-index
+  if (__builtin_add_overflow(p.offset, upward, &reach)) {
+    return "the offset and the strides reach memory-indexes that overflow int64";
+  }
+  // Distinct memory-indexes in [0, 2^63) can still number 2^63 (dims [2^62 2], strides [2 1]).
+  int64_t count = 1;
+  for (int r = 0; r < p.num_axes; ++r) {
+    if (!MulOk(count, p.dims[r], &count)) return "the element count overflows int64";
   }
   if (MinMemoryIndex(p) < 0) {
     os << "memory-index " << MinMemoryIndex(p) << " is negative";

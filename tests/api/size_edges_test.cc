@@ -85,6 +85,9 @@ TEST(SizeEdges, PatternsRefuseMemoryIndexesThatOverflow) {
                 "MakePattern");
   ExpectRefused([] { MakePattern({2, 2}, {kMax, kMax}); }, "MakePattern");
   ExpectRefused([] { MakePattern(kWraps, {kWraps[1], 1}); }, "MakePattern");
+  // Every index of [0, 2^63) once: distinct and in range, but 2^63 elements do not count.
+  ExpectRefused([] { MakePattern({k2to62, 2}, {2, 1}); }, "MakePattern");
+  EXPECT_EQ(MakePattern({k2to62 - 1, 2}, {2, 1}).NumElements(), kMax - 1);
   // A pattern that fits int64 but not the storage is refused by the tensor.
   auto storage = Storage::Allocate(DType::kFloat32, 4, Device::Cpu());
   ExpectRefused([&] { Tensor(storage, MakePattern({2}, {kMax}), DType::kFloat32); }, "Tensor");
