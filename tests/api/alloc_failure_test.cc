@@ -4,6 +4,7 @@
 // (failures raised inside parallel tasks).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -309,6 +310,8 @@ TEST(AllocationFailures, BorrowedMemory) {
   // Operations on memory tensorkit does not own: the owner's memory is never freed by a failure
   // and its deleter runs exactly once.
   std::vector<float> owned(4096, 1.25f);
+  SparseTensor with_empty_rows = RandomSparse(300, 6, 200, 15);
+  with_empty_rows.Coalesce();
   int deletions = 0;
   {
     Tensor ext = WrapExternal(owned.data(), {64, 64}, {}, DType::kFloat32, Device::Cpu(),
@@ -323,6 +326,23 @@ TEST(AllocationFailures, BorrowedMemory) {
            EXPECT_EQ(back.raw_data(), ext.raw_data());
          }},
         {"Add into an external output", [&] { Add(ext, ext, &ext); }, {&ext}},
+        {"FillEmptyRows into a host framework's buffers",
+         [&] {
+           // As the TensorFlow kernel does: the outputs are buffers the framework allocates
+           // (here vectors it owns), and the framework may refuse one.
+           std::vector<std::vector<int64_t>> buffers;
+           auto framework = [&](int, const std::vector<int64_t>& dims, DType dtype) {
+             if (alloc_fault::ShouldFail()) {
+               Throw(ErrorCode::kResourceExhausted, "the host framework refused an output");
+             }
+             int64_t n = 1;
+             for (int64_t d : dims) n *= d;
+             buffers.emplace_back(static_cast<size_t>(std::max<int64_t>(n, 1)));
+             return WrapExternal(buffers.back().data(), dims, {}, dtype, Device::Cpu());
+           };
+           buffers.reserve(4);  // the wrapped pointers must stay put
+           FillEmptyRows(with_empty_rows, Scalar(2.0f), framework);
+         }},
     };
     RunCases(cases);
     EXPECT_EQ(deletions, 0);
