@@ -51,8 +51,7 @@ inline FailureRun ExploreAllocationFailures(const std::string& name,
   op();  // warm-up: one-time caches and tables
   for (size_t i = 0; i < outputs.size(); ++i) {
     // The op must be repeatable for the comparison: restore what it wrote.
-    if (!before[i].empty())
-      std::memcpy(outputs[i]->raw_data(), before[i].data(), before[i].size());
+    if (!before[i].empty()) std::memcpy(outputs[i]->raw_data(), before[i].data(), before[i].size());
   }
   cpu_memory::ReleaseCached();
   const int64_t live = cpu_memory::LiveBytes();
