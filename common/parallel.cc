@@ -33,22 +33,26 @@ extern "C" void __tsan_release(void* addr);
 namespace tensorkit {
 namespace {
 
-// The two synchronisation points of one parallel region (see the Note above); no-ops outside
-// the tsan build.
-struct RegionSync {
-  char start = 0;
-  char done = 0;
+// The two synchronisation points of one parallel region (see the Note above), made when the
+// region starts and taken when it ends (also when a task throws); no-ops outside the tsan build.
+class RegionSync {
+ public:
 #if defined(TENSORKIT_TSAN_ANNOTATE)
-  void BeginRegion() { __tsan_release(&start); }
-  void EndRegion() { __tsan_acquire(&done); }
-  void BeginTask() { __tsan_acquire(&start); }
-  void EndTask() { __tsan_release(&done); }
+  RegionSync() { __tsan_release(&start_); }
+  ~RegionSync() { __tsan_acquire(&done_); }
+  void BeginTask() { __tsan_acquire(&start_); }
+  void EndTask() { __tsan_release(&done_); }
 #else
-  void BeginRegion() {}
-  void EndRegion() {}
+  RegionSync() = default;
   void BeginTask() {}
   void EndTask() {}
 #endif
+  RegionSync(const RegionSync&) = delete;
+  RegionSync& operator=(const RegionSync&) = delete;
+
+ private:
+  char start_ = 0;
+  char done_ = 0;
 };
 
 std::mutex g_mutex;
@@ -122,11 +126,6 @@ void RunWithThreadLimit(int n, const std::function<void()>& fn) {
   tbb::task_arena arena(budget);
   // execute() may run fn on another thread of the arena when no slot is free.
   RegionSync sync;
-  sync.BeginRegion();
-  struct End {
-    RegionSync& sync;
-    ~End() { sync.EndRegion(); }
-  } region_end{sync};
   arena.execute([&] {
     sync.BeginTask();
     // Restored also when fn throws, so that a failed op leaves the caller's thread as it was.
@@ -152,11 +151,6 @@ namespace parallel_detail {
 void Run(int64_t begin, int64_t end, int64_t grain,
          const std::function<void(int64_t, int64_t)>& fn) {
   RegionSync sync;
-  sync.BeginRegion();
-  struct End {  // also when a task throws
-    RegionSync& sync;
-    ~End() { sync.EndRegion(); }
-  } region_end{sync};
   auto run = [&] {
     tbb::parallel_for(tbb::blocked_range<int64_t>(begin, end, static_cast<size_t>(grain)),
                       [&](const tbb::blocked_range<int64_t>& r) {

@@ -17,6 +17,15 @@ int64_t AbsI(int64_t v) { return v < 0 ? -v : v; }
 // Multiplies with an overflow check; returns false on overflow.
 bool MulOk(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 
+// No element: some dim is 0 (tested without the product, which may overflow for a pattern that
+// is still being validated).
+bool HasZeroDim(const Pattern& p) {
+  for (int r = 0; r < p.num_axes; ++r) {
+    if (p.dims[r] == 0) return true;
+  }
+  return false;
+}
+
 // Note [exact overlap]
 // ~~~~~~~~~~~~~~~~~~~~
 // Two canonical patterns meet when x - y = delta has a solution with x an element of A, y one of
@@ -171,9 +180,7 @@ std::vector<int64_t> Pattern::Strides() const {
 
 int64_t Pattern::NumElements() const {
   // A dim 0 anywhere makes the count 0 even when the other dims alone would overflow int64.
-  for (int r = 0; r < num_axes; ++r) {
-    if (dims[r] == 0) return 0;
-  }
+  if (HasZeroDim(*this)) return 0;
   int64_t n = 1;
   for (int r = 0; r < num_axes; ++r) n *= dims[r];
   return n;
@@ -237,26 +244,25 @@ Pattern DefaultPattern(const std::vector<int64_t>& dims, const char* op) {
            " axes requested (dims ", ShapeString(dims), "); at most ", kMaxAxes, " are supported");
   Pattern p;
   p.num_axes = static_cast<int>(dims.size());
-  int64_t stride = 1;
+  for (int64_t d : dims) {
+    TK_CHECK(d >= 0, kInvalidArgument, op, ": negative dim ", d, " in dims ", ShapeString(dims));
+  }
   // A zero dim anywhere makes the count 0, however large the others (NumPy and TensorFlow
-  // accept such shapes too); the strides of an empty pattern address nothing, so they stop
-  // growing at the first zero or the first product that would overflow.
-  const bool empty = std::find(dims.begin(), dims.end(), 0) != dims.end();
+  // accept such shapes too).
+  int64_t count = 0;
+  TK_CHECK(ElementCount(dims, &count), kOutOfRange, op, ": dims ", ShapeString(dims),
+           " have more elements than fit in int64");
+  // The strides of an empty pattern address nothing: they stop growing at the first zero or
+  // the first product that would overflow.
+  int64_t stride = 1;
   bool frozen = false;
   for (int r = 0; r < p.num_axes; ++r) {
-    int64_t d = dims[p.num_axes - 1 - r];
-    TK_CHECK(d >= 0, kInvalidArgument, op, ": negative dim ", d, " in dims ", ShapeString(dims));
+    const int64_t d = dims[p.num_axes - 1 - r];
     p.dims[r] = d;
     p.strides[r] = d == 1 ? 0 : stride;
-    if (frozen) continue;
     int64_t next = 0;
-    if (d != 0 && MulOk(stride, d, &next)) {
-      stride = next;
-    } else {
-      TK_CHECK(empty, kOutOfRange, op, ": dims ", ShapeString(dims),
-               " have more elements than fit in int64");
-      frozen = true;
-    }
+    frozen = frozen || d == 0 || !MulOk(stride, d, &next);
+    if (!frozen) stride = next;
   }
   return p;
 }
@@ -273,19 +279,6 @@ bool ElementCount(const std::vector<int64_t>& dims, int64_t* count) {
   *count = n;
   return true;
 }
-
-namespace {
-
-// No element: some dim is 0 (tested without the product, which may overflow for a pattern that
-// is still being validated).
-bool HasZeroDim(const Pattern& p) {
-  for (int r = 0; r < p.num_axes; ++r) {
-    if (p.dims[r] == 0) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 int64_t MinMemoryIndex(const Pattern& p) {
   int64_t m = p.offset;

@@ -276,8 +276,18 @@ LibsvmData Assemble(std::vector<ChunkOut>& outs, const LibsvmReadOptions& o,
 
 }  // namespace
 
+static LibsvmData ReadLibsvmUnguarded(const void* data, size_t size, const std::string& name,
+                                      const LibsvmReadOptions& options);
+
 LibsvmData ReadLibsvmFromMemory(const void* data, size_t size, const std::string& name,
                                 const LibsvmReadOptions& options) {
+  const std::string op = "ReadLibsvm: '" + name + "'";
+  return alloc_fault::ReportingAllocationFailure(
+      op.c_str(), [&] { return ReadLibsvmUnguarded(data, size, name, options); });
+}
+
+static LibsvmData ReadLibsvmUnguarded(const void* data, size_t size, const std::string& name,
+                                      const LibsvmReadOptions& options) {
   TK_CHECK(options.dtype == DType::kFloat64 || options.dtype == DType::kFloat32, kInvalidArgument,
            "ReadLibsvm: dtype ", DTypeName(options.dtype),
            " is not a feature dtype; pass float64 or float32");
@@ -373,12 +383,9 @@ std::vector<int64_t> VisitLibsvmPositions(
 }
 
 LibsvmData ReadLibsvm(const std::string& path, const LibsvmReadOptions& options) {
-  const std::string op = "ReadLibsvm: '" + path + "'";
-  return alloc_fault::ReportingAllocationFailure(op.c_str(), [&] {
-    const MappedFile file(path);
-    const Bytes b = file.bytes();
-    return ReadLibsvmFromMemory(b.data, b.size, path, options);
-  });
+  const MappedFile file(path);
+  const Bytes b = file.bytes();
+  return ReadLibsvmFromMemory(b.data, b.size, path, options);
 }
 
 void WriteLibsvm(const std::string& path, const LibsvmData& data,
