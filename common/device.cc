@@ -19,6 +19,11 @@ int CudaDeviceCount() {
   return count;
 }
 
+std::string CudaUnavailableReason() {
+  if (!common_cuda::Built()) return "tensorkit was built without CUDA";
+  return CudaDeviceCount() > 0 ? std::string() : common_cuda::NoDeviceReason();
+}
+
 void CheckDevice(const Device& device, const char* op) {
   if (device.is_cpu()) {
     TK_CHECK(device.index == 0, kInvalidArgument, op, ": cpu device index must be 0, not ",
@@ -35,8 +40,9 @@ void CheckDevice(const Device& device, const char* op) {
   const bool exists = device.index >= 0 && device.index < n;
   const std::string hint =
       n > 0 ? " (use cuda:0 .. cuda:" + std::to_string(n - 1) + ")" : std::string();
+  const std::string why = n == 0 ? " (" + CudaUnavailableReason() + ")" : std::string();
   TK_CHECK(exists, kInvalidArgument, op, ": device ", device.ToString(), " does not exist; ", n,
-           " CUDA device(s) are visible", hint);
+           " CUDA device(s) are visible", hint, why);
 }
 
 namespace cuda {
@@ -53,10 +59,13 @@ Stream CurrentStream(Device device) {
   return static_cast<Stream>(common_cuda::CurrentStream(device.index));
 }
 
+uint64_t SynchronizationCount() { return common_cuda::SynchronizationCount(); }
+
 StreamGuard::StreamGuard(Device device, Stream stream) : device_(device) {
   CheckDevice(device, "cuda::StreamGuard");
   TK_CHECK(device.is_cuda(), kInvalidArgument,
            "cuda::StreamGuard: the cpu has no stream; pass a CUDA device such as cuda:0");
+  common_cuda::CheckStreamDevice(device.index, stream, "cuda::StreamGuard");
   previous_ = static_cast<Stream>(common_cuda::CurrentStream(device.index));
   common_cuda::SetCurrentStream(device.index, stream);
 }

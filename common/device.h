@@ -32,6 +32,10 @@ std::ostream& operator<<(std::ostream& os, const Device& d);
 bool BuiltWithCuda();
 // Number of visible CUDA devices (0 without CUDA, without a driver or without a GPU).
 int CudaDeviceCount();
+// Why no CUDA device is visible, with the fix ("tensorkit was built without CUDA", "no NVIDIA
+// driver is installed", a driver older than the runtime tensorkit was built with, ...); empty
+// when at least one device is visible.
+std::string CudaUnavailableReason();
 // Throws Error naming `op` when `device` does not exist here (e.g. cuda:3 with one GPU).
 void CheckDevice(const Device& device, const char* op);
 

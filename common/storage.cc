@@ -9,6 +9,7 @@
 
 #include "tensorkit/common/cpu_memory.h"
 #include "tensorkit/common/cuda/backend.h"
+#include "tensorkit/common/stream_order.h"
 
 namespace tensorkit {
 
@@ -41,7 +42,11 @@ std::shared_ptr<Storage> Storage::Allocate(DType dtype, int64_t num_elements, De
       std::memset(s->data_, 0, static_cast<size_t>(s->size_bytes_));
     }
   } else {
+    // Home is the stream the allocation is ordered on (Malloc uses the current stream too).
+    auto uses = std::make_unique<stream_order::StreamUses>(
+        device.index, common_cuda::CurrentStream(device.index));
     s->data_ = common_cuda::Malloc(bytes, device.index);
+    s->uses_ = std::move(uses);
     if (zero) common_cuda::Memset0(s->data_, s->size_bytes_, device.index);
   }
   return s;
@@ -58,11 +63,19 @@ std::shared_ptr<Storage> Storage::Wrap(void* data, int64_t size_bytes, Device de
   s->size_bytes_ = size_bytes;
   s->device_ = device;
   s->deleter_ = deleter ? std::move(deleter) : Deleter([](void*) {});
+  if (device.is_cuda()) {
+    s->uses_ = std::make_unique<stream_order::StreamUses>(device.index,
+                                                          common_cuda::CurrentStream(device.index));
+  }
   return s;
 }
 
+Storage::Storage() = default;
+
 Storage::~Storage() {
   if (deleter_) {
+    // The owner's stream (current at wrapping) first waits for tensorkit's work on the memory.
+    if (uses_ != nullptr) uses_->OrderHomeAfterUsers(common_cuda::StreamRuntime());
     deleter_(data_);
     return;
   }
@@ -72,8 +85,12 @@ Storage::~Storage() {
     for (int64_t i = 0; i < num_strings_; ++i) p[i].~basic_string();
     cpu_memory::Free(data_, std::max<int64_t>(size_bytes_, 1));
   } else {
-    common_cuda::Free(data_, device_.index);
+    uses_->Free(common_cuda::StreamRuntime(), data_);
   }
+}
+
+void Storage::NoteStreamUse() const {
+  uses_->Use(common_cuda::StreamRuntime(), common_cuda::CurrentStream(device_.index));
 }
 
 void CopyBytes(void* dst, Device dst_device, const void* src, Device src_device, int64_t bytes) {
@@ -99,5 +116,28 @@ void ZeroBytes(void* dst, Device device, int64_t bytes) {
 }
 
 void ReleaseCachedCpuMemory() { cpu_memory::ReleaseCached(); }
+
+void ReleaseCachedCudaMemory() {
+  if (common_cuda::Built()) common_cuda::ReleaseCached();
+}
+
+namespace {
+void CheckCudaDevice(Device device, const char* op) {
+  CheckDevice(device, op);
+  TK_CHECK(device.is_cuda(), kInvalidArgument, op,
+           ": the cpu has no CUDA memory pool; pass a CUDA device such as cuda:0");
+}
+}  // namespace
+
+CudaMemoryStats CudaMemoryStatistics(Device device) {
+  CheckCudaDevice(device, "CudaMemoryStatistics");
+  const common_cuda::PoolStats p = common_cuda::PoolStatistics(device.index);
+  return {p.reserved, p.used, p.reserved_peak, p.used_peak};
+}
+
+void ResetCudaMemoryPeaks(Device device) {
+  CheckCudaDevice(device, "ResetCudaMemoryPeaks");
+  common_cuda::ResetPoolPeaks(device.index);
+}
 
 }  // namespace tensorkit

@@ -9,12 +9,12 @@
 //   TK_CUBLAS_CHECK, TK_CUSPARSE_CHECK  the same for cuBLAS and cuSPARSE status codes.
 //   DeviceGuard                makes a device current for a scope and restores the previous one
 //                              (the restore never throws).
-//   library handle             one cuBLAS / cuSPARSE handle per device, created on first use and
-//                              kept for the life of the process. A handle is shared by all
-//                              threads, so whoever uses it holds its lock while it binds the
-//                              current stream and enqueues the call (enqueueing is quick).
-//                              The libraries are loaded on first use (libraries.h): call them
-//                              as lease.api->name(lease.handle, ...).
+//   library lease              a cuBLAS / cuSPARSE handle of one device held by one thread for
+//                              a scope, taken from the device's pool of idle handles and bound
+//                              to the current stream; threads never share a handle in use and
+//                              streams never share a cuBLAS workspace. The libraries are loaded
+//                              on first use (libraries.h): call them as
+//                              lease.api->name(lease.handle, ...).
 #ifndef TENSORKIT_COMMON_CUDA_CUDA_UTIL_H_
 #define TENSORKIT_COMMON_CUDA_CUDA_UTIL_H_
 
@@ -22,7 +22,7 @@
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
-#include <mutex>
+#include <cstddef>
 
 #include "tensorkit/common/cuda/libraries.h"
 #include "tensorkit/common/error.h"
@@ -52,18 +52,48 @@ class DeviceGuard {
 // The current stream of `device` in this thread.
 cudaStream_t Stream(int device);
 
-// A library handle of one device, bound to the current stream, and the library's functions
-// (libraries.h); valid while the lock is held.
-template <typename H, typename Api>
-struct Lease {
-  std::unique_lock<std::mutex> lock;
-  H handle = nullptr;
-  const Api* api = nullptr;
+// A library handle of one device for this thread, bound to the current stream (cuBLAS's with
+// that stream's own workspace), with the device current, for as long as the lease lives. The
+// handle comes from the device's pool (handle_pool.h) and goes back to it at the end; no lock
+// is held while the library runs.
+class CublasLease {
+ public:
+  CublasLease(int device, const char* op);
+  ~CublasLease();
+  CublasLease(const CublasLease&) = delete;
+  CublasLease& operator=(const CublasLease&) = delete;
+
+ private:
+  DeviceGuard guard_;  // first: the device is current before the handle is made or bound
+
+ public:
+  const CublasApi* api = nullptr;
+  cublasHandle_t handle = nullptr;
+
+ private:
+  int device_;
 };
-using CublasLease = Lease<cublasHandle_t, CublasApi>;
-using CusparseLease = Lease<cusparseHandle_t, CusparseApi>;
-CublasLease Cublas(int device, const char* op);
-CusparseLease Cusparse(int device, const char* op);
+
+class CusparseLease {
+ public:
+  CusparseLease(int device, const char* op);
+  ~CusparseLease();
+  CusparseLease(const CusparseLease&) = delete;
+  CusparseLease& operator=(const CusparseLease&) = delete;
+
+ private:
+  DeviceGuard guard_;
+
+ public:
+  const CusparseApi* api = nullptr;
+  cusparseHandle_t handle = nullptr;
+
+ private:
+  int device_;
+};
+
+inline CublasLease Cublas(int device, const char* op) { return CublasLease(device, op); }
+inline CusparseLease Cusparse(int device, const char* op) { return CusparseLease(device, op); }
 
 }  // namespace tensorkit::common_cuda
 

@@ -25,6 +25,7 @@ namespace tensorkit::common_cuda {
 #define TK_CUBLAS_FUNCTIONS(X) \
   X(cublasCreate_v2)           \
   X(cublasSetStream_v2)        \
+  X(cublasSetWorkspace_v2)     \
   X(cublasGetStatusString)     \
   X(cublasGetStatusName)       \
   X(cublasGemmEx_64)           \

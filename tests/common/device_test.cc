@@ -35,6 +35,28 @@ TEST(DeviceTest, NonexistentDeviceIsAClearError) {
   EXPECT_THROW(Storage::Allocate(DType::kFloat32, 4, Device::Cuda(n + 1)), Error);
 }
 
+// With no device visible, the Error says why (no driver, a driver older than the runtime, no
+// GPU, or a build without CUDA) rather than only "0 devices".
+TEST(DeviceTest, NoDeviceErrorsSayWhy) {
+  if (CudaDeviceCount() > 0) {
+    EXPECT_EQ(CudaUnavailableReason(), "");
+    return;
+  }
+  const std::string why = CudaUnavailableReason();
+  EXPECT_FALSE(why.empty());
+  if (!BuiltWithCuda()) {
+    EXPECT_EQ(why, "tensorkit was built without CUDA");
+  }
+  try {
+    CheckDevice(Device::Cuda(0), "Tensor::Zeros");
+    FAIL() << "expected Error";
+  } catch (const Error& e) {
+    if (BuiltWithCuda()) {
+      EXPECT_THAT(e.what(), HasSubstr(why));
+    }
+  }
+}
+
 TEST(DeviceTest, CpuAlwaysExists) { EXPECT_NO_THROW(CheckDevice(Device::Cpu(), "op")); }
 
 // The stream interface on devices that have no stream or do not exist (the device side is in
