@@ -1,6 +1,7 @@
 // Sparse-dense products on a CUDA device through cuSPARSE's generic API, and the key kernel of
 // the batched product. Everything is enqueued on the device's current stream; nothing here
-// waits for the device.
+// waits for the device, except cuSPARSE itself inside SpGEMM: C's entry count, which
+// cusparseSpMatGetSize hands to the host to size the result, is computed on the device.
 //
 // Algorithms, chosen for the same bits on every run (the cuSPARSE documentation's algorithm
 // tables): cusparseSpMV with CUSPARSE_SPMV_CSR_ALG2 ("deterministic (bit-wise) results for each

@@ -7,8 +7,13 @@
 //
 // Glossary
 //   device rows   an int64 [n, rank] Tensor with default strides on a CUDA device.
-//   fetched       copied to the host: only a count that decides an allocation or the one entry
-//                 an error message names is ever fetched; that copy is where the host waits.
+//   fetched       copied to the host: the only places where the host waits for the stream.
+//                 Fetched are a count that sizes an output (one wait per call; RunHeads, whose
+//                 heads are host output, waits once more for them), a check's verdict (the
+//                 First* calls: whether to throw) and, on failure, the entries an error message
+//                 names. Nothing else waits: host metadata (shapes, orders, strides, boxes) goes
+//                 to the kernels as kernel parameters (beyond 64 numbers, an upload nobody waits
+//                 for), and counts that size no allocation stay on the device.
 //   stream        everything is enqueued on the current stream of the tensors' device.
 // Operands are checked by the callers (the sparse sources), which also build the messages.
 #ifndef TENSORKIT_SPARSE_CUDA_STRUCTURE_H_
@@ -83,7 +88,7 @@ void SliceBox(const Tensor& idx, const Tensor& values, const std::vector<int64_t
 // Split's grouping: entries whose index on `axis` lies in [starts[r], starts[r + 1]) go to
 // piece r (in entry order, rows shifted by -starts[r] on `axis`), for r < starts.size() - 1;
 // indices on `axis` already checked to be in [0, starts.back()). One stable radix sort by piece
-// and one gather per piece; the host waits for the piece sizes.
+// and one gather per piece; the host waits once, for the piece sizes.
 void SplitEntries(const Tensor& idx, const Tensor& values, int axis,
                   const std::vector<int64_t>& starts, std::vector<Tensor>* piece_idx,
                   std::vector<Tensor>* piece_values);
@@ -91,7 +96,8 @@ void SplitEntries(const Tensor& idx, const Tensor& values, int axis,
 // columns), adding `shift` to column `axis`.
 void CopyRowsShifted(const Tensor& src, int axis, int64_t shift, int64_t row0, Tensor* dst);
 // Positions i (ascending) that start a run of rows equal on `dims` (entry 0 always does),
-// fetched, with each run's coordinates on `dims` (heads * dims.size() numbers) in *coords.
+// fetched, with each run's coordinates on `dims` (heads * dims.size() numbers) in *coords: two
+// waits, for the number of runs and then for heads and coordinates in one copy.
 std::vector<int64_t> RunHeads(const Tensor& idx, const std::vector<int>& dims,
                               std::vector<int64_t>* coords);
 

@@ -1,5 +1,7 @@
 // Index rows on the device (structure.h): compressed pointers from sorted rows and back, column
 // permutations, shifted copies (Concat) and the heads of runs (group).
+#include <algorithm>
+
 #include "tensorkit/sparse/cuda/structure_common.cuh"
 
 namespace tensorkit::sparse_cuda {
@@ -29,11 +31,12 @@ __global__ void LowerBoundKernel(const int64_t* idx, int64_t n, int rank, int ax
   }
 }
 
-__global__ void PermuteColumnsKernel(const int64_t* idx, int64_t n, int rank, const int* perm,
+__global__ void PermuteColumnsKernel(const int64_t* idx, int64_t n, int rank, ArgArray<int> perm,
                                      int64_t* out) {
+  const int* p = perm.data();
   for (int64_t i = FirstItem(); i < n * rank; i += ItemStep()) {
     const int64_t e = i / rank;
-    out[i] = idx[e * rank + perm[i - e * rank]];
+    out[i] = idx[e * rank + p[i - e * rank]];
   }
 }
 
@@ -49,22 +52,30 @@ __global__ void CopyShiftedKernel(const int64_t* src, int64_t n, int rank, int a
 
 struct GroupHeadAt {
   const int64_t* idx;
-  const int* dims;
+  ArgArray<int> dims;
   int rank, num_dims;
   __host__ __device__ bool operator()(int64_t i) const {
     if (i == 0) return true;
+    const int* d = dims.data();
     bool same = true;
-    for (int j = 0; j < num_dims; ++j)
-      same &= idx[i * rank + dims[j]] == idx[(i - 1) * rank + dims[j]];
+    for (int j = 0; j < num_dims; ++j) same &= idx[i * rank + d[j]] == idx[(i - 1) * rank + d[j]];
     return !same;
   }
 };
 
-__global__ void CoordsKernel(const int64_t* idx, const uint64_t* heads, int64_t m, int rank,
-                             const int* dims, int num_dims, int64_t* out) {
-  for (int64_t i = FirstItem(); i < m * num_dims; i += ItemStep()) {
-    const int64_t g = i / num_dims;
-    out[i] = idx[static_cast<int64_t>(heads[g]) * rank + dims[i - g * num_dims]];
+// out = the m heads, then each head's coordinates on `dims` (m * num_dims numbers): one buffer,
+// so that one copy brings both to the host.
+__global__ void HeadsAndCoordsKernel(const int64_t* idx, const uint64_t* heads, int64_t m, int rank,
+                                     ArgArray<int> dims, int num_dims, int64_t* out) {
+  const int* d = dims.data();
+  for (int64_t i = FirstItem(); i < m * (num_dims + 1); i += ItemStep()) {
+    if (i < m) {
+      out[i] = static_cast<int64_t>(heads[i]);
+    } else {
+      const int64_t c = i - m;
+      const int64_t g = c / num_dims;
+      out[i] = idx[static_cast<int64_t>(heads[g]) * rank + d[c - g * num_dims]];
+    }
   }
 }
 
@@ -106,9 +117,9 @@ Tensor PermuteColumns(const Tensor& idx, const std::vector<int>& perm) {
   const int rank = static_cast<int>(perm.size());
   Tensor out = Tensor::Empty({n, rank}, DType::kInt64, idx.device());
   if (n * rank == 0) return out;
-  const DeviceBuffer perm_d = Upload(perm, on);
+  const KernelArray<int> perm_a(perm, on);
   PermuteColumnsKernel<<<Grid(n * rank), kThreads, 0, on.stream>>>(
-      Rows(idx), n, rank, perm_d.as<int>(), static_cast<int64_t*>(out.raw_data()));
+      Rows(idx), n, rank, perm_a.arg(), static_cast<int64_t*>(out.raw_data()));
   CheckLaunch(on);
   return out;
 }
@@ -123,6 +134,8 @@ void CopyRowsShifted(const Tensor& src, int axis, int64_t shift, int64_t row0, T
   CheckLaunch(on);
 }
 
+// Two waits: the number of groups sizes the host outputs, then one copy brings the heads and
+// their coordinates together.
 std::vector<int64_t> RunHeads(const Tensor& idx, const std::vector<int>& dims,
                               std::vector<int64_t>* coords) {
   const On on(idx, "group");
@@ -130,21 +143,21 @@ std::vector<int64_t> RunHeads(const Tensor& idx, const std::vector<int>& dims,
   const int rank = static_cast<int>(idx.Dim(1));
   const int nd = static_cast<int>(dims.size());
   DeviceBuffer heads(8 * n, on.device);
-  const DeviceBuffer dims_d = Upload(dims, on);
+  const KernelArray<int> dims_a(dims, on);
   const int64_t m =
-      Select(n, GroupHeadAt{Rows(idx), dims_d.as<int>(), rank, nd}, heads.as<uint64_t>(), on);
+      Select(n, GroupHeadAt{Rows(idx), dims_a.arg(), rank, nd}, heads.as<uint64_t>(), on);
   std::vector<int64_t> out(static_cast<size_t>(m));
   coords->assign(static_cast<size_t>(m * nd), 0);
   if (m == 0) return out;
-  cb::Memcpy(out.data(), 0, heads.data(), on.device, 8 * m, cb::CopyKind::kDeviceToHost);
-  if (nd > 0) {
-    DeviceBuffer coords_d(8 * m * nd, on.device);
-    CoordsKernel<<<Grid(m * nd), kThreads, 0, on.stream>>>(
-        Rows(idx), heads.as<uint64_t>(), m, rank, dims_d.as<int>(), nd, coords_d.as<int64_t>());
-    CheckLaunch(on);
-    cb::Memcpy(coords->data(), 0, coords_d.data(), on.device, 8 * m * nd,
-               cb::CopyKind::kDeviceToHost);
-  }
+  const int64_t total = m * (nd + 1);
+  DeviceBuffer both_d(8 * total, on.device);
+  HeadsAndCoordsKernel<<<Grid(total), kThreads, 0, on.stream>>>(
+      Rows(idx), heads.as<uint64_t>(), m, rank, dims_a.arg(), nd, both_d.as<int64_t>());
+  CheckLaunch(on);
+  std::vector<int64_t> both(static_cast<size_t>(total));
+  cb::Memcpy(both.data(), 0, both_d.data(), on.device, 8 * total, cb::CopyKind::kDeviceToHost);
+  std::copy(both.begin(), both.begin() + m, out.begin());
+  std::copy(both.begin() + m, both.end(), coords->begin());
   return out;
 }
 

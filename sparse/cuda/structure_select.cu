@@ -10,32 +10,49 @@ namespace {
 
 struct InsideAt {
   const int64_t* idx;
-  const int64_t* box;  // start by axis, then size by axis
+  ArgArray<int64_t> start, size;  // by axis
   int rank, only_axis;
   __host__ __device__ bool operator()(int64_t i) const {
+    const int64_t* s = start.data();
+    const int64_t* z = size.data();
     bool inside = true;
     for (int a = 0; a < rank; ++a) {
       if (only_axis >= 0 && a != only_axis) continue;
       const int64_t v = idx[i * rank + a];
-      inside &= v >= box[a] && v - box[a] < box[rank + a];
+      inside &= v >= s[a] && v - s[a] < z[a];
     }
     return inside;
   }
 };
 
+// Slice's shift: the box's start on every axis.
+struct BoxStart {
+  ArgArray<int64_t> start;
+  __device__ int64_t operator()(int a) const { return start.data()[a]; }
+};
+// Split's shift: the piece's start on the split axis, nothing elsewhere.
+struct PieceStart {
+  int axis;
+  int64_t start;
+  __device__ int64_t operator()(int a) const { return a == axis ? start : 0; }
+};
+
+template <typename Start>
 __global__ void GatherShiftedKernel(const int64_t* idx, const uint64_t* pos, int64_t m, int rank,
-                                    const int64_t* start, int64_t* out) {
+                                    Start start, int64_t* out) {
   for (int64_t i = FirstItem(); i < m * rank; i += ItemStep()) {
     const int64_t k = i / rank;
     const int a = static_cast<int>(i - k * rank);
-    out[i] = idx[static_cast<int64_t>(pos[k]) * rank + a] - start[a];
+    out[i] = idx[static_cast<int64_t>(pos[k]) * rank + a] - start(a);
   }
 }
 
 __global__ void PieceKeyKernel(const int64_t* idx, int64_t n, int rank, int axis,
-                               const int64_t* starts, int64_t num, uint64_t* keys, uint64_t* perm) {
+                               ArgArray<int64_t> starts, int64_t num, uint64_t* keys,
+                               uint64_t* perm) {
+  const int64_t* st = starts.data();
   for (int64_t i = FirstItem(); i < n; i += ItemStep()) {
-    keys[i] = static_cast<uint64_t>(sk::SliceOf(idx[i * rank + axis], starts, num));
+    keys[i] = static_cast<uint64_t>(sk::SliceOf(idx[i * rank + axis], st, num));
     perm[i] = static_cast<uint64_t>(i);
   }
 }
@@ -52,18 +69,16 @@ void SliceBox(const Tensor& idx, const Tensor& values, const std::vector<int64_t
   const On on(idx, "Slice");
   const int64_t n = idx.Dim(0);
   const int rank = static_cast<int>(start.size());
-  std::vector<int64_t> box = start;
-  box.insert(box.end(), size.begin(), size.end());
-  const DeviceBuffer box_d = Upload(box, on);
+  const KernelArray<int64_t> start_a(start, on), size_a(size, on);
   DeviceBuffer pos(8 * n, on.device);
-  const int64_t m =
-      Select(n, InsideAt{Rows(idx), box_d.as<int64_t>(), rank, only_axis}, pos.as<uint64_t>(), on);
+  const int64_t m = Select(n, InsideAt{Rows(idx), start_a.arg(), size_a.arg(), rank, only_axis},
+                           pos.as<uint64_t>(), on);  // the one wait: m sizes the outputs
   *out_idx = Tensor::Empty({m, rank}, DType::kInt64, idx.device());
   *out_values = Tensor::Empty({m}, values.dtype(), idx.device());
   if (m == 0) return;
   if (rank > 0) {
     GatherShiftedKernel<<<Grid(m * rank), kThreads, 0, on.stream>>>(
-        Rows(idx), pos.as<uint64_t>(), m, rank, box_d.as<int64_t>(),
+        Rows(idx), pos.as<uint64_t>(), m, rank, BoxStart{start_a.arg()},
         static_cast<int64_t*>(out_idx->raw_data()));
     CheckLaunch(on);
   }
@@ -82,9 +97,9 @@ void SplitEntries(const Tensor& idx, const Tensor& values, int axis,
   std::vector<int64_t> ptr(static_cast<size_t>(num + 1), 0);
   PermSort<uint64_t> s(std::max<int64_t>(n, 1), on.device);
   if (n > 0) {
-    const DeviceBuffer starts_d = Upload(starts, on);
-    PieceKeyKernel<<<Grid(n), kThreads, 0, on.stream>>>(
-        Rows(idx), n, rank, axis, starts_d.as<int64_t>(), num, s.keys.Current(), s.perm.Current());
+    const KernelArray<int64_t> starts_a(starts, on);  // by value up to 63 pieces
+    PieceKeyKernel<<<Grid(n), kThreads, 0, on.stream>>>(Rows(idx), n, rank, axis, starts_a.arg(),
+                                                        num, s.keys.Current(), s.perm.Current());
     CheckLaunch(on);
     SortPairs(&s, n, sk::BitsBelow(static_cast<uint64_t>(num)), on);
     DeviceBuffer ptr_d(8 * (num + 1), on.device);
@@ -92,12 +107,9 @@ void SplitEntries(const Tensor& idx, const Tensor& values, int axis,
     // RunPointers' lower bounds.
     LowerBounds(reinterpret_cast<const int64_t*>(s.keys.Current()), n, 1, 0, num,
                 ptr_d.as<int64_t>(), on);
+    // The one wait: the piece sizes size the outputs.
     cb::Memcpy(ptr.data(), 0, ptr_d.data(), on.device, 8 * (num + 1), cb::CopyKind::kDeviceToHost);
   }
-  // Row r of `shifts`: piece r's start on `axis`, 0 elsewhere (GatherShiftedKernel subtracts it).
-  std::vector<int64_t> shifts(static_cast<size_t>(num * rank), 0);
-  for (int64_t r = 0; r < num; ++r) shifts[r * rank + axis] = starts[r];
-  const DeviceBuffer shifts_d = Upload(shifts, on);
   for (int64_t r = 0; r < num; ++r) {
     const int64_t m = ptr[r + 1] - ptr[r];
     Tensor out_idx = Tensor::Empty({m, rank}, DType::kInt64, idx.device());
@@ -105,7 +117,7 @@ void SplitEntries(const Tensor& idx, const Tensor& values, int axis,
     const uint64_t* perm = s.perm.Current() + ptr[r];
     if (m > 0 && rank > 0) {
       GatherShiftedKernel<<<Grid(m * rank), kThreads, 0, on.stream>>>(
-          Rows(idx), perm, m, rank, shifts_d.as<int64_t>() + r * rank,
+          Rows(idx), perm, m, rank, PieceStart{axis, starts[r]},
           static_cast<int64_t*>(out_idx.raw_data()));
       CheckLaunch(on);
     }

@@ -7,12 +7,15 @@ namespace tensorkit::sparse_cuda {
 namespace {
 
 template <typename P>
-__global__ void DecodeKernel(const uint64_t* keys, int64_t n, int rank, const int* word,
-                             const int* shift, const uint64_t* mask, int64_t* out) {
+__global__ void DecodeKernel(const uint64_t* keys, int64_t n, int rank, ArgArray<int> word,
+                             ArgArray<int> shift, ArgArray<uint64_t> mask, int64_t* out) {
+  const int* wd = word.data();
+  const int* sh = shift.data();
+  const uint64_t* mk = mask.data();
   for (int64_t i = FirstItem(); i < n * rank; i += ItemStep()) {
     const int64_t e = i / rank;
     const int a = static_cast<int>(i - e * rank);
-    out[i] = word[a] < 0 ? 0 : sk::FieldOf(keys[e], shift[a], mask[a]);
+    out[i] = wd[a] < 0 ? 0 : sk::FieldOf(keys[e], sh[a], mk[a]);
   }
 }
 
@@ -23,24 +26,20 @@ void SortEntriesAs(const Tensor& idx, const Tensor& values, const std::vector<in
   const int64_t n = idx.Dim(0);
   const int rank = static_cast<int>(shape.size());
   const sk::KeyWords kw = sk::MakeKeyWords(shape, order);
-  std::vector<int> meta = kw.word;  // word by axis, then shift by axis
-  meta.insert(meta.end(), kw.shift.begin(), kw.shift.end());
   std::vector<uint64_t> mask(static_cast<size_t>(rank));
   for (int a = 0; a < rank; ++a) {
     const int bits = sk::BitsBelow(static_cast<uint64_t>(shape[a]));
     mask[a] = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
   }
-  const DeviceBuffer meta_d = Upload(meta, on);
-  const DeviceBuffer mask_d = Upload(mask, on);
-  const int* word = meta_d.as<int>();
-  const int* shift = rank > 0 ? word + rank : nullptr;
+  const KeyLayout layout(kw, on);
+  const KernelArray<uint64_t> mask_a(mask, on);
   PermSort<P> s(n, on.device);
-  SortRows(Rows(idx), n, rank, kw, word, shift, &s, on);
+  SortRows(Rows(idx), n, rank, kw, layout, &s, on);
   int64_t* out = static_cast<int64_t*>(sorted_idx->raw_data());
   if (n * rank > 0) {
     if (kw.num_words() <= 1) {  // every field is in the sorted word: decode, no gather
       DecodeKernel<P><<<Grid(n * rank), kThreads, 0, on.stream>>>(
-          s.keys.Current(), n, rank, word, shift, mask_d.as<uint64_t>(), out);
+          s.keys.Current(), n, rank, layout.word.arg(), layout.shift.arg(), mask_a.arg(), out);
     } else {
       GatherRowsKernel<P>
           <<<Grid(n * rank), kThreads, 0, on.stream>>>(Rows(idx), s.perm.Current(), n, rank, out);

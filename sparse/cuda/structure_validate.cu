@@ -1,6 +1,7 @@
 // Validation on the device (structure.h): the first entry out of bounds, out of order or
 // repeated, each a per-thread minimum with one atomicMin per thread (MinOver), so the answer
-// does not depend on timing; only the entry an error message names is fetched.
+// does not depend on timing. Each check fetches its verdict (one wait); only on failure is more
+// fetched, the entry an error message names. Shapes, orders and key layouts are ArgArrays.
 #include "tensorkit/sparse/cuda/structure_common.cuh"
 
 namespace tensorkit::sparse_cuda {
@@ -8,10 +9,10 @@ namespace {
 
 struct OutOfBoundsAt {
   const int64_t* idx;
-  const int64_t* shape;
+  ArgArray<int64_t> shape;
   int rank;
   __host__ __device__ int64_t operator()(int64_t i) const {
-    return sk::OutOfBounds(idx + i * rank, shape, rank) ? i : -1;
+    return sk::OutOfBounds(idx + i * rank, shape.data(), rank) ? i : -1;
   }
 };
 
@@ -26,12 +27,12 @@ struct AxisOutOfBoundsAt {
 
 struct UnorderedAt {
   const int64_t* idx;
-  const int* order;
+  ArgArray<int> order;
   int rank, limit;  // limit: the largest bad value of CompareRows(row i, row i - 1)
   __host__ __device__ int64_t operator()(int64_t i) const {
-    return i > 0 && sk::CompareRowsIn(idx + i * rank, idx + (i - 1) * rank, order, rank) <= limit
-               ? i
-               : -1;
+    if (i == 0) return -1;
+    const int cmp = sk::CompareRowsIn(idx + i * rank, idx + (i - 1) * rank, order.data(), rank);
+    return cmp <= limit ? i : -1;
   }
 };
 
@@ -60,10 +61,10 @@ struct RowRepeatAt {
 
 struct SameAsAt {
   const int64_t* idx;
-  const int64_t* row;
+  ArgArray<int64_t> row;
   int rank;
   __host__ __device__ int64_t operator()(int64_t i) const {
-    return sk::SameRow(idx + i * rank, row, rank) ? i : -1;
+    return sk::SameRow(idx + i * rank, row.data(), rank) ? i : -1;
   }
 };
 
@@ -75,12 +76,9 @@ int64_t FirstRepeatAs(const Tensor& idx, const std::vector<int64_t>& shape, int6
   std::vector<int> order(static_cast<size_t>(rank));
   for (int a = 0; a < rank; ++a) order[a] = a;
   const sk::KeyWords kw = sk::MakeKeyWords(shape, order);
-  std::vector<int> meta = kw.word;
-  meta.insert(meta.end(), kw.shift.begin(), kw.shift.end());
-  const DeviceBuffer meta_d = Upload(meta, on);
-  const int* word = meta_d.as<int>();
+  const KeyLayout layout(kw, on);
   PermSort<P> s(n, on.device);
-  SortRows(Rows(idx), n, rank, kw, word, rank > 0 ? word + rank : nullptr, &s, on);
+  SortRows(Rows(idx), n, rank, kw, layout, &s, on);
   // Equal rows are neighbours now; with several words only the last one is sorted in s.keys,
   // so compare the rows themselves then.
   int64_t bad;
@@ -94,9 +92,9 @@ int64_t FirstRepeatAs(const Tensor& idx, const std::vector<int64_t>& shape, int6
     bad = MinOver(n, RowRepeatAt<P>{Rows(sorted), s.perm.Current(), rank}, on);
   }
   if (bad < 0) return -1;
-  *row = FetchRow(idx, bad, on);
-  const DeviceBuffer row_d = Upload(*row, on);
-  *head = MinOver(n, SameAsAt{Rows(idx), row_d.as<int64_t>(), rank}, on);
+  *row = FetchRow(idx, bad, on);  // an error from here on: the message names the row and its head
+  const KernelArray<int64_t> row_a(*row, on);
+  *head = MinOver(n, SameAsAt{Rows(idx), row_a.arg(), rank}, on);
   return bad;
 }
 
@@ -111,9 +109,8 @@ int64_t FirstOutOfBounds(const Tensor& idx, const std::vector<int64_t>& shape,
   const On on(idx, "ValidateIndices");
   const int rank = static_cast<int>(shape.size());
   if (rank == 0) return -1;
-  const DeviceBuffer shape_d = Upload(shape, on);
-  const int64_t bad =
-      MinOver(idx.Dim(0), OutOfBoundsAt{Rows(idx), shape_d.as<int64_t>(), rank}, on);
+  const KernelArray<int64_t> shape_a(shape, on);
+  const int64_t bad = MinOver(idx.Dim(0), OutOfBoundsAt{Rows(idx), shape_a.arg(), rank}, on);
   if (bad >= 0) *row = FetchRow(idx, bad, on);
   return bad;
 }
@@ -130,9 +127,9 @@ int64_t FirstUnordered(const Tensor& idx, const std::vector<int>& order, bool st
                        std::vector<int64_t>* rows) {
   const On on(idx, "ValidateIndices");
   const int rank = static_cast<int>(order.size());
-  const DeviceBuffer order_d = Upload(order, on);
+  const KernelArray<int> order_a(order, on);
   const int64_t bad =
-      MinOver(idx.Dim(0), UnorderedAt{Rows(idx), order_d.as<int>(), rank, strict ? 0 : -1}, on);
+      MinOver(idx.Dim(0), UnorderedAt{Rows(idx), order_a.arg(), rank, strict ? 0 : -1}, on);
   if (bad >= 0) {
     *rows = FetchRow(idx, bad - 1, on);
     const std::vector<int64_t> here = FetchRow(idx, bad, on);

@@ -15,6 +15,7 @@
 #include "tensorkit/common/storage.h"
 #include "tensorkit/common/stream.h"
 #include "tensorkit/dense/ops.h"
+#include "tensorkit/sparse/compressed.h"
 #include "tensorkit/sparse/products.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 #include "test_util.h"
@@ -209,8 +210,9 @@ TEST(StreamGpuTest, ThePoolKeepsFreedMemoryUntilReleased) {
 }
 
 // The host waits of the main operations (the budgets stated in dense/README.md and
-// sparse/README.md): none for a GEMM, an SpMV or a ToDense, at most one for an operation whose
-// output size depends on the data.
+// sparse/README.md): none for GEMM, elementwise work, sums and SpMV of a CSR matrix; one for the
+// verdict of an index check that must raise before anything is written (Reorder, ToDense, SpMV
+// of a COO tensor); one more where a count sizes the output (Coalesce).
 TEST(StreamGpuTest, HostWaitsPerOperation) {
   TK_REQUIRE_GPU();
   std::mt19937 rng(11);
@@ -230,15 +232,17 @@ TEST(StreamGpuTest, HostWaitsPerOperation) {
   const SparseTensor coo =
       spcompute_testing::RandomCoo<float>(rng, {500, 300}, 4000, /*dups=*/true).To(kGpu);
   SparseTensor sorted = coo;
-  EXPECT_LE(HostWaits([&] { sorted.Reorder({0, 1}); }), 1u) << "Reorder";
+  EXPECT_EQ(HostWaits([&] { sorted.Reorder({0, 1}); }), 1u) << "Reorder";
   SparseTensor merged = sorted;
-  EXPECT_LE(HostWaits([&] { merged.Coalesce(); }), 1u) << "Coalesce";
+  EXPECT_EQ(HostWaits([&] { merged.Coalesce(); }), 2u) << "Coalesce";
   Tensor dense = Tensor::Empty({500, 300}, DType::kFloat32, kGpu);
-  EXPECT_EQ(HostWaits([&] { merged.ToDense(&dense); }), 0u) << "ToDense";
+  EXPECT_EQ(HostWaits([&] { merged.ToDense(&dense); }), 1u) << "ToDense";
   const Tensor x = ref::RandomTensor<float>(vr, {300}).To(kGpu);
   Tensor y = Tensor::Empty({500}, DType::kFloat32, kGpu);
   SparseDenseProduct(1, 0, merged, x, &y);  // loads cuSPARSE first
-  EXPECT_EQ(HostWaits([&] { SparseDenseProduct(1, 0, merged, x, &y); }), 0u) << "SpMV";
+  EXPECT_EQ(HostWaits([&] { SparseDenseProduct(1, 0, merged, x, &y); }), 1u) << "SpMV of COO";
+  const CsrMatrix csr = CsrMatrix::FromSparse(merged);
+  EXPECT_EQ(HostWaits([&] { SparseDenseProduct(1, 0, csr, x, &y); }), 0u) << "SpMV of CSR";
 }
 
 }  // namespace
