@@ -19,7 +19,6 @@ namespace tensorkit::stream_order {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 
 StreamId S(uintptr_t id) { return reinterpret_cast<StreamId>(id); }
 const StreamId kHome = S(0x10);
@@ -73,10 +72,10 @@ TEST(StreamOrderTest, ABufferUsedOnlyOnItsHomeIsFreedThereWithNoEvent) {
   FakeRuntime rt;
   StreamUses uses(0, kHome);
   for (int i = 0; i < 3; ++i) uses.Use(rt, kHome);
-  EXPECT_THAT(rt.TakeLog(), IsEmpty());
+  EXPECT_TRUE(rt.TakeLog().empty());
   uses.Free(rt, kPtr);
   EXPECT_THAT(rt.TakeLog(), ElementsAre(kFree + " on 0:16"));
-  EXPECT_THAT(uses.Users(), IsEmpty());
+  EXPECT_TRUE(uses.Users().empty());
 }
 
 // The use-after-free of a tensor read under a StreamGuard and dropped after it: the free must
@@ -89,7 +88,7 @@ TEST(StreamOrderTest, AUseUnderAGuardDelaysTheFreeUntilThatStreamsWork) {
   EXPECT_THAT(rt.TakeLog(), ElementsAre("wait 1:32 for 1:16"));
   uses.Use(rt, kGuarded);  // once per stream
   uses.Use(rt, kHome);
-  EXPECT_THAT(rt.TakeLog(), IsEmpty());
+  EXPECT_TRUE(rt.TakeLog().empty());
   uses.Free(rt, kPtr);
   EXPECT_THAT(rt.TakeLog(), ElementsAre("wait 1:16 for 1:32", kFree + " on 1:16"));
 }
@@ -178,7 +177,7 @@ TEST(StreamOrderTest, AFailedFirstUseIsAnErrorAndIsTriedAgain) {
   StreamUses uses(0, kHome);
   rt.FailNextOrders(1);
   EXPECT_THROW(uses.Use(rt, kOther), Error);
-  EXPECT_THAT(uses.Users(), IsEmpty());
+  EXPECT_TRUE(uses.Users().empty());
   uses.Use(rt, kOther);
   EXPECT_THAT(uses.Users(), ElementsAre(kOther));
   EXPECT_THAT(rt.TakeLog(), ElementsAre("wait 0:48 for 0:16"));
@@ -203,7 +202,7 @@ TEST(StreamOrderTest, WrappedMemoryOrdersTheOwnersStreamBeforeItsDeleter) {
   FakeRuntime rt;
   StreamUses uses(0, kHome);
   uses.OrderHomeAfterUsers(rt);
-  EXPECT_THAT(rt.TakeLog(), IsEmpty());
+  EXPECT_TRUE(rt.TakeLog().empty());
   uses.Use(rt, kOther);
   rt.TakeLog();
   uses.OrderHomeAfterUsers(rt);
