@@ -3,7 +3,9 @@
 // Glossary
 //   Half      IEEE 754 binary16 (NumPy float16); stored as bits, computes in float.
 //   BFloat16  the upper 16 bits of a float32; stored as bits, computes in float.
-// Conversions from float round to nearest even; NaN stays NaN. Usable in CUDA device code.
+// Conversions from float round to nearest even; NaN stays NaN. Usable in CUDA device code, where
+// float16 converts with the hardware's cvt instruction (one instruction instead of the bit
+// arithmetic below); NaN keeps the bit arithmetic there too, so both sides give the same bits.
 #ifndef TENSORKIT_COMMON_HALF_H_
 #define TENSORKIT_COMMON_HALF_H_
 
@@ -54,7 +56,13 @@ TK_HOST_DEVICE inline uint16_t Half::FromFloat(float f) {
   uint32_t u = std::bit_cast<uint32_t>(f);
   uint32_t sign = (u >> 16) & 0x8000u;
   uint32_t abs = u & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+#if defined(__CUDA_ARCH__)
+  // Round to nearest even, overflow to inf and subnormals exactly as the code below.
+  uint16_t r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(f));
+  return r;
+#else
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
   if (abs < 0x38800000u) {                                               // subnormal or zero
     // Scale so that the half subnormal unit becomes 1.0, then round with float arithmetic.
@@ -70,12 +78,20 @@ TK_HOST_DEVICE inline uint16_t Half::FromFloat(float f) {
   uint32_t rest = mant & 0x1fffu;
   if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // may carry into the exponent
   return static_cast<uint16_t>(sign | h);
+#endif
 }
 
 TK_HOST_DEVICE inline float Half::ToFloat(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t mant = h & 0x3ffu;
+#if defined(__CUDA_ARCH__)
+  if (exp != 31) {  // exact, subnormals included; inf and NaN (payload kept) below
+    float r;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(h));
+    return r;
+  }
+#endif
   if (exp == 0) {
     float v = static_cast<float>(mant) * 5.9604644775390625e-8f;  // 2^-24
     return sign ? -v : v;

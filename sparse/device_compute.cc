@@ -213,7 +213,10 @@ void DenseSparseProduct(const char* op, Scalar alpha, Scalar beta, const Tensor&
 }
 
 CsrMatrix SparseSparseProduct(const CsrMatrix& a, const CsrMatrix& b, const char* op) {
-  TK_CHECK((Bit(a.dtype()) & kCusparseDTypes) != 0, kUnsupported, op, ": on ", a.device(),
+  // Exactly the float dtypes of the CPU's SpGEMM (kSparseResultDTypes, already checked): the
+  // 16-bit floats are refused there, so a device product never meets them either.
+  constexpr DTypeSet kSpgemmDTypes = Bit(DType::kFloat32) | Bit(DType::kFloat64);
+  TK_CHECK((Bit(a.dtype()) & kSpgemmDTypes) != 0, kUnsupported, op, ": on ", a.device(),
            " the product runs in cuSPARSE, which takes float32 and float64 values, not ",
            DTypeName(a.dtype()), "; convert the values or run it on the CPU (To(Device::Cpu()))");
   for (const CsrMatrix* m : {&a, &b}) {

@@ -20,7 +20,8 @@
 //   floats; integers wrap around on overflow).
 //   on a device  a product whose sparse operand is on a CUDA device runs there through
 //                cuSPARSE, every operand on that device: sparse-dense products take float32,
-//                float64, float16 and bfloat16, SparseSparseProduct float32 and float64;
+//                float64, float16 and bfloat16, SparseSparseProduct float32 and float64 (its
+//                float16 and bfloat16 are refused on the CPU and on a device alike);
 //                SparseAdd and SparseMultiply run on the device's sort and merge, any dtype
 //                (sparse/README.md).
 #ifndef TENSORKIT_SPARSE_PRODUCTS_H_

@@ -30,6 +30,12 @@ int64_t OffsetCalc::Count() const {
   return c;
 }
 
+void OffsetCalc::Prepare() {
+  narrow = Count() < int64_t{FastDivider32::kLimit};
+  if (!narrow) return;
+  for (int a = 0; a < num_axes; ++a) div32[a] = FastDivider32(static_cast<uint32_t>(dims[a]));
+}
+
 OffsetCalc AxesOf(const LoopNest& nest, uint32_t mask) {
   OffsetCalc c;
   c.num_operands = nest.num_operands;
@@ -39,6 +45,7 @@ OffsetCalc AxesOf(const LoopNest& nest, uint32_t mask) {
     for (int o = 0; o < nest.num_operands; ++o) c.strides[o][c.num_axes] = nest.strides[o][a];
     ++c.num_axes;
   }
+  c.Prepare();
   return c;
 }
 
@@ -125,6 +132,10 @@ ReducePlan PlanReduce(const LoopNest& nest) {
   p.r = p.summed.Count();
   p.chunk = p.rows ? kRowChunk : kColChunk;
   p.splits = CeilDiv(p.r, p.chunk);
+  if (p.rows && p.splits == 1) {
+    const int64_t want = CeilDiv(p.r, int64_t{kRowElementsPerLane});
+    while (p.lanes > 1 && p.lanes / 2 >= want) p.lanes /= 2;
+  }
   return p;
 }
 

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 
+#include "tensorkit/common/fast_div.h"
 #include "tensorkit/common/host_device.h"
 #include "tensorkit/dense/engine.h"
 
@@ -44,6 +45,7 @@ inline constexpr int64_t kMaxGridY = 65535;      // CUDA's limit on gridDim.y an
 inline constexpr int64_t kMaxGridX = 1ll << 30;  // blocks along x; kernels loop beyond it
 inline constexpr int64_t kRowsMinInner = 128;    // shorter inner axes use kFlat
 inline constexpr int64_t kRowChunk = 16384;      // summed elements per block (row reduction)
+inline constexpr int kRowElementsPerLane = 4;    // short rows: elements per thread (ReducePlan)
 inline constexpr int kColX = 32;                 // column reduction: outputs per block
 inline constexpr int kColLanes = 8;              // column reduction: threads per output
 inline constexpr int64_t kColChunk = 256;        // column reduction: summed rows per block
@@ -53,10 +55,30 @@ struct OffsetCalc {
   int num_operands = 0;
   int64_t dims[kMaxAxes] = {};
   int64_t strides[kMaxOperands][kMaxAxes] = {};
+  // Set by Prepare when Count() < 2^31: positions are then split by 32-bit magic-number
+  // division (div32), several times cheaper on a GPU than 64-bit division.
+  bool narrow = false;
+  FastDivider32 div32[kMaxAxes];
+
+  // Fills narrow and div32 from dims; call after the axes are set.
+  void Prepare();
 
   // Offsets (in elements) of position `linear` of these axes, added to off[0..num_operands).
   // `linear` must be below Count(); the last axis then needs no division.
   TK_HOST_DEVICE void Add(int64_t linear, int64_t* off) const {
+    if (narrow) {
+      uint32_t l = static_cast<uint32_t>(linear);
+      for (int a = 0; a < num_axes; ++a) {
+        uint32_t i = l;
+        if (a + 1 < num_axes) {
+          const uint32_t q = div32[a].Divide(l);
+          i = l - q * static_cast<uint32_t>(dims[a]);
+          l = q;
+        }
+        for (int o = 0; o < num_operands; ++o) off[o] += static_cast<int64_t>(i) * strides[o][a];
+      }
+      return;
+    }
     for (int a = 0; a < num_axes; ++a) {
       int64_t i = linear;
       if (a + 1 < num_axes) {
@@ -113,6 +135,10 @@ struct ReducePlan {
   int64_t r = 1;       // summed element tuples per output position
   int64_t chunk = 1;   // summed tuples per block
   int64_t splits = 1;  // chunks per output position (> 1: partials, then a combine pass)
+  // Row reductions: threads per output position, a power of two up to kThreads. Short rows get
+  // few (about kRowElementsPerLane elements each), so a block serves many outputs instead of
+  // leaving most of its threads idle; rows of 1024 elements and more get a whole block.
+  int lanes = kThreads;
 };
 
 ReducePlan PlanReduce(const LoopNest& nest);

@@ -395,6 +395,37 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Rows shorter than a block's worth (p.lanes < kThreads, one chunk): each group of p.lanes
+// threads sums one output position (lane l takes tuples l, l + lanes, ...), then a fixed tree
+// within the group; kThreads / lanes outputs per block, any number of blocks.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    RowGroupReduceKernel(const ReducePlan p, const ReduceArgs<T> args) {
+  using C = ComputeType<T>;
+  __shared__ C sh[kThreads];
+  const int t = threadIdx.x, lanes = p.lanes, lane = t % lanes;
+  const int64_t groups = kThreads / lanes;
+  // k0 is the same for every thread of the block, so all reach the barriers together.
+  for (int64_t k0 = static_cast<int64_t>(blockIdx.x) * groups; k0 < p.k;
+       k0 += static_cast<int64_t>(gridDim.x) * groups) {
+    const int64_t ky = k0 + t / lanes;
+    int64_t base[kMaxOperands] = {0, 0, 0};
+    C acc = C{0};
+    if (ky < p.k) {
+      p.kept.Add(ky, base);
+      acc = SumRange(p, args, base, lane, p.r, lanes);
+    }
+    sh[t] = acc;
+    __syncthreads();
+    for (int w = lanes / 2; w > 0; w /= 2) {
+      if (lane < w) sh[t] = engine::AddW(sh[t], sh[t + w]);
+      __syncthreads();
+    }
+    if (lane == 0 && ky < p.k) PutDyn(args.mode, args.out + base[0], sh[t], args.k);
+    __syncthreads();
+  }
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kColX* kColLanes)
     ColReduceKernel(const ReducePlan p, const ReduceArgs<T> args) {

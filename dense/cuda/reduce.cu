@@ -27,7 +27,13 @@ void LaunchReduce(const engine::OpDesc& d, const LoopNest& nest, char* const* fi
       partial = Storage::Allocate(DTypeOf<C>, p.k * p.splits, Device::Cuda(device));
       args.partial = static_cast<C*>(partial->data());
     }
-    if (p.rows) {
+    if (p.rows && p.lanes < kThreads) {
+      const int64_t groups = kThreads / p.lanes;
+      RowGroupReduceKernel<T>
+          <<<static_cast<unsigned>(std::min((p.k + groups - 1) / groups, kMaxGridX)), kThreads, 0,
+             s>>>(p, args);
+      TK_CUDA_CHECK(d.op, cudaGetLastError());
+    } else if (p.rows) {
       const dim3 grid(static_cast<unsigned>(std::min(p.splits, kMaxGridX)),
                       static_cast<unsigned>(std::min(p.k, kMaxGridY)));
       RowReduceKernel<T><<<grid, kThreads, 0, s>>>(p, args);

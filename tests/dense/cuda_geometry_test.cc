@@ -225,6 +225,66 @@ TEST(CudaGeometryTest, LargeSumsSplitIntoFixedChunks) {
   EXPECT_EQ(p.splits, (5000 + kColChunk - 1) / kColChunk);
 }
 
+// Short rows get few threads each (about kRowElementsPerLane elements per thread), so a block
+// sums many rows; rows of 1024 elements and more keep a whole block.
+TEST(CudaGeometryTest, ShortRowsShareABlock) {
+  // (A one-element row is not a reduction: its axis coalesces away and it runs as columns.)
+  const std::vector<std::pair<int64_t, int>> cases = {
+      {2, 1},    {4, 1},      {5, 2},      {8, 2},           {100, 32},        {128, 32},
+      {129, 64}, {1000, 256}, {1024, 256}, {5000, kThreads}, {70001, kThreads}};
+  for (const auto& [r, lanes] : cases) {
+    const Tensor out = Tensor::Zeros({7, 1}, DType::kFloat32);
+    const Tensor in = Tensor::Zeros({7, r}, DType::kFloat32);
+    const ReducePlan p = PlanReduce(NestOf({out, in}));
+    ASSERT_TRUE(p.rows) << r;
+    EXPECT_EQ(p.lanes, lanes) << r;
+    EXPECT_EQ(kThreads % p.lanes, 0) << r;
+    EXPECT_TRUE(p.lanes == kThreads || p.lanes * kRowElementsPerLane >= r) << r;
+  }
+  // Column sums and long rows keep their layouts.
+  const ReducePlan cols = PlanReduce(
+      NestOf({Tensor::Zeros({1, 9}, DType::kFloat32), Tensor::Zeros({500, 9}, DType::kFloat32)}));
+  EXPECT_FALSE(cols.rows);
+  EXPECT_EQ(cols.lanes, kThreads);
+}
+
+// The 32-bit offset arithmetic (positions below 2^31) gives the 64-bit one's offsets, and wide
+// positions keep the 64-bit one.
+TEST(CudaGeometryTest, NarrowOffsetsMatchTheWideOnes) {
+  Rng rng(41);
+  for (int trial = 0; trial < 300; ++trial) {
+    dense_cuda::OffsetCalc c;
+    c.num_axes = static_cast<int>(ref::internal::Uniform(rng, 1, 8));
+    c.num_operands = static_cast<int>(ref::internal::Uniform(rng, 1, 3));
+    for (int a = 0; a < c.num_axes; ++a) {
+      c.dims[a] = ref::internal::Uniform(rng, 1, trial % 3 == 0 ? 40 : 9);
+      for (int o = 0; o < c.num_operands; ++o) {
+        c.strides[o][a] = ref::internal::Uniform(rng, -1000000, 1000000);
+      }
+    }
+    c.Prepare();
+    ASSERT_EQ(c.narrow, c.Count() < (int64_t{1} << 31));
+    dense_cuda::OffsetCalc wide = c;
+    wide.narrow = false;
+    const int64_t count = c.Count();
+    for (int k = 0; k < 200; ++k) {
+      const int64_t linear =
+          k < 2 ? (k == 0 ? 0 : count - 1) : ref::internal::Uniform(rng, 0, count - 1);
+      int64_t got[kMaxOperands] = {}, want[kMaxOperands] = {};
+      c.Add(linear, got);
+      wide.Add(linear, want);
+      for (int o = 0; o < c.num_operands; ++o) ASSERT_EQ(got[o], want[o]) << trial << " " << linear;
+    }
+  }
+  dense_cuda::OffsetCalc big;
+  big.num_axes = 2;
+  big.num_operands = 1;
+  big.dims[0] = int64_t{1} << 16;
+  big.dims[1] = int64_t{1} << 15;  // 2^31 positions: one too many for 32 bits
+  big.Prepare();
+  EXPECT_FALSE(big.narrow);
+}
+
 // The seam itself on the CPU: an OpDesc through Execute gives the public op's result.
 TEST(DeviceSeamTest, DescriptorsRunOnTheCpuExecutor) {
   Rng rng(1203);

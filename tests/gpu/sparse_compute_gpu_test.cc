@@ -389,6 +389,12 @@ TEST(SparseComputeGpu, SparseSparseProductMatchesTheCpu) {
   const SparseTensor ai = testing::MakeSparse<int32_t>({0, 1}, {5}, {3, 3}).To(kGpu);
   ExpectError([&] { SparseSparseProduct(ai, ai); }, ErrorCode::kUnsupported,
               {"SparseSparseProduct", "int32", "To(Device::Cpu())"});
+  // The 16-bit floats are refused as on the CPU (tests/sparse/spgemm_test.cc), not sent to
+  // cuSPARSE.
+  const SparseTensor ah =
+      SparseTensor::Create(ai.indices(), Converted(ai.values(), DType::kFloat16), ai.shape());
+  ExpectError([&] { SparseSparseProduct(ah, ah); }, ErrorCode::kUnsupported,
+              {"SparseSparseProduct", "float16"});
 }
 
 // A CSR or CSC matrix on the device stays there through conversions, and its validation names
