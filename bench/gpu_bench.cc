@@ -1,13 +1,14 @@
 // GPU benchmarks of the dense engine: bandwidth of copy, broadcast add, exp, transpose copy and
 // sums over each axis of a [16384, 16384] float32 tensor (GB/s and the fraction of the device's
-// peak memory bandwidth, from its properties), and 8192^3 GEMMs through AddProduct beside a raw
-// cublasGemmEx on the same data (TFLOP/s). Run with --device cuda (scripts/gpu-check.sh does);
-// without a device the program says so and exits with status 1 (gpu_bench::Main). Times come from
-// CUDA events around each iteration on the current stream. The sparse GPU benchmarks
-// (bench/gpu/*.cc) are linked into the same program, so the bundle carries one copy of tensorkit
-// for all of them.
+// peak memory bandwidth, from its properties), the copy's bytes through cudaMemcpyAsync, and
+// 8192^3 GEMMs through AddProduct beside a raw cublasGemmEx on the same data (TFLOP/s). The raw
+// library calls go through tensorkit's on-demand tables (common/cuda/libraries.h), so the
+// program starts where cuBLAS or cuSPARSE is missing and those rows say why. Run with --device cuda
+// (scripts/gpu-check.sh does); without a device the program says so and exits with status 1
+// (gpu_bench::Main). Times come from CUDA events around each iteration on the current stream. The
+// sparse GPU benchmarks (bench/gpu/*.cc) are linked into the same program, so the bundle carries
+// one copy of tensorkit for all of them.
 #include <benchmark/benchmark.h>
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <string>
@@ -39,6 +40,17 @@ constexpr int64_t kBytes = kN * kN * 4;
 void BM_GpuCopy(benchmark::State& state) {
   Tensor a = Filled({kN, kN}, DType::kFloat32, 1), b = Filled({kN, kN}, DType::kFloat32, 0);
   TimeOnDevice(state, [&] { Copy(a, &b); });
+  SetBandwidth(state, 2 * kBytes);
+}
+
+// The bytes of BM_GpuCopy moved by cudaMemcpyAsync: the ceiling a device-to-device Copy is
+// measured against (scripts/gpu-check.sh prints the ratio).
+void BM_GpuRawMemcpy(benchmark::State& state) {
+  Tensor a = Filled({kN, kN}, DType::kFloat32, 1), b = Filled({kN, kN}, DType::kFloat32, 0);
+  cudaStream_t s = cuda::CurrentStream(kGpu);
+  TimeOnDevice(state, [&] {
+    cudaMemcpyAsync(b.raw_data(), a.raw_data(), kBytes, cudaMemcpyDeviceToDevice, s);
+  });
   SetBandwidth(state, 2 * kBytes);
 }
 
@@ -85,26 +97,28 @@ void BM_GpuGemmAddProduct(benchmark::State& state) {
 
 // The same product as one cublasGemmEx call of a handle of its own, on the same data.
 void BM_GpuGemmRawCublas(benchmark::State& state) {
+  const common_cuda::CublasApi* api = gpu_bench::Cublas(state);
+  if (api == nullptr) return;
   const DType dtype = static_cast<DType>(state.range(0));
   Tensor a = Filled({kG, kG}, dtype, 0.5), b = Filled({kG, kG}, dtype, 0.25);
   Tensor c = Filled({kG, kG}, dtype, 0);
   const cudaDataType_t type = dtype == DType::kFloat32 ? CUDA_R_32F : CUDA_R_16BF;
   cublasHandle_t handle;
-  cublasCreate(&handle);
-  cublasSetStream(handle, cuda::CurrentStream(kGpu));
+  api->cublasCreate_v2(&handle);
+  api->cublasSetStream_v2(handle, cuda::CurrentStream(kGpu));
   const float alpha = 1, beta = 0;
-  const int n = static_cast<int>(kG);
   TimeOnDevice(state, [&] {
-    cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, b.raw_data(), type, n,
-                 a.raw_data(), type, n, &beta, c.raw_data(), type, n, CUBLAS_COMPUTE_32F,
-                 CUBLAS_GEMM_DEFAULT);
+    api->cublasGemmEx_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, kG, kG, kG, &alpha, b.raw_data(), type,
+                         kG, a.raw_data(), type, kG, &beta, c.raw_data(), type, kG,
+                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   });
-  cublasDestroy(handle);
+  api->cublasDestroy_v2(handle);
   SetFlops(state, 2.0 * kG * kG * kG);
   state.SetLabel(DTypeName(dtype));
 }
 
 BENCHMARK(BM_GpuCopy)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GpuRawMemcpy)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GpuBroadcastAdd)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GpuExp)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GpuTransposeCopy)->UseManualTime()->Unit(benchmark::kMicrosecond);

@@ -39,26 +39,57 @@ DEADLINE=$((START + ${TENSORKIT_GPU_CHECK_SECONDS:-470}))
 left() { echo $((DEADLINE - $(date +%s))); }
 
 # --- CUDA libraries of this machine ---------------------------------------------------------
-libdirs=()
+# tensorkit loads cuBLAS and cuSPARSE on first use; cuSPARSE needs nvJitLink and cuBLAS cublasLt.
+# Each is looked for in the toolkit folders, the system's, and the cu13 pip wheels (nvidia/*/lib
+# of every site-packages, PyTorch's included); the folders holding them go on the library path and
+# each one is reported, found or missing (the GPU tests and rows that need a missing one fail or
+# say why; the rest still run).
+NEEDED=(libcublas.so.13 libcublasLt.so.13 libcusparse.so.12 libnvJitLink.so.13)
+candidates=()
 for d in ${CUDA_HOME:+$CUDA_HOME/lib64} /usr/local/cuda/lib64 /usr/local/cuda-13*/lib64 \
-         /usr/local/cuda/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu; do
-  [[ -e "$d/libcublas.so.13" ]] && libdirs+=("$d")
+         /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13*/targets/x86_64-linux/lib \
+         /usr/lib/x86_64-linux-gnu /usr/lib64; do
+  [[ -d "$d" ]] && candidates+=("$d")
 done
-find_wheel_libs='
-import glob, os, site
-roots = site.getsitepackages() + [site.getusersitepackages()]
-for r in roots:
-    for d in glob.glob(os.path.join(r, "nvidia", "*", "lib")):
-        if glob.glob(os.path.join(d, "libcublas.so.13*")) or glob.glob(os.path.join(d, "libcusparse.so.12*")):
-            print(d)
+find_wheel_dirs='
+import glob, os, site, sys
+roots = list(site.getsitepackages()) + [site.getusersitepackages()] + sys.path
+for r in dict.fromkeys(roots):
+    for d in sorted(glob.glob(os.path.join(r, "nvidia", "*", "lib"))):
+        print(d)
 '
 if command -v python3 >/dev/null; then
-  for d in $(python3 -c "$find_wheel_libs" 2>/dev/null); do libdirs+=("$d"); done
+  while read -r d; do [[ -n "$d" ]] && candidates+=("$d"); done < <(python3 -c "$find_wheel_dirs" 2>/dev/null)
 fi
+for d in /usr/local/lib/python3*/dist-packages/nvidia/*/lib /usr/lib/python3*/dist-packages/nvidia/*/lib \
+         /opt/conda/lib/python3*/site-packages/nvidia/*/lib; do
+  [[ -d "$d" ]] && candidates+=("$d")
+done
+libdirs=()
+declare -A lib_found
+for lib in "${NEEDED[@]}"; do
+  for d in "${candidates[@]}"; do
+    if [[ -e "$d/$lib" ]]; then
+      lib_found[$lib]="$d"
+      libdirs+=("$d")
+      break
+    fi
+  done
+done
 joined=$(printf "%s\n" "${libdirs[@]:-}" | awk "NF && !seen[\$0]++" | paste -sd:)
 export LD_LIBRARY_PATH="$BUNDLE/lib${joined:+:$joined}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 echo "gpu-check: bundle $BUNDLE"
-echo "gpu-check: CUDA libraries from: ${joined:-none found, the loader default paths apply}"
+missing_libs=()
+for lib in "${NEEDED[@]}"; do
+  if [[ -n "${lib_found[$lib]:-}" ]]; then
+    echo "gpu-check: $lib from ${lib_found[$lib]}"
+  elif ldconfig -p 2>/dev/null | grep -q "$lib "; then
+    echo "gpu-check: $lib from the loader's cache (ldconfig)"
+  else
+    echo "gpu-check: $lib MISSING: not in the CUDA toolkit folders, the system's, or any nvidia/*/lib of a Python site-packages; set CUDA_HOME or LD_LIBRARY_PATH to its folder" >&2
+    missing_libs+=("$lib")
+  fi
+done
 
 # The bundled programs run with this machine's C library when it is recent enough, otherwise
 # through the bundled loader and C library.
@@ -149,30 +180,65 @@ fi
 echo
 echo "=== tensorkit GPU check: $(( $(date +%s) - START )) s ==="
 printf '%-34s %s\n' "GPU tests" "${results[tests]}" "memcheck" "${results[memcheck]}" \
-  "benchmarks" "${results[bench]}"
+  "benchmarks" "${results[bench]}" \
+  "CUDA libraries" "${missing_libs[*]:+MISSING ${missing_libs[*]}}${missing_libs[*]:-all found}"
 if [[ -s "$json" ]] && command -v python3 >/dev/null; then
   python3 - "$json" <<'PY'
 import json, os, sys
-runs = [b for f in sys.argv[1:] if os.path.exists(f) and os.path.getsize(f) > 0
-        for b in json.load(open(f))["benchmarks"] if b.get("aggregate_name") == "median"]
+records = [b for f in sys.argv[1:] if os.path.exists(f) and os.path.getsize(f) > 0
+           for b in json.load(open(f))["benchmarks"]]
+runs = [b for b in records if b.get("aggregate_name") == "median"]
 by = {b["run_name"]: b for b in runs}
+# A row that could not run (a library that does not load, say) says why instead of vanishing.
+errors = {}
+for b in records:
+    if b.get("error_occurred"):
+        errors.setdefault(b.get("run_name", b["name"]), b.get("error_message", "error"))
 print()
-print(f"{'benchmark (median of 3)':34} {'time':>12} {'GB/s':>9} {'of peak':>8} {'TFLOP/s':>9}")
+print(f"{'benchmark (median of 3)':46} {'time':>12} {'GB/s':>9} {'of peak':>8} {'TFLOP/s':>9}")
 for b in runs:
     t = f"{b['real_time']:.1f} {b['time_unit']}"
     gbs = f"{b['GB/s']:.0f}" if "GB/s" in b else ""
     frac = f"{100 * b['peak_frac']:.0f}%" if "peak_frac" in b else ""
     tf = f"{b['TFLOP/s']:.1f}" if "TFLOP/s" in b else ""
-    print(f"{b['run_name'] + ' ' + b.get('label', ''):34} {t:>12} {gbs:>9} {frac:>8} {tf:>9}")
+    print(f"{b['run_name'] + ' ' + b.get('label', ''):46} {t:>12} {gbs:>9} {frac:>8} {tf:>9}")
+for name, why in errors.items():
+    print(f"{name:46} not run: {why}")
 print()
-ratios = [(f"BM_GpuGemmAddProduct/{arg}/manual_time", f"BM_GpuGemmRawCublas/{arg}/manual_time",
-           f"GEMM {name}: AddProduct / raw cublasGemmEx time") for arg, name in (("8", "float32"), ("7", "bfloat16"))]
-ratios += [(f"BM_{name}Tensorkit/manual_time", f"BM_{name}RawCusparse/manual_time",
-            f"{name.upper()} [10M x 1M], 100M nnz: SparseDenseProduct / raw cuSPARSE time") for name in ("Spmv", "Spmm")]
-for ours_name, raw_name, text in ratios:
+
+def ratio(ours_name, raw_name, text):
     ours, raw = by.get(ours_name), by.get(raw_name)
     if ours and raw:
         print(f"{text} = {ours['real_time'] / raw['real_time']:.3f}")
+    else:
+        gone = [n for n in (ours_name, raw_name) if n not in by]
+        why = "; ".join(dict.fromkeys(errors.get(n, "no result") for n in gone))
+        print(f"{text}: not measured ({', '.join(gone)}: {why})")
+
+m = "/manual_time"
+ratio("BM_GpuCopy" + m, "BM_GpuRawMemcpy" + m,
+      "Copy [16384, 16384] float32: tensorkit Copy / cudaMemcpyAsync time")
+for arg, name in (("8", "float32"), ("7", "bfloat16")):
+    ratio(f"BM_GpuGemmAddProduct/{arg}" + m, f"BM_GpuGemmRawCublas/{arg}" + m,
+          f"GEMM 8192^3 {name}: AddProduct / raw cublasGemmEx time")
+ratio("BM_SpmvTensorkit" + m, "BM_SpmvRawCusparse" + m,
+      "SPMV [10M x 1M], 100M nnz: SparseDenseProduct / raw cusparseSpMV time")
+ratio("BM_SpmmTensorkit" + m, "BM_SpmmRawCusparse/0" + m,
+      "SPMM N=64 [10M x 1M], 100M nnz: SparseDenseProduct / raw cusparseSpMM alone")
+ratio("BM_SpmmTensorkit" + m, "BM_SpmmRawCusparse/1" + m,
+      "SPMM N=64 [10M x 1M], 100M nnz: SparseDenseProduct / raw cudaMemsetAsync + cusparseSpMM")
+# Elementwise and reduction kernels against the memory system: the fraction of the device's peak
+# bandwidth (bus width x clock) and of what cudaMemcpyAsync itself reaches.
+memcpy = by.get("BM_GpuRawMemcpy" + m)
+for name, text in (("BM_GpuCopy", "Copy"), ("BM_GpuBroadcastAdd", "broadcast Add"),
+                   ("BM_GpuExp", "Exp"), ("BM_GpuTransposeCopy", "transposed Copy"),
+                   ("BM_GpuSumAxis/0", "sum over axis 0"), ("BM_GpuSumAxis/1", "sum over axis 1")):
+    b = by.get(name + m)
+    if b and "GB/s" in b:
+        of_memcpy = f", {b['GB/s'] / memcpy['GB/s']:.3f} of cudaMemcpyAsync's GB/s" if memcpy else ""
+        print(f"{text} [16384, 16384] float32: {b['GB/s']:.0f} GB/s = {b['peak_frac']:.3f} of peak{of_memcpy}")
+    else:
+        print(f"{text}: not measured ({errors.get(name + m, 'no result')})")
 for b in runs:
     if "vs_raw_sort" in b:
         print(f"Reorder of 100M entries: raw SortPairs time / Reorder time = {b['vs_raw_sort']:.3f}")

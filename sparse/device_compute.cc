@@ -72,8 +72,8 @@ void CsrProduct(const char* op, Scalar alpha, Scalar beta, const Tensor& ptr, co
   if (staged) {
     cw = read_c ? c->Clone() : Tensor::Empty(c->Dims(), c->dtype(), c->device());
   }
-  // cuSPARSE does not document that beta == 0 leaves C unread (cuBLAS does), so c is zeroed:
-  // NaN in an uninitialised c cannot leak.
+  // cuSPARSE does not document that beta == 0 leaves C unread (cuBLAS does), so c is zeroed
+  // (a cudaMemsetAsync when contiguous): NaN in an uninitialised c cannot leak.
   if (!read_c) SetZero(&cw);
   const CsrOperand ao{
       ptr.data<int64_t>(), minor.data<int64_t>(), values.raw_data(), rows, cols, nnz};

@@ -13,7 +13,9 @@
 #include <cstring>
 #include <vector>
 
+#include "common/cuda/libraries.h"
 #include "tensorkit/common/device.h"
+#include "tensorkit/common/error.h"
 #include "tensorkit/common/stream.h"
 
 namespace tensorkit::gpu_bench {
@@ -29,15 +31,21 @@ inline double PeakBytesPerSecond() {
 }
 
 // Runs f once to warm up, then times every iteration with CUDA events on the current stream;
-// returns the median milliseconds.
+// returns the median milliseconds. An Error from the warm-up (cuBLAS or cuSPARSE that cannot be
+// loaded, say) skips the benchmark with its message, so the other rows still run.
 template <typename F>
 double TimeOnDevice(benchmark::State& state, F&& f) {
   cudaStream_t s = cuda::CurrentStream(kGpu);
+  try {
+    f();
+    cuda::Synchronize(kGpu);
+  } catch (const Error& e) {
+    state.SkipWithError(e.what());
+    return 0.0;
+  }
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
-  f();
-  cuda::Synchronize(kGpu);
   std::vector<double> ms;
   for (auto _ : state) {
     cudaEventRecord(start, s);
@@ -61,6 +69,25 @@ inline void SetBandwidth(benchmark::State& state, int64_t bytes) {
   state.counters["GB/s"] = benchmark::Counter(total / 1e9, benchmark::Counter::kIsRate);
   state.counters["peak_frac"] =
       benchmark::Counter(total / PeakBytesPerSecond(), benchmark::Counter::kIsRate);
+}
+
+// The raw baselines call cuBLAS and cuSPARSE through tensorkit's on-demand tables, so the
+// program starts (and its other rows run) where a library is missing; such a row is skipped with
+// the loader's reason. nullptr after a skip.
+template <typename Api>
+const Api* Loaded(benchmark::State& state, const Api& (*load)(const char*), const char* what) {
+  try {
+    return &load(what);
+  } catch (const Error& e) {
+    state.SkipWithError(e.what());
+    return nullptr;
+  }
+}
+inline const common_cuda::CublasApi* Cublas(benchmark::State& state) {
+  return Loaded(state, &common_cuda::CublasLibrary, "bench_gpu raw cuBLAS baseline");
+}
+inline const common_cuda::CusparseApi* Cusparse(benchmark::State& state) {
+  return Loaded(state, &common_cuda::CusparseLibrary, "bench_gpu raw cuSPARSE baseline");
 }
 
 inline void SetFlops(benchmark::State& state, double flops) {

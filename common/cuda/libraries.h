@@ -24,6 +24,7 @@ namespace tensorkit::common_cuda {
 
 #define TK_CUBLAS_FUNCTIONS(X) \
   X(cublasCreate_v2)           \
+  X(cublasDestroy_v2)          \
   X(cublasSetStream_v2)        \
   X(cublasSetWorkspace_v2)     \
   X(cublasGetStatusString)     \
@@ -33,6 +34,7 @@ namespace tensorkit::common_cuda {
 
 #define TK_CUSPARSE_FUNCTIONS(X)   \
   X(cusparseCreate)                \
+  X(cusparseDestroy)               \
   X(cusparseSetStream)             \
   X(cusparseGetErrorString)        \
   X(cusparseGetErrorName)          \
