@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tensorkit/dense/tensor.h"
+#include "tensorkit/features/combiner.h"
 #include "tensorkit/features/lookup_device.h"
 
 namespace tensorkit::features_cuda {
@@ -48,6 +49,21 @@ struct CountKeys {
 };
 CountKeys CountKeysOnDevice(const Tensor& ids, const Tensor& indices, const Tensor& offsets,
                             const char* op);
+
+// The id checks of EmbeddingBag / EmbeddingBags on the ids' CUDA device: for each range r of
+// ids [begins[r], begins[r + 1]) the first position whose id is outside [0, num_rows[r]), or -1;
+// one fetch for all ranges. ids: contiguous int32 or int64 [N].
+std::vector<int64_t> FirstIdsOutOfRange(const Tensor& ids, const std::vector<int64_t>& begins,
+                                        const std::vector<int64_t>& num_rows, const char* op);
+
+// One table's bags on their CUDA device (embedding_device.h): bags [first_bag, first_bag +
+// num_bags) of the device offsets, reduced over `table` (row-major [V, D]) into columns
+// [col, col + D) of `out` (contiguous [num_bags, out_d]); ids checked, weights (contiguous, the
+// compute type) undefined or [N]. Enqueued on the current stream; nothing waits.
+void EmbeddingBagOnDevice(const Tensor& table, const Tensor& ids, const Tensor& offsets,
+                          const Tensor& weights, int64_t first_bag, int64_t num_bags,
+                          int64_t padding_id, Combiner combiner, Tensor* out, int64_t col,
+                          const char* op);
 
 }  // namespace tensorkit::features_cuda
 

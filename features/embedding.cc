@@ -25,6 +25,9 @@
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/common/simd_path.h"
 #include "tensorkit/dense/ops.h"
+#include "tensorkit/dense/views.h"
+#include "tensorkit/features/device_ops.h"
+#include "tensorkit/features/embedding_device.h"
 #include "tensorkit/features/embedding_internal.h"
 #include "tensorkit/sparse/internal.h"
 
@@ -37,9 +40,9 @@ void CheckOnCpu(const Tensor& t, const char* what, const char* op) {
            " is on ", t.device(), "; move the inputs with To(Device::Cpu())");
 }
 
-void CheckTable(const Tensor& table, const char* what, const char* op) {
+void CheckTable(const Tensor& table, const char* what, const char* op, bool any_device) {
   TK_CHECK(table.defined(), kInvalidArgument, op, ": ", what, " is an undefined tensor");
-  CheckOnCpu(table, what, op);
+  if (!any_device) CheckOnCpu(table, what, op);
   TK_CHECK(table.NumAxes() == 2, kShapeMismatch, op, ": ", what,
            " must be 2-D [num_rows, embedding_dim], got dims ", ShapeString(table.Dims()));
   TK_CHECK(IsFloat(table.dtype()), kDTypeMismatch, op, ": ", what,
@@ -50,12 +53,14 @@ Tensor RowMajor(const Tensor& table) {
   return table.Dim(1) <= 1 || table.Stride(1) == 1 ? table : table.Clone();
 }
 
-Ids PrepareIds(const JaggedTensor& ids, const char* op) {
+Ids PrepareIds(const JaggedTensor& ids, const char* op, bool any_device) {
   TK_CHECK(ids.defined(), kInvalidArgument, op,
            ": ids is an empty (default-constructed) JaggedTensor; make one with "
            "JaggedTensor::FromOffsets or FromLengths");
-  CheckOnCpu(ids.values(), "ids", op);
-  if (ids.has_weights()) CheckOnCpu(ids.weights(), "the weights of ids", op);
+  if (!any_device) {
+    CheckOnCpu(ids.values(), "ids", op);
+    if (ids.has_weights()) CheckOnCpu(ids.weights(), "the weights of ids", op);
+  }
   TK_CHECK(ids.values().NumAxes() == 1, kShapeMismatch, op,
            ": the values of ids must be 1-D [N] (one id per item), got dims ",
            ShapeString(ids.values().Dims()));
@@ -95,15 +100,19 @@ void CheckIdsInRange(const Tensor& values, int64_t begin, int64_t end, const int
       return static_cast<uint64_t>(static_cast<int64_t>(ids[i])) >= rows;
     });
     if (bad < 0) return;
-    const int64_t pos = begin + bad;
-    const int64_t bag =
-        std::upper_bound(offsets + bag_begin, offsets + bag_end + 1, pos) - offsets - 1;
-    Throw(ErrorCode::kOutOfRange, op, where, ": id ", static_cast<int64_t>(ids[bad]), " in bag ",
-          bag - bag_begin, " at position ", pos - offsets[bag], " (values[", pos,
-          "]) is outside [0, ", num_rows,
-          "), the rows of the table; every id must name a row of the table or be the padding "
-          "id");
+    ThrowIdOutOfRange(static_cast<int64_t>(ids[bad]), begin + bad, offsets, bag_begin, bag_end,
+                      num_rows, where, op);
   });
+}
+
+void ThrowIdOutOfRange(int64_t id, int64_t pos, const int64_t* offsets, int64_t bag_begin,
+                       int64_t bag_end, int64_t num_rows, const std::string& where,
+                       const char* op) {
+  const int64_t bag =
+      std::upper_bound(offsets + bag_begin, offsets + bag_end + 1, pos) - offsets - 1;
+  Throw(ErrorCode::kOutOfRange, op, where, ": id ", id, " in bag ", bag - bag_begin,
+        " at position ", pos - offsets[bag], " (values[", pos, "]) is outside [0, ", num_rows,
+        "), the rows of the table; every id must name a row of the table or be the padding id");
 }
 
 Tensor ComputeWeights(const Tensor& weights, DType compute_dtype) {
@@ -116,23 +125,9 @@ Tensor ComputeWeights(const Tensor& weights, DType compute_dtype) {
 namespace {
 
 namespace ei = embedding_internal;
+namespace fi = features_internal;
 
-// What a bag kernel reads and writes (Note [bag kernels]). Bag b's ids are
-// ids[off[b] .. off[b + 1]) and its output row is out + (b - first_bag) * out_ld.
-template <typename C>
-struct BagJob {
-  const void* table = nullptr;
-  int64_t table_ld = 0;
-  int64_t d = 0;
-  const void* ids = nullptr;
-  const int64_t* off = nullptr;
-  const C* weights = nullptr;  // null: unweighted
-  int64_t padding_id = -1;
-  Combiner combiner = Combiner::kSum;
-  void* out = nullptr;
-  int64_t out_ld = 0;
-  int64_t first_bag = 0;
-};
+using ei::BagJob;  // embedding_device.h: shared with the device body
 
 // Reduces bags [bag_begin, bag_end) of a job.
 template <typename C>
@@ -353,16 +348,59 @@ int64_t BagGrain(int64_t num_bags, int64_t num_ids, int64_t row_bytes) {
   return std::max(GrainFor(per_bag * std::max<int64_t>(row_bytes, 1)), 4096 / per_bag);
 }
 
+// EmbeddingBag (one table) and EmbeddingBags on a CUDA device, the checks that do not depend
+// on the device done: every operand on the ids' device, the ids checked there (one wait for all
+// tables), then each table's bags reduced there into its columns (device_ops.h). `tables` have
+// unit column strides; feature f's bags are rows [f * batch, (f + 1) * batch) of the offsets.
+Tensor BagsOnDevice(const std::vector<Tensor>& tables, const std::vector<Combiner>& combiners,
+                    const Tensor& values, const Tensor& device_offsets, const int64_t* host_offsets,
+                    const Tensor& weights_in, int64_t batch, int64_t padding_id,
+                    const std::vector<std::string>& wheres, const char* op) {
+  const size_t num_tables = tables.size();
+  std::vector<int64_t> begins(num_tables + 1), rows(num_tables), col(num_tables + 1, 0);
+  for (size_t f = 0; f < num_tables; ++f) {
+    sparse_internal::CheckSameDevice(tables[f].device(), values.device(), op, "a table", "ids");
+    begins[f] = host_offsets[static_cast<int64_t>(f) * batch];
+    rows[f] = tables[f].Dim(0);
+    col[f + 1] = col[f] + tables[f].Dim(1);
+  }
+  begins[num_tables] = host_offsets[static_cast<int64_t>(num_tables) * batch];
+  const std::vector<int64_t> bad = features_cuda::FirstIdsOutOfRange(values, begins, rows, op);
+  for (size_t f = 0; f < num_tables; ++f) {
+    if (bad[f] < 0) continue;
+    const Tensor id = Converted(Slice(values, 0, bad[f], bad[f] + 1), DType::kInt64);
+    ei::ThrowIdOutOfRange(id.To(Device::Cpu()).ToVector<int64_t>()[0], bad[f], host_offsets,
+                          static_cast<int64_t>(f) * batch, static_cast<int64_t>(f + 1) * batch,
+                          rows[f], wheres[f], op);
+  }
+  Tensor out = Tensor::Empty({batch, col[num_tables]}, tables[0].dtype(), values.device());
+  if (batch == 0 || col[num_tables] == 0) return out;
+  Tensor weights;
+  Dispatch<ei::kTableDTypes>(tables[0].dtype(), op, [&]<typename T>() {
+    weights = ei::ComputeWeights(weights_in, DTypeOf<ComputeType<T>>);
+  });
+  for (size_t f = 0; f < num_tables; ++f) {
+    features_cuda::EmbeddingBagOnDevice(tables[f], values, device_offsets, weights,
+                                        static_cast<int64_t>(f) * batch, batch, padding_id,
+                                        combiners[f], &out, col[f], op);
+  }
+  return out;
+}
+
 }  // namespace
 
 Tensor EmbeddingBag(const Tensor& table_in, const JaggedTensor& ids_in, Combiner combiner,
                     int64_t padding_id) {
   const char* op = "EmbeddingBag";
-  ei::CheckTable(table_in, "table", op);
-  const ei::Ids ids = ei::PrepareIds(ids_in, op);
+  ei::CheckTable(table_in, "table", op, /*any_device=*/true);
+  const ei::Ids ids = ei::PrepareIds(ids_in, op, /*any_device=*/true);
   const int64_t num_rows = table_in.Dim(0), d = table_in.Dim(1);
   ei::CheckPaddingId(padding_id, num_rows, op);
   ei::CheckCombinerWeights(combiner, ids_in.has_weights(), "", op);
+  if (fi::OnCuda(table_in) || fi::OnCuda(ids.values)) {
+    return BagsOnDevice({ei::RowMajor(table_in)}, {combiner}, ids.values, ids_in.offsets(),
+                        ids.offsets, ids_in.weights(), ids.batch_size, padding_id, {""}, op);
+  }
   ei::CheckIdsInRange(ids.values, 0, ids.num_values, ids.offsets, 0, ids.batch_size, num_rows, "",
                       op);
   const Tensor table = ei::RowMajor(table_in);
@@ -408,15 +446,13 @@ Tensor EmbeddingBags(const std::vector<Tensor>& tables_in, const KeyedJaggedTens
   std::vector<int64_t> col(static_cast<size_t>(num_features) + 1, 0);
   for (int64_t f = 0; f < num_features; ++f) {
     const std::string name = "table " + std::to_string(f) + " (feature \"" + keys[f] + "\")";
-    ei::CheckTable(tables_in[f], name.c_str(), op);
+    ei::CheckTable(tables_in[f], name.c_str(), op, /*any_device=*/true);
     TK_CHECK(tables_in[f].dtype() == tables_in[0].dtype(), kDTypeMismatch, op, ": ", name, " is ",
              DTypeName(tables_in[f].dtype()), " but table 0 is ", DTypeName(tables_in[0].dtype()),
              "; all tables must have one dtype (convert them with Converted)");
     tables[f] = ei::RowMajor(tables_in[f]);
     col[f + 1] = col[f] + tables[f].Dim(1);
   }
-  ei::CheckOnCpu(features.values(), "the values of features", op);
-  if (features.has_weights()) ei::CheckOnCpu(features.weights(), "the weights of features", op);
   TK_CHECK(features.values().NumAxes() == 1, kShapeMismatch, op,
            ": the values of features must be 1-D [N] (one id per item), got dims ",
            ShapeString(features.values().Dims()));
@@ -424,10 +460,18 @@ Tensor EmbeddingBags(const std::vector<Tensor>& tables_in, const KeyedJaggedTens
            ": ids must be int32 or int64, got ", DTypeName(features.values().dtype()));
   const Tensor values = sparse_internal::Contiguous(features.values());
   const int64_t b = features.batch_size();
-  const int64_t* off = features.offsets().data<int64_t>();
+  const int64_t* off = features.offsets_data();
+  std::vector<std::string> wheres(static_cast<size_t>(num_features));
   for (int64_t f = 0; f < num_features; ++f) {
-    const std::string where = " (feature \"" + keys[f] + "\")";
-    ei::CheckCombinerWeights(combiners[f], features.has_weights(), where, op);
+    wheres[f] = " (feature \"" + keys[f] + "\")";
+    ei::CheckCombinerWeights(combiners[f], features.has_weights(), wheres[f], op);
+  }
+  if (fi::OnCuda(values) || std::any_of(tables.begin(), tables.end(), fi::OnCuda)) {
+    return BagsOnDevice(tables, combiners, values, features.offsets(), off, features.weights(), b,
+                        -1, wheres, op);
+  }
+  for (int64_t f = 0; f < num_features; ++f) {
+    const std::string& where = wheres[f];
     ei::CheckIdsInRange(values, off[f * b], off[(f + 1) * b], off, f * b, (f + 1) * b,
                         tables[f].Dim(0), where, op);
   }

@@ -42,8 +42,10 @@ namespace tensorkit {
 // [B, D] of the table's dtype: bag b reduces the rows table[ids[j]] over the ids of row b of
 // `ids` (padding ids skipped; kMean and kSqrtN count only the ids that are not padding). An id
 // outside [0, V) that is not the padding id is an Error (kOutOfRange) naming the bag and the
-// position; nothing is read out of bounds. Inputs on a CUDA device are kUnsupported in this
-// version. Bit-identical at any thread count (each bag is reduced by one task in id order).
+// position; nothing is read out of bounds. Bit-identical at any thread count (each bag is
+// reduced by one task in id order). On a CUDA device (table and ids on one device; the output
+// there): the same bits, one warp per bag in the same sequence of operations, with one wait
+// for the id check's verdict (embedding_device.h).
 Tensor EmbeddingBag(const Tensor& table, const JaggedTensor& ids, Combiner combiner,
                     int64_t padding_id = -1);
 
@@ -51,7 +53,8 @@ Tensor EmbeddingBag(const Tensor& table, const JaggedTensor& ids, Combiner combi
 // feature f's bags in columns [sum of D_<f, sum of D_<=f). Tables may differ in V and D but
 // share one dtype, the output's; the features' weights (if any) apply to every feature, so
 // they allow no kMax / kMin feature. There is no padding id. Errors name the feature (its key),
-// the bag and the position.
+// the bag and the position. On a CUDA device (every table and the features on one device) as
+// EmbeddingBag: the CPU's bits, one wait for all the tables' id checks.
 Tensor EmbeddingBags(const std::vector<Tensor>& tables, const KeyedJaggedTensor& features,
                      const std::vector<Combiner>& combiners);
 

@@ -34,21 +34,21 @@ using features_internal::kIdDTypes;
 
 // Throws kUnsupported naming `op` when `t` (called `what`) lives on a CUDA device.
 void CheckOnCpu(const Tensor& t, const char* what, const char* op);
-// Throws unless `table` is a defined CPU float tensor [V, D].
-void CheckTable(const Tensor& table, const char* what, const char* op);
+// Throws unless `table` is a defined float tensor [V, D], on the CPU unless `any_device`.
+void CheckTable(const Tensor& table, const char* what, const char* op, bool any_device = false);
 // `table` with unit column stride (itself when it has one): the kernels read rows
 // table + id * Stride(0).
 Tensor RowMajor(const Tensor& table);
 
 // The ids of a jagged tensor as the kernels read them.
 struct Ids {
-  Tensor values;           // contiguous int32 or int64 [N] on the CPU
+  Tensor values;           // contiguous int32 or int64 [N] on the jagged tensor's device
   const int64_t* offsets;  // host offsets [B + 1]
   int64_t batch_size = 0;
   int64_t num_values = 0;
 };
-// Checks that `ids` is defined, on the CPU, with 1-D int32 or int64 values.
-Ids PrepareIds(const JaggedTensor& ids, const char* op);
+// Checks that `ids` is defined, with 1-D int32 or int64 values, on the CPU unless `any_device`.
+Ids PrepareIds(const JaggedTensor& ids, const char* op, bool any_device = false);
 // Throws unless padding_id is -1 or inside [0, num_rows).
 void CheckPaddingId(int64_t padding_id, int64_t num_rows, const char* op);
 // Throws kInvalidArgument for kMax / kMin with weights; `where` ("" or " for feature \"k\"")
@@ -62,6 +62,10 @@ void CheckCombinerWeights(Combiner combiner, bool weighted, const std::string& w
 void CheckIdsInRange(const Tensor& values, int64_t begin, int64_t end, const int64_t* offsets,
                      int64_t bag_begin, int64_t bag_end, int64_t num_rows, const std::string& where,
                      const char* op);
+// The Error of CheckIdsInRange for `id` at position pos (inside bags [bag_begin, bag_end)).
+[[noreturn]] void ThrowIdOutOfRange(int64_t id, int64_t pos, const int64_t* offsets,
+                                    int64_t bag_begin, int64_t bag_end, int64_t num_rows,
+                                    const std::string& where, const char* op);
 // Weights converted to the compute type C (contiguous), or an undefined tensor without them.
 Tensor ComputeWeights(const Tensor& weights, DType compute_dtype);
 

@@ -114,6 +114,11 @@ class KeyedJaggedTensor {
   const Tensor& lengths() const { return lengths_; }
   // int64 [F * B + 1]: the offsets of the F * B rows, feature-major.
   const Tensor& offsets() const { return offsets_; }
+  // The same offsets on the host (whatever the device), offsets_data()[i] for 0 <= i <= F * B;
+  // null for a default-constructed tensor.
+  const int64_t* offsets_data() const {
+    return host_offsets_.defined() ? host_offsets_.data<int64_t>() : nullptr;
+  }
   int num_keys() const { return static_cast<int>(keys_.size()); }
   int64_t batch_size() const { return batch_size_; }
   Device device() const { return values_.device(); }

@@ -239,6 +239,15 @@ for name, text in (("BM_GpuCopy", "Copy"), ("BM_GpuBroadcastAdd", "broadcast Add
         print(f"{text} [16384, 16384] float32: {b['GB/s']:.0f} GB/s = {b['peak_frac']:.3f} of peak{of_memcpy}")
     else:
         print(f"{text}: not measured ({errors.get(name + m, 'no result')})")
+# The feature layer's bags against the memory system (goal: 65% of peak, about what FBGEMM's
+# table-batched forward reaches).
+for name, text in (("BM_GpuEmbeddingBag/0", "EmbeddingBag sum"), ("BM_GpuEmbeddingBag/1", "EmbeddingBag mean"),
+                   ("BM_GpuEmbeddingBags", "EmbeddingBags, 8 tables")):
+    b = by.get(name + m)
+    if b and "GB/s" in b:
+        print(f"{text} [1M, 64] float32, 64k bags of ~40 ids: {b['GB/s']:.0f} GB/s = {b['peak_frac']:.3f} of peak (goal 0.65)")
+    else:
+        print(f"{text}: not measured ({errors.get(name + m, 'no result')})")
 for b in runs:
     if "vs_raw_sort" in b:
         print(f"Reorder of 100M entries: raw SortPairs time / Reorder time = {b['vs_raw_sort']:.3f}")

@@ -32,4 +32,16 @@ CountKeys CountKeysOnDevice(const Tensor& ids, const Tensor&, const Tensor&, con
         " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
 }
 
+std::vector<int64_t> FirstIdsOutOfRange(const Tensor& ids, const std::vector<int64_t>&,
+                                        const std::vector<int64_t>&, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", ids.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
+void EmbeddingBagOnDevice(const Tensor& table, const Tensor&, const Tensor&, const Tensor&, int64_t,
+                          int64_t, int64_t, Combiner, Tensor*, int64_t, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", table.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
 }  // namespace tensorkit::features_cuda

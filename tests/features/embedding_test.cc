@@ -11,6 +11,7 @@
 #include "tensorkit/common/simd_path.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
+#include "tensorkit/features/embedding_device.h"
 #include "test_util.h"
 
 namespace tensorkit {
@@ -257,6 +258,74 @@ TEST(EmbeddingBag, BitIdenticalAtOneAndTwoThreadsAndOnEverySimdPath) {
           ExpectSameBits<T>(EmbeddingBag(table, ids, c, 17), outs[0]);
         }
         SetSimdPathForTesting(BestSimdPath());
+      }
+    }
+  });
+}
+
+// The device body's reduction (embedding_device.h), run on the host with the CUDA kernel's
+// mapping (a warp per bag, lane l over columns c + l, c + l + 32, ...) and with one column at a
+// time, gives the CPU kernels' bits: widths around the warp's 128-column pass, every combiner,
+// padding, int32 and int64 ids, weights with full mantissas (so a fused multiply-add or another
+// order of operations would show), and a table whose rows are wider than D.
+TEST(EmbeddingBag, TheDeviceReductionGivesTheCpuBits) {
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<float> any_weight(-2.0f, 2.0f);
+  ForEachTableType([&]<typename T>() {
+    using C = ComputeType<T>;
+    for (int64_t d : {1, 31, 64, 127, 128, 129, 300}) {
+      for (Combiner combiner : kAllCombiners) {
+        for (bool weighted : {false, true}) {
+          if (weighted && IsExtreme(combiner)) continue;
+          const int64_t v = 50, pad = combiner == Combiner::kMin ? -1 : 7;
+          Bags bags = RandomBags(rng, 40, v, 12, pad, weighted);
+          for (double& w : bags.weights) w = any_weight(rng);
+          const Tensor wide_rows = RandomTable<T>(rng, v, d + 5).first;
+          const Tensor table = Slice(wide_rows, 1, 2, d + 2);  // row stride d + 5
+          for (DType id_dtype : {DType::kInt32, DType::kInt64}) {
+            const JaggedTensor ids = ToJagged(bags, id_dtype);
+            const Tensor want = EmbeddingBag(table, ids, combiner, pad);
+            const Tensor wc = ids.has_weights() ? Converted(ids.weights(), DTypeOf<C>) : Tensor();
+            const Tensor id64 = Converted(ids.values(), DType::kInt64);
+            const Tensor id32 = Converted(ids.values(), DType::kInt32);
+            const auto run = [&]<typename I>(const Tensor& id_tensor, int mapping) {
+              Tensor got = Tensor::Zeros({ids.batch_size(), d}, DTypeOf<T>);
+              embedding_internal::BagJob<C> a;
+              a.table = table.data<T>();
+              a.table_ld = table.Stride(0);
+              a.d = d;
+              a.ids = id_tensor.data<I>();
+              a.off = ids.offsets_data();
+              a.weights = wc.defined() ? wc.data<C>() : nullptr;
+              a.padding_id = pad;
+              a.combiner = combiner;
+              a.out = got.data<T>();
+              a.out_ld = d;
+              for (int64_t bag = 0; bag < ids.batch_size(); ++bag) {
+                if (mapping == 0) {
+                  for (int64_t c = 0; c < d; c += 128) {
+                    for (int lane = 0; lane < 32; ++lane) {
+                      embedding_internal::ReduceBagColumns<4, T, I>(a, bag, c + lane, 32);
+                    }
+                  }
+                } else {
+                  for (int64_t c = 0; c < d; ++c)
+                    embedding_internal::ReduceBagColumns<1, T, I>(a, bag, c, 1);
+                }
+              }
+              return got;
+            };
+            SCOPED_TRACE(::testing::Message()
+                         << DTypeName(DTypeOf<T>) << " d=" << d << " " << CombinerName(combiner)
+                         << " weighted=" << weighted << " ids " << DTypeName(id_dtype));
+            for (int mapping : {0, 1}) {
+              ExpectSameBits<T>(id_dtype == DType::kInt64
+                                    ? run.template operator()<int64_t>(id64, mapping)
+                                    : run.template operator()<int32_t>(id32, mapping),
+                                want);
+            }
+          }
+        }
       }
     }
   });

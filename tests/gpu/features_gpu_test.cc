@@ -1,9 +1,13 @@
 // features/ on a CUDA device against the CPU bits: hash buckets of int32 and int64 ids (dense,
-// strided, jagged), fast and strong. Skipped with a message when no CUDA device is visible.
+// strided, jagged), fast and strong; integer lookups, Bucketize, CountSparse; EmbeddingBag and
+// EmbeddingBags with weights whose products round (a fused multiply-add on the device would show).
+// Skipped with a message when no CUDA device is visible.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gpu/gpu_test_util.h"
@@ -11,6 +15,7 @@
 #include "tensorkit/dense/views.h"
 #include "tensorkit/features/bucketize.h"
 #include "tensorkit/features/counts.h"
+#include "tensorkit/features/embedding.h"
 #include "tensorkit/features/hash.h"
 #include "tensorkit/features/vocabulary.h"
 #include "test_util.h"
@@ -159,6 +164,145 @@ TEST(FeaturesGpu, CountSparseEqualsTheCpu) {
                            Tensor::FromVector(std::vector<int64_t>{3, -2}), {1, 2});
   testing::ExpectError([&] { CountSparse(negative.To(kGpu)); }, ErrorCode::kInvalidArgument,
                        {"id -2 of entry 1", "negative"});
+}
+
+// A random table [v, d] of T (values with short mantissas times a random scale) and random bags
+// (some empty, the padding id now and then) with weights of full float32 mantissas.
+template <typename T>
+Tensor RandomTableOf(std::mt19937_64& rng, int64_t v, int64_t d) {
+  std::uniform_real_distribution<float> x(-4.0f, 4.0f);
+  std::vector<T> values(static_cast<size_t>(v * d));
+  for (T& e : values) e = static_cast<T>(x(rng));
+  return Tensor::FromVector(std::move(values), {v, d});
+}
+
+JaggedTensor RandomBagsOf(std::mt19937_64& rng, int64_t b, int64_t v, int64_t pad, bool weighted,
+                          DType id_dtype) {
+  std::vector<int64_t> ids, lengths;
+  std::vector<float> weights;
+  std::uniform_real_distribution<float> w(-2.0f, 2.0f);
+  for (int64_t i = 0; i < b; ++i) {
+    const int64_t n = rng() % 7 == 0 ? 0 : static_cast<int64_t>(rng() % 60);
+    for (int64_t j = 0; j < n; ++j) {
+      ids.push_back(pad >= 0 && rng() % 5 == 0 ? pad : static_cast<int64_t>(rng() % v));
+      if (weighted) weights.push_back(w(rng));
+    }
+    lengths.push_back(n);
+  }
+  return JaggedTensor::FromLengths(Converted(Tensor::FromVector(ids), id_dtype),
+                                   Tensor::FromVector(lengths),
+                                   weighted ? Tensor::FromVector(weights) : Tensor());
+}
+
+JaggedTensor OnGpu(const JaggedTensor& j) {
+  return JaggedTensor::FromOffsets(j.values().To(kGpu), j.offsets().To(kGpu),
+                                   j.has_weights() ? j.weights().To(kGpu) : Tensor());
+}
+
+template <typename T>
+void ExpectSameBitsOf(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_TRUE(got.device() == kGpu) << what;
+  ASSERT_EQ(got.Dims(), want.Dims()) << what;
+  const Tensor g = got.To(Device::Cpu());
+  ASSERT_EQ(std::memcmp(g.raw_data(), want.raw_data(), want.NumElements() * sizeof(T)), 0) << what;
+}
+
+TEST(FeaturesGpu, EmbeddingBagEqualsTheCpuBits) {
+  TK_REQUIRE_GPU();
+  std::mt19937_64 rng(17);
+  const auto each = [&]<typename T>() {
+    for (int64_t d : {1, 16, 33, 64, 128, 129, 300}) {
+      const Tensor table = RandomTableOf<T>(rng, 1000, d);
+      const Tensor on = table.To(kGpu);
+      for (Combiner c :
+           {Combiner::kSum, Combiner::kMean, Combiner::kSqrtN, Combiner::kMax, Combiner::kMin}) {
+        const bool extreme = c == Combiner::kMax || c == Combiner::kMin;
+        for (bool weighted : {false, true}) {
+          if (weighted && extreme) continue;
+          for (DType id_dtype : {DType::kInt32, DType::kInt64}) {
+            const JaggedTensor ids = RandomBagsOf(rng, 3000, 1000, 11, weighted, id_dtype);
+            const std::string what = std::string(DTypeName(DTypeOf<T>)) +
+                                     " d=" + std::to_string(d) + " " + CombinerName(c) +
+                                     (weighted ? " weighted" : "");
+            ExpectSameBitsOf<T>(EmbeddingBag(on, OnGpu(ids), c, 11),
+                                EmbeddingBag(table, ids, c, 11), what);
+          }
+        }
+      }
+    }
+  };
+  each.template operator()<float>();
+  each.template operator()<double>();
+  each.template operator()<Half>();
+  each.template operator()<BFloat16>();
+  // A table whose rows are wider than D, an empty batch, a batch of empty bags.
+  const Tensor wide = RandomTableOf<float>(rng, 50, 70);
+  const Tensor view = Slice(wide, 1, 3, 67);
+  const JaggedTensor ids = RandomBagsOf(rng, 200, 50, -1, true, DType::kInt64);
+  ExpectSameBitsOf<float>(EmbeddingBag(Slice(wide.To(kGpu), 1, 3, 67), OnGpu(ids), Combiner::kMean),
+                          EmbeddingBag(view, ids, Combiner::kMean), "a strided table");
+  const JaggedTensor none = RandomBagsOf(rng, 0, 50, -1, false, DType::kInt64);
+  EXPECT_EQ(EmbeddingBag(wide.To(kGpu), OnGpu(none), Combiner::kSum).Dims(),
+            (std::vector<int64_t>{0, 70}));
+  const JaggedTensor empties = JaggedTensor::FromLengths(Tensor::Zeros({0}, DType::kInt64),
+                                                         Tensor::Zeros({5}, DType::kInt64));
+  ExpectSameBitsOf<float>(EmbeddingBag(wide.To(kGpu), OnGpu(empties), Combiner::kMax),
+                          EmbeddingBag(wide, empties, Combiner::kMax), "empty bags");
+}
+
+TEST(FeaturesGpu, EmbeddingBagsEqualTheCpuBitsAndErrorsNameTheBag) {
+  TK_REQUIRE_GPU();
+  std::mt19937_64 rng(19);
+  const std::vector<int64_t> widths = {16, 5, 64, 200}, rows = {300, 7, 1000, 12};
+  const std::vector<Combiner> combiners = {Combiner::kSum, Combiner::kMean, Combiner::kSqrtN,
+                                           Combiner::kSum};
+  const int64_t b = 900;
+  std::vector<Tensor> tables, on;
+  std::vector<int64_t> ids, lengths;
+  std::vector<float> weights;
+  for (size_t f = 0; f < widths.size(); ++f) {
+    tables.push_back(RandomTableOf<float>(rng, rows[f], widths[f]));
+    on.push_back(tables.back().To(kGpu));
+    const JaggedTensor j = RandomBagsOf(rng, b, rows[f], -1, true, DType::kInt64);
+    const std::vector<int64_t> v = j.values().ToVector<int64_t>();
+    const std::vector<float> w = j.weights().ToVector<float>();
+    const std::vector<int64_t> l = j.lengths().ToVector<int64_t>();
+    ids.insert(ids.end(), v.begin(), v.end());
+    weights.insert(weights.end(), w.begin(), w.end());
+    lengths.insert(lengths.end(), l.begin(), l.end());
+  }
+  const int64_t nf = static_cast<int64_t>(widths.size());
+  const KeyedJaggedTensor kjt({"a", "b", "c", "d"}, Tensor::FromVector(ids),
+                              Tensor::FromVector(lengths, {nf, b}), Tensor::FromVector(weights));
+  const KeyedJaggedTensor kjt_gpu({"a", "b", "c", "d"}, Tensor::FromVector(ids).To(kGpu),
+                                  Tensor::FromVector(lengths, {nf, b}).To(kGpu),
+                                  Tensor::FromVector(weights).To(kGpu));
+  ExpectSameBitsOf<float>(EmbeddingBags(on, kjt_gpu, combiners),
+                          EmbeddingBags(tables, kjt, combiners), "EmbeddingBags");
+  // An id past feature "c"'s table: the same Error as on the CPU, naming the feature and bag.
+  std::vector<int64_t> bad = ids;
+  const int64_t at = static_cast<int64_t>(ids.size()) - 3;  // in feature "d"
+  bad[at] = 12;
+  const KeyedJaggedTensor bad_gpu({"a", "b", "c", "d"}, Tensor::FromVector(bad).To(kGpu),
+                                  Tensor::FromVector(lengths, {nf, b}).To(kGpu));
+  const KeyedJaggedTensor bad_cpu({"a", "b", "c", "d"}, Tensor::FromVector(bad),
+                                  Tensor::FromVector(lengths, {nf, b}));
+  std::string cpu_message;
+  try {
+    EmbeddingBags(tables, bad_cpu, combiners);
+  } catch (const Error& e) {
+    cpu_message = e.what();
+  }
+  ASSERT_FALSE(cpu_message.empty());
+  testing::ExpectError([&] { EmbeddingBags(on, bad_gpu, combiners); }, ErrorCode::kOutOfRange,
+                       {cpu_message});
+  // Operands on two devices.
+  testing::ExpectError(
+      [&] {
+        EmbeddingBag(tables[0], OnGpu(RandomBagsOf(rng, 3, 300, -1, false, DType::kInt64)),
+                     Combiner::kSum);
+      },
+      ErrorCode::kDeviceMismatch, {"EmbeddingBag", "a table is on cpu"});
 }
 
 }  // namespace

@@ -1,0 +1,123 @@
+// tensorkit/features/embedding_device.h: one bag's reduction written once for the host and a
+// CUDA device (not a public header). The CUDA body of EmbeddingBag / EmbeddingBags runs it with
+// one warp per bag, each lane over a few columns; host tests run the same function against the
+// CPU kernels of embedding.cc, whose sequence of operations it repeats (embedding.cc Note [bag
+// kernels]): per column, the rows added in id order into a compute-type accumulator starting at
+// 0, `w * v` rounded before it is added (no fused multiply-add, on the device either), the
+// weight sums alongside, then one division by the bag divisor (0 where it is 0). So the device
+// gives the CPU's bits.
+#ifndef TENSORKIT_FEATURES_EMBEDDING_DEVICE_H_
+#define TENSORKIT_FEATURES_EMBEDDING_DEVICE_H_
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "tensorkit/common/host_device.h"
+#include "tensorkit/features/combiner.h"
+
+namespace tensorkit::embedding_internal {
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+// ---------------------------------------------------------------------------------------------
+
+// What a bag kernel reads and writes, on the CPU (embedding.cc) or a device: bag b's ids are
+// ids[off[b] .. off[b + 1]) (int32 or int64, as the kernel's I) and its output row is
+// out + (b - first_bag) * out_ld; table, ids and out hold the kernel's T, I and T. Ids are
+// checked before any kernel runs (every one in [0, V) or the padding id).
+template <typename C>
+struct BagJob {
+  const void* table = nullptr;
+  int64_t table_ld = 0;
+  int64_t d = 0;
+  const void* ids = nullptr;
+  const int64_t* off = nullptr;
+  const C* weights = nullptr;  // null: unweighted
+  int64_t padding_id = -1;
+  Combiner combiner = Combiner::kSum;
+  void* out = nullptr;
+  int64_t out_ld = 0;
+  int64_t first_bag = 0;
+};
+
+// Writes columns c, c + step, ..., c + (K - 1) * step (those below d) of bag `bag`'s output.
+template <int K, typename T, typename I, typename C>
+TK_HOST_DEVICE void ReduceBagColumns(const BagJob<C>& a, int64_t bag, int64_t c, int64_t step);
+
+// a * b (kMul) or a + b, rounded as one IEEE operation: never contracted into a fused
+// multiply-add (nvcc contracts by default; the CPU kernels do not).
+template <bool kMul, typename C>
+TK_HOST_DEVICE C Rounded(C a, C b);
+
+// ---------------------------------------------------------------------------------------------
+// Definitions
+// ---------------------------------------------------------------------------------------------
+
+template <bool kMul, typename C>
+TK_HOST_DEVICE inline C Rounded(C a, C b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<C, float>) {
+    return kMul ? __fmul_rn(a, b) : __fadd_rn(a, b);
+  } else {
+    return kMul ? __dmul_rn(a, b) : __dadd_rn(a, b);
+  }
+#else
+  return kMul ? a * b : a + b;
+#endif
+}
+
+template <int K, typename T, typename I, typename C>
+TK_HOST_DEVICE inline void ReduceBagColumns(const BagJob<C>& a, int64_t bag, int64_t c,
+                                            int64_t step) {
+  const T* table = static_cast<const T*>(a.table);
+  const I* ids = static_cast<const I*>(a.ids);
+  const bool extreme = a.combiner == Combiner::kMax || a.combiner == Combiner::kMin;
+  const bool is_max = a.combiner == Combiner::kMax;
+  const bool weighted = a.weights != nullptr;
+  C acc[K];
+  for (int k = 0; k < K; ++k) acc[k] = C(0);  // also the max of a bag without ids
+  int64_t count = 0;
+  C weight_sum = C(0), square_sum = C(0);
+  for (int64_t p = a.off[bag]; p < a.off[bag + 1]; ++p) {
+    const int64_t id = static_cast<int64_t>(ids[p]);
+    if (id == a.padding_id) continue;
+    const T* row = table + id * a.table_ld;
+    const C w = weighted ? a.weights[p] : C(1);
+    if (weighted) {
+      weight_sum = Rounded<false>(weight_sum, w);
+      square_sum = Rounded<false>(square_sum, Rounded<true>(w, w));
+    }
+    for (int k = 0; k < K; ++k) {
+      const int64_t col = c + k * step;
+      if (col >= a.d) break;
+      const C v = static_cast<C>(row[col]);
+      if (extreme) {
+        const bool wins = is_max ? v > acc[k] : v < acc[k];
+        acc[k] = count == 0 || wins ? v : acc[k];
+      } else {
+        acc[k] = Rounded<false>(acc[k], weighted ? Rounded<true>(w, v) : v);
+      }
+    }
+    ++count;
+  }
+  C divisor = C(1);
+  if (a.combiner == Combiner::kMean) {
+    divisor = weighted ? weight_sum : static_cast<C>(count);
+  } else if (a.combiner == Combiner::kSqrtN) {
+    divisor = std::sqrt(weighted ? square_sum : static_cast<C>(count));
+  }
+  const bool divide = !extreme && a.combiner != Combiner::kSum;
+  T* out = static_cast<T*>(a.out) + (bag - a.first_bag) * a.out_ld;
+  for (int k = 0; k < K; ++k) {
+    const int64_t col = c + k * step;
+    if (col >= a.d) break;
+    C v = acc[k];
+    if (divide) v = divisor == C(0) ? C(0) : v / divisor;
+    out[col] = static_cast<T>(v);
+  }
+}
+
+}  // namespace tensorkit::embedding_internal
+
+#endif  // TENSORKIT_FEATURES_EMBEDDING_DEVICE_H_
