@@ -65,6 +65,22 @@ void EmbeddingBagOnDevice(const Tensor& table, const Tensor& ids, const Tensor& 
                           int64_t padding_id, Combiner combiner, Tensor* out, int64_t col,
                           const char* op);
 
+// SparseSegmentReduce's checks on the device of indices and segment_ids (contiguous int32 or
+// int64 [K]): the first position whose id is negative, not below num_segments (when that is
+// >= 0) or below its predecessor, the first whose index is outside [0, num_rows) (-1 when none),
+// and the last id (-1 for K == 0); one fetch of the three.
+struct SegmentVerdict {
+  int64_t first_bad_id = -1, first_bad_index = -1, last_id = -1;
+};
+SegmentVerdict CheckSparseSegmentsOnDevice(const Tensor& indices, const Tensor& segment_ids,
+                                           int64_t num_segments, int64_t num_rows, const char* op);
+
+// SparseSegmentReduce on the device (segment_device.h): data contiguous [N, ...], indices and
+// segment_ids checked, out contiguous [num_out, ...] of data's dtype. Enqueued; nothing waits.
+void SparseSegmentReduceOnDevice(const Tensor& data, const Tensor& indices,
+                                 const Tensor& segment_ids, Combiner combiner, Tensor* out,
+                                 const char* op);
+
 }  // namespace tensorkit::features_cuda
 
 #endif  // TENSORKIT_FEATURES_DEVICE_OPS_H_

@@ -11,12 +11,14 @@
 
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 
 #include "tensorkit/common/host_device.h"
 #include "tensorkit/features/combiner.h"
+#include "tensorkit/features/device_math.h"
 
 namespace tensorkit::embedding_internal {
+
+using features_internal::Rounded;
 
 // ---------------------------------------------------------------------------------------------
 // Declarations
@@ -45,27 +47,9 @@ struct BagJob {
 template <int K, typename T, typename I, typename C>
 TK_HOST_DEVICE void ReduceBagColumns(const BagJob<C>& a, int64_t bag, int64_t c, int64_t step);
 
-// a * b (kMul) or a + b, rounded as one IEEE operation: never contracted into a fused
-// multiply-add (nvcc contracts by default; the CPU kernels do not).
-template <bool kMul, typename C>
-TK_HOST_DEVICE C Rounded(C a, C b);
-
 // ---------------------------------------------------------------------------------------------
 // Definitions
 // ---------------------------------------------------------------------------------------------
-
-template <bool kMul, typename C>
-TK_HOST_DEVICE inline C Rounded(C a, C b) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (std::is_same_v<C, float>) {
-    return kMul ? __fmul_rn(a, b) : __fadd_rn(a, b);
-  } else {
-    return kMul ? __dmul_rn(a, b) : __dadd_rn(a, b);
-  }
-#else
-  return kMul ? a * b : a + b;
-#endif
-}
 
 template <int K, typename T, typename I, typename C>
 TK_HOST_DEVICE inline void ReduceBagColumns(const BagJob<C>& a, int64_t bag, int64_t c,

@@ -21,6 +21,7 @@
 
 #include "tensorkit/common/wrap.h"
 #include "tensorkit/dense/ops.h"
+#include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
 #include "tensorkit/sparse/internal.h"
 
@@ -35,13 +36,14 @@ constexpr DTypeSet kDataDTypes = kFloatDTypes | kIndexDTypes;
 
 // --- Checks ----------------------------------------------------------------------------------
 
-void CheckTensor(const Tensor& t, const char* what, const char* op) {
+// `any_device`: the operation has a CUDA body, so a device tensor is not refused here.
+void CheckTensor(const Tensor& t, const char* what, const char* op, bool any_device = false) {
   TK_CHECK(t.defined(), kInvalidArgument, op, ": ", what, " is an undefined tensor");
-  fi::CheckOnCpu(t, what, op);
+  if (!any_device) fi::CheckOnCpu(t, what, op);
 }
 
-void CheckIds(const Tensor& ids, const char* what, const char* op) {
-  CheckTensor(ids, what, op);
+void CheckIds(const Tensor& ids, const char* what, const char* op, bool any_device = false) {
+  CheckTensor(ids, what, op, any_device);
   TK_CHECK((kIndexDTypes & Bit(ids.dtype())) != 0, kDTypeMismatch, op, ": ", what,
            " must be int32 or int64, got ", DTypeName(ids.dtype()));
 }
@@ -53,8 +55,9 @@ void CheckVector(const Tensor& ids, const char* what, const char* op) {
 
 // The data dtype and the combiner: mean and sqrtn need floats (TensorFlow has no integer
 // SparseSegmentMean either).
-void CheckData(const Tensor& data, Combiner c, const char* what, const char* op) {
-  CheckTensor(data, what, op);
+void CheckData(const Tensor& data, Combiner c, const char* what, const char* op,
+               bool any_device = false) {
+  CheckTensor(data, what, op, any_device);
   TK_CHECK(data.NumAxes() >= 1, kShapeMismatch, op, ": ", what,
            " must have at least one axis (the rows), got a rank-0 tensor; Unsqueeze(", what,
            ", 0) makes it [1]");
@@ -70,9 +73,10 @@ void CheckData(const Tensor& data, Combiner c, const char* what, const char* op)
 
 // The entries of a sparse segment reduction: indices and segment_ids 1-D of one length K,
 // returned.
-int64_t CheckEntries(const Tensor& indices, const Tensor& segment_ids, const char* op) {
-  CheckIds(indices, "indices", op);
-  CheckIds(segment_ids, "segment_ids", op);
+int64_t CheckEntries(const Tensor& indices, const Tensor& segment_ids, const char* op,
+                     bool any_device = false) {
+  CheckIds(indices, "indices", op, any_device);
+  CheckIds(segment_ids, "segment_ids", op, any_device);
   CheckVector(indices, "indices", op);
   CheckVector(segment_ids, "segment_ids", op);
   const int64_t k = indices.Dim(0);
@@ -98,7 +102,7 @@ int64_t RowLength(const std::vector<int64_t>& dims, size_t from, const char* op)
 
 // A new [rows, tail...] output; an Error before allocating when its size overflows.
 Tensor NewOutput(int64_t rows, const std::vector<int64_t>& dims, size_t tail_from, int64_t d,
-                 DType dtype, const char* op) {
+                 DType dtype, const char* op, Device device = Device::Cpu()) {
   int64_t bytes = 0;
   TK_CHECK(!__builtin_mul_overflow(rows, d, &bytes) &&
                !__builtin_mul_overflow(bytes, DTypeSize(dtype), &bytes),
@@ -107,7 +111,7 @@ Tensor NewOutput(int64_t rows, const std::vector<int64_t>& dims, size_t tail_fro
   std::vector<int64_t> out_dims{rows};
   out_dims.insert(out_dims.end(), dims.begin() + static_cast<std::ptrdiff_t>(tail_from),
                   dims.end());
-  return Tensor::Empty(out_dims, dtype);
+  return Tensor::Empty(out_dims, dtype, device);
 }
 
 // Sorted ids (SegmentReduce, SparseSegmentReduce): each >= 0, below num_segments when that is
@@ -426,6 +430,36 @@ std::string IdPosition(const char* what, const std::vector<int64_t>& dims, int64
   return s + "]";
 }
 
+// SparseSegmentReduce with an operand on a CUDA device (device_ops.h), its device-independent
+// checks done: every operand on one device, the entries checked there (one wait, which also
+// sizes the output for num_segments -1); a bad entry is reported by the CPU checks on host copies,
+// so the Error is the CPU's.
+Tensor SparseSegmentReduceOnDevice(const Tensor& data, const Tensor& indices,
+                                   const Tensor& segment_ids, int64_t num_segments,
+                                   Combiner combiner, const std::vector<int64_t>& dims, int64_t d,
+                                   const char* op) {
+  si::CheckSameDevice(data.device(), indices.device(), op, "data", "indices");
+  si::CheckSameDevice(data.device(), segment_ids.device(), op, "data", "segment_ids");
+  const int64_t k = segment_ids.Dim(0);
+  const Tensor ids = si::Contiguous(segment_ids), idx = si::Contiguous(indices);
+  const features_cuda::SegmentVerdict v =
+      features_cuda::CheckSparseSegmentsOnDevice(idx, ids, num_segments, dims[0], op);
+  if (v.first_bad_id >= 0 || v.first_bad_index >= 0) {
+    const Tensor host_ids = si::HostContiguous(ids), host_idx = si::HostContiguous(idx);
+    Dispatch<kIndexDTypes>(host_ids.dtype(), op, [&]<typename I>() {
+      CheckSortedIds(host_ids.data<I>(), k, num_segments, "segment_ids", op);
+    });
+    Dispatch<kIndexDTypes>(host_idx.dtype(), op, [&]<typename J>() {
+      CheckRowIndices(host_idx.data<J>(), k, dims[0], "indices", "the rows of data", op);
+    });
+    Throw(ErrorCode::kInternal, op, ": the device found a bad entry that the host checks pass");
+  }
+  const int64_t num_out = num_segments >= 0 ? num_segments : k == 0 ? 0 : v.last_id + 1;
+  Tensor out = NewOutput(num_out, dims, 1, d, data.dtype(), op, data.device());
+  if (out.NumElements() == 0) return out;
+  features_cuda::SparseSegmentReduceOnDevice(si::Contiguous(data), idx, ids, combiner, &out, op);
+  return out;
+}
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -505,12 +539,17 @@ Tensor UnsortedSegmentReduce(const Tensor& data, const Tensor& segment_ids, int6
 Tensor SparseSegmentReduce(const Tensor& data, const Tensor& indices, const Tensor& segment_ids,
                            int64_t num_segments, Combiner combiner) {
   const char* op = "SparseSegmentReduce";
-  CheckData(data, combiner, "data", op);
+  const bool device = fi::OnCuda(data) || fi::OnCuda(indices) || fi::OnCuda(segment_ids);
+  CheckData(data, combiner, "data", op, device);
   CheckNumSegments(num_segments, op);
-  const int64_t k = CheckEntries(indices, segment_ids, op);
+  const int64_t k = CheckEntries(indices, segment_ids, op, device);
   const std::vector<int64_t> dims = data.Dims();
   const int64_t n = dims[0];
   const int64_t d = RowLength(dims, 1, op);
+  if (device) {
+    return SparseSegmentReduceOnDevice(data, indices, segment_ids, num_segments, combiner, dims, d,
+                                       op);
+  }
   return fi::ReportingAllocationFailure(op, [&] {
     const Tensor ids_t = si::HostContiguous(segment_ids);
     const Tensor idx_t = si::HostContiguous(indices);

@@ -241,11 +241,14 @@ for name, text in (("BM_GpuCopy", "Copy"), ("BM_GpuBroadcastAdd", "broadcast Add
         print(f"{text}: not measured ({errors.get(name + m, 'no result')})")
 # The feature layer's bags against the memory system (goal: 65% of peak, about what FBGEMM's
 # table-batched forward reaches).
-for name, text in (("BM_GpuEmbeddingBag/0", "EmbeddingBag sum"), ("BM_GpuEmbeddingBag/1", "EmbeddingBag mean"),
-                   ("BM_GpuEmbeddingBags", "EmbeddingBags, 8 tables")):
+for name, text in (("BM_GpuEmbeddingBag/0", "EmbeddingBag sum, 64k bags of ~40 ids"),
+                   ("BM_GpuEmbeddingBag/1", "EmbeddingBag mean, 64k bags of ~40 ids"),
+                   ("BM_GpuEmbeddingBags", "EmbeddingBags, 8 tables"),
+                   ("BM_GpuSparseSegmentReduce/0", "SparseSegmentSum, 5M rows into 64k segments"),
+                   ("BM_GpuSparseSegmentReduce/1", "SparseSegmentMean, 5M rows into 64k segments")):
     b = by.get(name + m)
     if b and "GB/s" in b:
-        print(f"{text} [1M, 64] float32, 64k bags of ~40 ids: {b['GB/s']:.0f} GB/s = {b['peak_frac']:.3f} of peak (goal 0.65)")
+        print(f"{text} of [1M, 64] float32: {b['GB/s']:.0f} GB/s = {b['peak_frac']:.3f} of peak (goal 0.65)")
     else:
         print(f"{text}: not measured ({errors.get(name + m, 'no result')})")
 for b in runs:

@@ -72,6 +72,12 @@ auto AtThreadCounts(const std::vector<int>& counts, F&& f) {
   return out;
 }
 
+// f.template operator()<T>() for each T of Ts, in that order: one test body over several dtypes.
+template <typename... Ts, typename F>
+void ForEachType(F&& f) {
+  (f.template operator()<Ts>(), ...);
+}
+
 // Operand dims {a, b, c} of the AddProduct forms the GEMM recognition must handle (matrix
 // product, batched, broadcast batch, matrix-vector, vector-matrix, dot, outer, a non-GEMM sum),
 // for batch bt and sizes i, j (summed) and k.

@@ -1,8 +1,9 @@
 // GPU benchmarks of features/: EmbeddingBag sum and mean of a float32 table [1M, 64] over 64k
-// bags of about 40 ids (the CPU benchmark's shape, bench/embedding_bench.cc), and a table-batched
-// EmbeddingBags of 8 such tables; GB/s counts the bytes that must move (each id's table row, the
-// ids, the offsets, the output) and the fraction of the device's peak memory bandwidth (the goal
-// is 65%). Run with --device cuda (scripts/gpu-check.sh does); part of bench_gpu.
+// bags of about 40 ids (the CPU benchmark's shape, bench/embedding_bench.cc), a table-batched
+// EmbeddingBags of 8 such tables, and SparseSegmentSum / Mean of 5M gathered rows; GB/s counts the
+// bytes that must move (each id's table row, the ids, the offsets, the output) and the fraction of
+// the device's peak memory bandwidth (the goal is 65%). Run with --device cuda
+// (scripts/gpu-check.sh does); part of bench_gpu.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "bench/gpu/bench_util.h"
 #include "tensorkit/features/embedding.h"
+#include "tensorkit/features/segment.h"
 
 namespace tensorkit {
 namespace {
@@ -77,6 +79,32 @@ void BM_GpuEmbeddingBags(benchmark::State& state) {
   SetBandwidth(state, BytesMoved(n, int64_t{kFeatures} * kBags, kDim));
 }
 
+// SparseSegmentSum / Mean of 5M rows gathered from [1M, 64] float32 into 64k segments (the CPU
+// peers table's shape): the gathered rows, the indices and ids, the output.
+void BM_GpuSparseSegmentReduce(benchmark::State& state) {
+  const Combiner combiner = static_cast<Combiner>(state.range(0));
+  static const Tensor data = Table(3);
+  constexpr int64_t kEntries = 5'000'000, kSegments = 1 << 16;
+  std::mt19937_64 rng(4);
+  std::vector<int64_t> idx(kEntries), ids(kEntries);
+  for (int64_t k = 0; k < kEntries; ++k) {
+    idx[k] = static_cast<int64_t>(rng() % kRows);
+    ids[k] = k * kSegments / kEntries;
+  }
+  const Tensor idx_t = Tensor::FromVector(std::move(idx)).To(kGpu);
+  const Tensor ids_t = Tensor::FromVector(std::move(ids)).To(kGpu);
+  TimeOnDevice(state, [&] {
+    benchmark::DoNotOptimize(SparseSegmentReduce(data, idx_t, ids_t, kSegments, combiner));
+  });
+  SetBandwidth(state, kEntries * (kDim * 4 + 16) + kSegments * kDim * 4);
+  state.SetLabel(CombinerName(combiner));
+}
+
+BENCHMARK(BM_GpuSparseSegmentReduce)
+    ->Arg(static_cast<int>(Combiner::kSum))
+    ->Arg(static_cast<int>(Combiner::kMean))
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GpuEmbeddingBag)
     ->Arg(static_cast<int>(Combiner::kSum))
     ->Arg(static_cast<int>(Combiner::kMean))

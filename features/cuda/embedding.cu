@@ -10,9 +10,9 @@
 #include "tensorkit/common/cuda/cuda_util.h"
 #include "tensorkit/common/dtype.h"
 #include "tensorkit/common/error.h"
+#include "tensorkit/features/cuda/warps.cuh"
 #include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/embedding_device.h"
-#include "tensorkit/sparse/keys.h"
 
 namespace tensorkit::features_cuda {
 namespace {
@@ -20,10 +20,7 @@ namespace {
 namespace cb = common_cuda;
 namespace ei = embedding_internal;
 
-constexpr int kThreads = 256;
-constexpr int kWarp = 32;
 constexpr int kColsPerLane = 4;  // a warp covers 128 columns of a bag per pass over its ids
-constexpr int64_t kMaxBlocks = 1 << 16;
 
 // The first position in [begin, end) whose id is outside [0, rows) (one unsigned compare also
 // catches negatives); *first stays all ones when there is none.
@@ -41,14 +38,11 @@ __global__ void FirstBadIdKernel(const I* ids, int64_t begin, int64_t end, uint6
 
 template <typename T, typename I, typename C>
 __global__ void BagKernel(ei::BagJob<C> a, int64_t num_bags) {
-  const int lane = static_cast<int>(threadIdx.x % kWarp);
-  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
-  const int64_t warps = static_cast<int64_t>(gridDim.x) * blockDim.x / kWarp;
-  for (int64_t b = warp; b < num_bags; b += warps) {
+  ForEachItemByWarp(num_bags, [&](int64_t b, int lane) {
     for (int64_t c = 0; c < a.d; c += kWarp * kColsPerLane) {
       ei::ReduceBagColumns<kColsPerLane, T, I>(a, a.first_bag + b, c + lane, kWarp);
     }
-  }
+  });
 }
 
 }  // namespace
@@ -66,14 +60,14 @@ std::vector<int64_t> FirstIdsOutOfRange(const Tensor& ids, const std::vector<int
   for (size_t r = 0; r < ranges; ++r) {
     const int64_t n = begins[r + 1] - begins[r];
     if (n == 0) continue;
-    const unsigned grid = static_cast<unsigned>(sparse_keys::BlocksFor(n, kThreads, kMaxBlocks));
+    const unsigned grid = WarpGridFor(n, /*per_thread=*/true);
     const uint64_t rows = static_cast<uint64_t>(num_rows[r]);
     if (ids.dtype() == DType::kInt64) {
-      FirstBadIdKernel<<<grid, kThreads, 0, stream>>>(ids.data<int64_t>(), begins[r], begins[r + 1],
-                                                      rows, slots + r);
+      FirstBadIdKernel<<<grid, kWarpThreads, 0, stream>>>(ids.data<int64_t>(), begins[r],
+                                                          begins[r + 1], rows, slots + r);
     } else {
-      FirstBadIdKernel<<<grid, kThreads, 0, stream>>>(ids.data<int32_t>(), begins[r], begins[r + 1],
-                                                      rows, slots + r);
+      FirstBadIdKernel<<<grid, kWarpThreads, 0, stream>>>(ids.data<int32_t>(), begins[r],
+                                                          begins[r + 1], rows, slots + r);
     }
     TK_CUDA_CHECK(op, cudaGetLastError());
   }
@@ -88,9 +82,7 @@ void EmbeddingBagOnDevice(const Tensor& table, const Tensor& ids, const Tensor& 
   if (num_bags == 0 || d == 0) return;
   const int device = table.device().index;
   cb::DeviceGuard guard(device, op);
-  const int64_t warps_per_block = kThreads / kWarp;
-  const unsigned grid = static_cast<unsigned>(
-      std::min<int64_t>((num_bags + warps_per_block - 1) / warps_per_block, kMaxBlocks));
+  const unsigned grid = WarpGridFor(num_bags);
   cudaStream_t stream = cb::Stream(device);
   Dispatch<kFloatDTypes>(table.dtype(), op, [&]<typename T>() {
     using C = ComputeType<T>;
@@ -107,7 +99,7 @@ void EmbeddingBagOnDevice(const Tensor& table, const Tensor& ids, const Tensor& 
       a.out = out->data<T>() + col;
       a.out_ld = out->Dim(1);
       a.first_bag = first_bag;
-      BagKernel<T, I, C><<<grid, kThreads, 0, stream>>>(a, num_bags);
+      BagKernel<T, I, C><<<grid, kWarpThreads, 0, stream>>>(a, num_bags);
     };
     if (ids.dtype() == DType::kInt64) {
       launch.template operator()<int64_t>();

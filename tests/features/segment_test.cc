@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "reference/features_reference.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
+#include "tensorkit/features/segment_device.h"
 #include "test_util.h"
 
 namespace tensorkit {
@@ -451,6 +453,76 @@ TEST(SparseSegmentReduce, MatchesTensorFlowBitForBit) {
         UnsortedSegmentReduce(x, IdTensor(ids, DType::kInt64), 1, Combiner::kSum).ToVector<float>(),
         (std::vector<float>{tc.dense_sum}));
   }
+}
+
+// The device body's element function (segment_device.h), with the starts from its binary
+// search, run on the host over every output element, gives the CPU kernel's bits: every dtype
+// and combiner, segments of 0 to 40 rows (every first-block size of TensorFlow's blocks, the
+// n < 10 scaling and the division after), gaps, rows of 1 to 70 elements, full-mantissa floats.
+TEST(SparseSegmentReduce, TheDeviceElementFunctionGivesTheCpuBits) {
+  std::mt19937_64 rng(31);
+  std::uniform_real_distribution<double> any(-100.0, 100.0);
+  const auto each = [&]<typename T>() {
+    using A = ComputeType<T>;
+    for (int64_t d : {1, 7, 70}) {
+      const int64_t rows = 60;
+      std::vector<T> values;
+      for (int64_t i = 0; i < rows * d; ++i) {
+        if constexpr (std::is_integral_v<T>) {
+          values.push_back(static_cast<T>(static_cast<int64_t>(rng()) >> 3));  // sums wrap
+        } else {
+          values.push_back(static_cast<T>(any(rng)));
+        }
+      }
+      const Tensor data = Tensor::FromVector<T>(values, {rows, d});
+      std::vector<int64_t> ids, idx;
+      for (int64_t s = 0, n = 0; n <= 40; ++s, ++n) {
+        if (s % 5 == 3) ++s;  // a gap
+        for (int64_t j = 0; j < n; ++j) {
+          ids.push_back(s);
+          idx.push_back(static_cast<int64_t>(rng() % rows));
+        }
+      }
+      for (Combiner c : kAll) {
+        if (!TakesCombiner(DTypeOf<T>, c)) continue;
+        for (DType id_dtype : {DType::kInt32, DType::kInt64}) {
+          const Tensor id_t = IdTensor(ids, id_dtype), idx_t = IdTensor(idx, id_dtype);
+          const Tensor want = SparseSegmentReduce(data, idx_t, id_t, -1, c);
+          const int64_t num_out = want.Dim(0);
+          Tensor got = Tensor::Zeros(want.Dims(), want.dtype());
+          const auto run = [&]<typename J>() {
+            std::vector<int64_t> start;
+            for (int64_t s = 0; s <= num_out; ++s) {
+              start.push_back(features_internal::LowerBoundOf(id_t.data<J>(), id_t.Dim(0), s));
+            }
+            features_internal::SparseSegmentJob<T, J> a;
+            a.data = data.data<T>();
+            a.d = d;
+            a.indices = idx_t.data<J>();
+            a.start = start.data();
+            a.combiner = c;
+            a.out = got.data<T>();
+            for (int64_t s = 0; s < num_out; ++s) {
+              for (int64_t t = 0; t < d; ++t) {
+                features_internal::ReduceSparseSegmentElement<A>(a, s, t);
+              }
+            }
+          };
+          if (id_dtype == DType::kInt64) {
+            run.template operator()<int64_t>();
+          } else {
+            run.template operator()<int32_t>();
+          }
+          SCOPED_TRACE(::testing::Message() << DTypeName(DTypeOf<T>) << " d=" << d << " "
+                                            << CombinerName(c) << " " << DTypeName(id_dtype));
+          ASSERT_EQ(std::memcmp(got.raw_data(), want.raw_data(),
+                                static_cast<size_t>(want.NumElements()) * sizeof(T)),
+                    0);
+        }
+      }
+    }
+  };
+  testing::ForEachType<float, double, Half, BFloat16, int32_t, int64_t>(each);
 }
 
 TEST(SparseSegmentReduce, TensorFlowInvalidInputs) {

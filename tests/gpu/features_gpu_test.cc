@@ -17,6 +17,7 @@
 #include "tensorkit/features/counts.h"
 #include "tensorkit/features/embedding.h"
 #include "tensorkit/features/hash.h"
+#include "tensorkit/features/segment.h"
 #include "tensorkit/features/vocabulary.h"
 #include "test_util.h"
 
@@ -231,10 +232,7 @@ TEST(FeaturesGpu, EmbeddingBagEqualsTheCpuBits) {
       }
     }
   };
-  each.template operator()<float>();
-  each.template operator()<double>();
-  each.template operator()<Half>();
-  each.template operator()<BFloat16>();
+  testing::ForEachType<float, double, Half, BFloat16>(each);
   // A table whose rows are wider than D, an empty batch, a batch of empty bags.
   const Tensor wide = RandomTableOf<float>(rng, 50, 70);
   const Tensor view = Slice(wide, 1, 3, 67);
@@ -303,6 +301,65 @@ TEST(FeaturesGpu, EmbeddingBagsEqualTheCpuBitsAndErrorsNameTheBag) {
                      Combiner::kSum);
       },
       ErrorCode::kDeviceMismatch, {"EmbeddingBag", "a table is on cpu"});
+}
+
+TEST(FeaturesGpu, SparseSegmentReduceEqualsTheCpuBits) {
+  TK_REQUIRE_GPU();
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<float> x(-100.0f, 100.0f);
+  const auto each = [&]<typename T>() {
+    for (int64_t d : {1, 33, 64, 200}) {
+      const int64_t rows = 5000;
+      std::vector<T> values(static_cast<size_t>(rows * d));
+      for (T& v : values) v = static_cast<T>(std::is_integral_v<T> ? x(rng) * 1000 : x(rng));
+      const Tensor data = Tensor::FromVector(values, {rows, d});
+      std::vector<int64_t> ids, idx;
+      for (int64_t s = 0; s < 3000; ++s) {
+        if (s % 11 == 4) continue;  // empty segments
+        const int64_t n = static_cast<int64_t>(rng() % 30);
+        for (int64_t j = 0; j < n; ++j) {
+          ids.push_back(s);
+          idx.push_back(static_cast<int64_t>(rng() % rows));
+        }
+      }
+      for (Combiner c :
+           {Combiner::kSum, Combiner::kMean, Combiner::kSqrtN, Combiner::kMax, Combiner::kMin}) {
+        if (std::is_integral_v<T> && (c == Combiner::kMean || c == Combiner::kSqrtN)) continue;
+        for (DType id_dtype : {DType::kInt32, DType::kInt64}) {
+          const Tensor id_t = Converted(Tensor::FromVector(ids), id_dtype);
+          const Tensor idx_t = Converted(Tensor::FromVector(idx), id_dtype);
+          for (int64_t num_segments : {int64_t{-1}, int64_t{3100}}) {
+            const std::string what = std::string(DTypeName(DTypeOf<T>)) +
+                                     " d=" + std::to_string(d) + " " + CombinerName(c);
+            ExpectSameBitsOf<T>(
+                SparseSegmentReduce(data.To(kGpu), idx_t.To(kGpu), id_t.To(kGpu), num_segments, c),
+                SparseSegmentReduce(data, idx_t, id_t, num_segments, c), what);
+          }
+        }
+      }
+    }
+  };
+  testing::ForEachType<float, double, Half, BFloat16, int32_t, int64_t>(each);
+  // Bad entries give the CPU's Errors; nothing is read out of bounds.
+  const Tensor data = Tensor::Zeros({4, 3}, DType::kFloat32, kGpu);
+  const auto ids = [](std::vector<int64_t> v) { return Tensor::FromVector(v).To(kGpu); };
+  testing::ExpectError(
+      [&] {
+        SparseSegmentReduce(data, ids({0, 1, 2}), ids({0, 2, 1}), -1, Combiner::kSum);
+      },
+      ErrorCode::kInvalidArgument, {"segment_ids[2] = 1 is less than segment_ids[1] = 2"});
+  testing::ExpectError(
+      [&] {
+        SparseSegmentReduce(data, ids({0, 4, 2}), ids({0, 0, 1}), -1, Combiner::kSum);
+      },
+      ErrorCode::kOutOfRange, {"indices[1] = 4", "[0, 4)"});
+  testing::ExpectError(
+      [&] {
+        SparseSegmentReduce(data, ids({0, 1}), ids({0, 5}), 3, Combiner::kSum);
+      },
+      ErrorCode::kOutOfRange, {"segment_ids[1] = 5"});
+  EXPECT_EQ(SparseSegmentReduce(data, ids({}), ids({}), -1, Combiner::kSum).Dims(),
+            (std::vector<int64_t>{0, 3}));
 }
 
 }  // namespace
