@@ -65,21 +65,36 @@ void EmbeddingBagOnDevice(const Tensor& table, const Tensor& ids, const Tensor& 
                           int64_t padding_id, Combiner combiner, Tensor* out, int64_t col,
                           const char* op);
 
-// SparseSegmentReduce's checks on the device of indices and segment_ids (contiguous int32 or
-// int64 [K]): the first position whose id is negative, not below num_segments (when that is
-// >= 0) or below its predecessor, the first whose index is outside [0, num_rows) (-1 when none),
-// and the last id (-1 for K == 0); one fetch of the three.
+// The checks of SegmentReduce and SparseSegmentReduce on the device of segment_ids (and
+// indices, when defined; both contiguous int32 or int64 [K]): the first position whose id is
+// negative, not below num_segments (when that is >= 0) or below its predecessor, the first
+// whose index is outside [0, num_rows) (-1 when none), and the last id (-1 for K == 0); one
+// fetch of the three.
 struct SegmentVerdict {
   int64_t first_bad_id = -1, first_bad_index = -1, last_id = -1;
 };
-SegmentVerdict CheckSparseSegmentsOnDevice(const Tensor& indices, const Tensor& segment_ids,
+SegmentVerdict CheckSortedSegmentsOnDevice(const Tensor& indices, const Tensor& segment_ids,
                                            int64_t num_segments, int64_t num_rows, const char* op);
 
-// SparseSegmentReduce on the device (segment_device.h): data contiguous [N, ...], indices and
-// segment_ids checked, out contiguous [num_out, ...] of data's dtype. Enqueued; nothing waits.
-void SparseSegmentReduceOnDevice(const Tensor& data, const Tensor& indices,
+// UnsortedSegmentReduce's check on the device of segment_ids (contiguous int32 or int64 [K]):
+// the first position whose id is not below num_segments (when that is >= 0; -1 when none) and
+// the largest id (-1 for K == 0); one fetch of both.
+struct UnsortedVerdict {
+  int64_t first_bad_id = -1, max_id = -1;
+};
+UnsortedVerdict CheckUnsortedIdsOnDevice(const Tensor& segment_ids, int64_t num_segments,
+                                         const char* op);
+
+// The reductions on the device (segment_device.h), their inputs checked: data contiguous
+// [N, ...]; out contiguous [num_out, ...] of data's dtype. Sorted segment_ids [K] with
+// `indices` (SparseSegmentReduce, kBlocks) or undefined (SegmentReduce, K == N, kEigen); or ids
+// in any order (UnsortedSegmentReduce: [K] for the K rows of data, negative ids dropped), which
+// are first sorted stably on the device. Enqueued; nothing waits.
+void SortedSegmentReduceOnDevice(const Tensor& data, const Tensor& indices,
                                  const Tensor& segment_ids, Combiner combiner, Tensor* out,
                                  const char* op);
+void UnsortedSegmentReduceOnDevice(const Tensor& data, const Tensor& segment_ids, Combiner combiner,
+                                   Tensor* out, const char* op);
 
 }  // namespace tensorkit::features_cuda
 

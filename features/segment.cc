@@ -21,8 +21,10 @@
 
 #include "tensorkit/common/wrap.h"
 #include "tensorkit/dense/ops.h"
+#include "tensorkit/dense/views.h"
 #include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
+#include "tensorkit/features/segment_device.h"
 #include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
@@ -161,24 +163,7 @@ constexpr int64_t kAhead = 8;
 // rows by itself).
 constexpr int64_t kPrefetchLines = 8;
 
-template <typename T>
-T EmptyValue(Combiner c, bool unsorted) {
-  if (unsorted && c == Combiner::kMax) {
-    if constexpr (std::is_same_v<T, Half>) return Half::FromBits(0xfbff);  // -65504
-    if constexpr (std::is_same_v<T, BFloat16>) return BFloat16::FromBits(0xff7f);
-    if constexpr (!std::is_same_v<T, Half> && !std::is_same_v<T, BFloat16>) {
-      return std::numeric_limits<T>::lowest();
-    }
-  }
-  if (unsorted && c == Combiner::kMin) {
-    if constexpr (std::is_same_v<T, Half>) return Half::FromBits(0x7bff);  // 65504
-    if constexpr (std::is_same_v<T, BFloat16>) return BFloat16::FromBits(0x7f7f);
-    if constexpr (!std::is_same_v<T, Half> && !std::is_same_v<T, BFloat16>) {
-      return std::numeric_limits<T>::max();
-    }
-  }
-  return T(0);
-}
+using fi::EmptyValue;
 
 // How the rows of one segment are added (Note [summation order]).
 enum class Order {
@@ -430,36 +415,55 @@ std::string IdPosition(const char* what, const std::vector<int64_t>& dims, int64
   return s + "]";
 }
 
-// SparseSegmentReduce with an operand on a CUDA device (device_ops.h), its device-independent
-// checks done: every operand on one device, the entries checked there (one wait, which also
-// sizes the output for num_segments -1); a bad entry is reported by the CPU checks on host copies,
-// so the Error is the CPU's.
-Tensor SparseSegmentReduceOnDevice(const Tensor& data, const Tensor& indices,
-                                   const Tensor& segment_ids, int64_t num_segments,
-                                   Combiner combiner, const std::vector<int64_t>& dims, int64_t d,
-                                   const char* op) {
-  si::CheckSameDevice(data.device(), indices.device(), op, "data", "indices");
-  si::CheckSameDevice(data.device(), segment_ids.device(), op, "data", "segment_ids");
+// Unsorted ids below num_out (negative ones are dropped); an Error names the first that is not.
+template <typename I>
+void CheckUnsortedIds(const I* ids, int64_t n, int64_t num_out, const std::vector<int64_t>& dims,
+                      const char* op) {
+  const int64_t bad = si::FirstWhere(n, [&](int64_t k) { return ids[k] >= num_out; });
+  TK_CHECK(bad < 0, kOutOfRange, op, ": ", IdPosition("segment_ids", dims, bad), " = ",
+           static_cast<int64_t>(ids[bad < 0 ? 0 : bad]), " is out of range [0, ", num_out,
+           "); every id must be below num_segments (negative ids are dropped)");
+}
+
+// The segment reductions with an operand on a CUDA device (device_ops.h), their
+// device-independent checks done: every operand on one device, the ids (and indices) checked
+// there with one wait, which also sizes the output for num_segments -1. A bad id is reported by
+// the CPU checks on host copies of the ids, so the Error is the CPU's.
+void CheckOneDevice(const Tensor& data, const Tensor& other, const char* other_name,
+                    const char* op) {
+  si::CheckSameDevice(data.device(), other.device(), op, "data", other_name);
+}
+
+// SegmentReduce (indices undefined) and SparseSegmentReduce on the device.
+Tensor SortedReduceOnDevice(const Tensor& data, const Tensor& indices, const Tensor& segment_ids,
+                            int64_t num_segments, Combiner combiner,
+                            const std::vector<int64_t>& dims, int64_t d, const char* op) {
+  if (indices.defined()) CheckOneDevice(data, indices, "indices", op);
+  CheckOneDevice(data, segment_ids, "segment_ids", op);
   const int64_t k = segment_ids.Dim(0);
-  const Tensor ids = si::Contiguous(segment_ids), idx = si::Contiguous(indices);
+  const Tensor ids = si::Contiguous(segment_ids);
+  const Tensor idx = indices.defined() ? si::Contiguous(indices) : Tensor();
   const features_cuda::SegmentVerdict v =
-      features_cuda::CheckSparseSegmentsOnDevice(idx, ids, num_segments, dims[0], op);
+      features_cuda::CheckSortedSegmentsOnDevice(idx, ids, num_segments, dims[0], op);
   if (v.first_bad_id >= 0 || v.first_bad_index >= 0) {
-    const Tensor host_ids = si::HostContiguous(ids), host_idx = si::HostContiguous(idx);
+    const Tensor host_ids = si::HostContiguous(ids);
     Dispatch<kIndexDTypes>(host_ids.dtype(), op, [&]<typename I>() {
       CheckSortedIds(host_ids.data<I>(), k, num_segments, "segment_ids", op);
     });
-    Dispatch<kIndexDTypes>(host_idx.dtype(), op, [&]<typename J>() {
-      CheckRowIndices(host_idx.data<J>(), k, dims[0], "indices", "the rows of data", op);
-    });
+    if (idx.defined()) {
+      const Tensor host_idx = si::HostContiguous(idx);
+      Dispatch<kIndexDTypes>(host_idx.dtype(), op, [&]<typename J>() {
+        CheckRowIndices(host_idx.data<J>(), k, dims[0], "indices", "the rows of data", op);
+      });
+    }
     Throw(ErrorCode::kInternal, op, ": the device found a bad entry that the host checks pass");
   }
   const int64_t num_out = num_segments >= 0 ? num_segments : k == 0 ? 0 : v.last_id + 1;
   Tensor out = NewOutput(num_out, dims, 1, d, data.dtype(), op, data.device());
-  if (out.NumElements() == 0) return out;
-  features_cuda::SparseSegmentReduceOnDevice(si::Contiguous(data), idx, ids, combiner, &out, op);
+  features_cuda::SortedSegmentReduceOnDevice(si::Contiguous(data), idx, ids, combiner, &out, op);
   return out;
 }
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -467,8 +471,9 @@ Tensor SparseSegmentReduceOnDevice(const Tensor& data, const Tensor& indices,
 Tensor SegmentReduce(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
                      Combiner combiner) {
   const char* op = "SegmentReduce";
-  CheckData(data, combiner, "data", op);
-  CheckIds(segment_ids, "segment_ids", op);
+  const bool device = fi::OnCuda(data) || fi::OnCuda(segment_ids);
+  CheckData(data, combiner, "data", op, device);
+  CheckIds(segment_ids, "segment_ids", op, device);
   CheckVector(segment_ids, "segment_ids", op);
   CheckNumSegments(num_segments, op);
   const int64_t n = data.Dim(0);
@@ -477,6 +482,8 @@ Tensor SegmentReduce(const Tensor& data, const Tensor& segment_ids, int64_t num_
            "); give one id per row");
   const std::vector<int64_t> dims = data.Dims();
   const int64_t d = RowLength(dims, 1, op);
+  if (device)
+    return SortedReduceOnDevice(data, Tensor(), segment_ids, num_segments, combiner, dims, d, op);
   return fi::ReportingAllocationFailure(op, [&] {
     const Tensor ids_t = si::HostContiguous(segment_ids);
     return Dispatch<kIndexDTypes>(ids_t.dtype(), op, [&]<typename I>() {
@@ -495,8 +502,9 @@ Tensor SegmentReduce(const Tensor& data, const Tensor& segment_ids, int64_t num_
 Tensor UnsortedSegmentReduce(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
                              Combiner combiner) {
   const char* op = "UnsortedSegmentReduce";
-  CheckData(data, combiner, "data", op);
-  CheckIds(segment_ids, "segment_ids", op);
+  const bool device = fi::OnCuda(data) || fi::OnCuda(segment_ids);
+  CheckData(data, combiner, "data", op, device);
+  CheckIds(segment_ids, "segment_ids", op, device);
   CheckNumSegments(num_segments, op);
   const std::vector<int64_t> dims = data.Dims();
   const std::vector<int64_t> id_dims = segment_ids.Dims();
@@ -507,6 +515,25 @@ Tensor UnsortedSegmentReduce(const Tensor& data, const Tensor& segment_ids, int6
       " must be a prefix of data's dims ", ShapeString(dims), " (one id per row of data)");
   const int64_t n = segment_ids.NumElements();
   const int64_t d = RowLength(dims, id_dims.size(), op);
+  if (device) {
+    CheckOneDevice(data, segment_ids, "segment_ids", op);
+    const Tensor ids = si::Contiguous(segment_ids);
+    const features_cuda::UnsortedVerdict v =
+        features_cuda::CheckUnsortedIdsOnDevice(ids, num_segments, op);
+    // The largest id + 1; negative ids are dropped.
+    const int64_t num_out = num_segments >= 0 ? num_segments : std::max<int64_t>(v.max_id, -1) + 1;
+    if (v.first_bad_id >= 0) {
+      const Tensor host_ids = si::HostContiguous(ids);
+      Dispatch<kIndexDTypes>(host_ids.dtype(), op, [&]<typename I>() {
+        CheckUnsortedIds(host_ids.data<I>(), n, num_out, id_dims, op);
+      });
+      Throw(ErrorCode::kInternal, op, ": the device found a bad id that the host checks pass");
+    }
+    Tensor out = NewOutput(num_out, dims, id_dims.size(), d, data.dtype(), op, data.device());
+    features_cuda::UnsortedSegmentReduceOnDevice(si::Contiguous(data), *View(ids, {n}), combiner,
+                                                 &out, op);
+    return out;
+  }
   return fi::ReportingAllocationFailure(op, [&] {
     const Tensor ids_t = si::HostContiguous(segment_ids);
     return Dispatch<kIndexDTypes>(ids_t.dtype(), op, [&]<typename I>() {
@@ -517,10 +544,7 @@ Tensor UnsortedSegmentReduce(const Tensor& data, const Tensor& segment_ids, int6
         for (int64_t k = 0; k < n; ++k) top = std::max<int64_t>(top, ids[k]);
         num_out = top + 1;
       }
-      const int64_t bad = si::FirstWhere(n, [&](int64_t k) { return ids[k] >= num_out; });
-      TK_CHECK(bad < 0, kOutOfRange, op, ": ", IdPosition("segment_ids", id_dims, bad), " = ",
-               static_cast<int64_t>(ids[bad < 0 ? 0 : bad]), " is out of range [0, ", num_out,
-               "); every id must be below num_segments (negative ids are dropped)");
+      CheckUnsortedIds(ids, n, num_out, id_dims, op);
       Tensor out = NewOutput(num_out, dims, id_dims.size(), d, data.dtype(), op);
       if (out.NumElements() == 0) return out;
       // Each output row's entries in entry order (Note [one task per output row]).
@@ -547,8 +571,7 @@ Tensor SparseSegmentReduce(const Tensor& data, const Tensor& indices, const Tens
   const int64_t n = dims[0];
   const int64_t d = RowLength(dims, 1, op);
   if (device) {
-    return SparseSegmentReduceOnDevice(data, indices, segment_ids, num_segments, combiner, dims, d,
-                                       op);
+    return SortedReduceOnDevice(data, indices, segment_ids, num_segments, combiner, dims, d, op);
   }
   return fi::ReportingAllocationFailure(op, [&] {
     const Tensor ids_t = si::HostContiguous(segment_ids);

@@ -33,9 +33,10 @@ namespace tensorkit {
 // accumulate in float32) or, for kSum, kMax and kMin, int32 and int64 (sums wrap around; kMean
 // and kSqrtN on integers are an Error: convert the data to a float dtype); the output has data's
 // dtype and dims [num_segments, data.Dims()[1:]] (row = data.Dims()[1:] flattened); ids and
-// indices are int32 or int64; every input on the CPU (a CUDA tensor is kUnsupported), except
-// for SparseSegmentReduce, which also runs with every input on one CUDA device (the output
-// there, the CPU's bits, one wait for the checks' verdict: segment_device.h). Bad ids
+// indices are int32 or int64. SegmentReduce, UnsortedSegmentReduce and SparseSegmentReduce
+// also run with every input on one CUDA device (the output there, the CPU's bits, one wait for
+// the checks' verdict: segment_device.h); the gradient needs the CPU (a CUDA tensor is
+// kUnsupported). Bad ids
 // (unsorted where sorted ones are required, outside [0, num_segments), indices outside
 // [0, N)), negative num_segments other than -1, sizes that disagree and output sizes that
 // overflow int64 are an Error naming the position and the value; nothing is read or written

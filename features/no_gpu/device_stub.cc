@@ -44,14 +44,25 @@ void EmbeddingBagOnDevice(const Tensor& table, const Tensor&, const Tensor&, con
         " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
 }
 
-SegmentVerdict CheckSparseSegmentsOnDevice(const Tensor& indices, const Tensor&, int64_t, int64_t,
-                                           const char* op) {
-  Throw(ErrorCode::kUnsupported, op, ": ", indices.device(),
+SegmentVerdict CheckSortedSegmentsOnDevice(const Tensor&, const Tensor& segment_ids, int64_t,
+                                           int64_t, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", segment_ids.device(),
         " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
 }
 
-void SparseSegmentReduceOnDevice(const Tensor& data, const Tensor&, const Tensor&, Combiner,
+UnsortedVerdict CheckUnsortedIdsOnDevice(const Tensor& segment_ids, int64_t, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", segment_ids.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
+void SortedSegmentReduceOnDevice(const Tensor& data, const Tensor&, const Tensor&, Combiner,
                                  Tensor*, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", data.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
+void UnsortedSegmentReduceOnDevice(const Tensor& data, const Tensor&, Combiner, Tensor*,
+                                   const char* op) {
   Throw(ErrorCode::kUnsupported, op, ": ", data.device(),
         " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
 }

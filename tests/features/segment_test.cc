@@ -455,70 +455,104 @@ TEST(SparseSegmentReduce, MatchesTensorFlowBitForBit) {
   }
 }
 
-// The device body's element function (segment_device.h), with the starts from its binary
-// search, run on the host over every output element, gives the CPU kernel's bits: every dtype
-// and combiner, segments of 0 to 40 rows (every first-block size of TensorFlow's blocks, the
-// n < 10 scaling and the division after), gaps, rows of 1 to 70 elements, full-mantissa floats.
+// Runs segment_device.h's element function on the host over every element of `want`'s rows:
+// slot j of output row s reads row src[j] of data (or row j when src is empty); starts from the
+// sorted keys by the device's binary search. Returns the result with want's dims and dtype.
+template <typename T>
+Tensor DeviceFunctionOnHost(const Tensor& data, int64_t d, const std::vector<int64_t>& keys,
+                            const std::vector<int64_t>& src, Combiner c,
+                            features_internal::SegmentOrder order, bool unsorted,
+                            const Tensor& want) {
+  const int64_t num_out = want.Dim(0);
+  Tensor got = Tensor::Zeros(want.Dims(), want.dtype());
+  std::vector<int64_t> start;
+  for (int64_t s = 0; s <= num_out; ++s) {
+    start.push_back(
+        features_internal::LowerBoundOf(keys.data(), static_cast<int64_t>(keys.size()), s));
+  }
+  features_internal::SegmentJob<T, int64_t> a;
+  a.data = data.data<T>();
+  a.d = d;
+  a.indices = src.empty() ? nullptr : src.data();
+  a.start = start.data();
+  a.combiner = c;
+  a.order = order;
+  a.empty = features_internal::EmptyValue<T>(c, unsorted);
+  a.out = got.data<T>();
+  for (int64_t s = 0; s < num_out; ++s) {
+    for (int64_t t = 0; t < d; ++t)
+      features_internal::ReduceSegmentElement<ComputeType<T>>(a, s, t);
+  }
+  return got;
+}
+
+bool SameBytes(const Tensor& a, const Tensor& b) {
+  return a.Dims() == b.Dims() && a.dtype() == b.dtype() &&
+         std::memcmp(a.raw_data(), b.raw_data(),
+                     static_cast<size_t>(a.NumElements() * DTypeSize(a.dtype()))) == 0;
+}
+
+// The device bodies' element function (segment_device.h) with the device's starts, its slots
+// (for unsorted ids: a stable sort by id, negative ids past the end) and empty values, run on
+// the host, gives the CPU kernels' bits for the three reductions: every dtype and combiner,
+// segments of 0 to 40 rows (every first-block size of TensorFlow's blocks, the n < 10 scaling
+// and the division after), gaps, rows of 1 to 70 elements, full-mantissa floats.
 TEST(SparseSegmentReduce, TheDeviceElementFunctionGivesTheCpuBits) {
+  using features_internal::SegmentOrder;
   std::mt19937_64 rng(31);
   std::uniform_real_distribution<double> any(-100.0, 100.0);
   const auto each = [&]<typename T>() {
-    using A = ComputeType<T>;
     for (int64_t d : {1, 7, 70}) {
-      const int64_t rows = 60;
+      std::vector<int64_t> ids, idx;
+      for (int64_t s = 0, n = 0; n <= 40; ++s, ++n) {
+        if (s % 5 == 3) ++s;  // a gap
+        for (int64_t j = 0; j < n; ++j) ids.push_back(s);
+      }
+      const int64_t rows = static_cast<int64_t>(ids.size());
+      for (int64_t k = 0; k < rows; ++k) idx.push_back(static_cast<int64_t>(rng() % rows));
       std::vector<T> values;
       for (int64_t i = 0; i < rows * d; ++i) {
         if constexpr (std::is_integral_v<T>) {
           values.push_back(static_cast<T>(static_cast<int64_t>(rng()) >> 3));  // sums wrap
         } else {
-          values.push_back(static_cast<T>(any(rng)));
+          // -0 now and then: a sum from +0 and a copy of one row differ on it.
+          values.push_back(static_cast<T>(i % 5 == 1 ? -0.0 : any(rng)));
         }
       }
       const Tensor data = Tensor::FromVector<T>(values, {rows, d});
-      std::vector<int64_t> ids, idx;
-      for (int64_t s = 0, n = 0; n <= 40; ++s, ++n) {
-        if (s % 5 == 3) ++s;  // a gap
-        for (int64_t j = 0; j < n; ++j) {
-          ids.push_back(s);
-          idx.push_back(static_cast<int64_t>(rng() % rows));
-        }
-      }
+      // Unsorted ids: a shuffle of the sorted ones, some negative (dropped).
+      std::vector<int64_t> loose = ids;
+      std::shuffle(loose.begin(), loose.end(), rng);
+      for (size_t k = 0; k < loose.size(); k += 7) loose[k] = -1 - static_cast<int64_t>(k % 3);
       for (Combiner c : kAll) {
         if (!TakesCombiner(DTypeOf<T>, c)) continue;
-        for (DType id_dtype : {DType::kInt32, DType::kInt64}) {
-          const Tensor id_t = IdTensor(ids, id_dtype), idx_t = IdTensor(idx, id_dtype);
-          const Tensor want = SparseSegmentReduce(data, idx_t, id_t, -1, c);
-          const int64_t num_out = want.Dim(0);
-          Tensor got = Tensor::Zeros(want.Dims(), want.dtype());
-          const auto run = [&]<typename J>() {
-            std::vector<int64_t> start;
-            for (int64_t s = 0; s <= num_out; ++s) {
-              start.push_back(features_internal::LowerBoundOf(id_t.data<J>(), id_t.Dim(0), s));
-            }
-            features_internal::SparseSegmentJob<T, J> a;
-            a.data = data.data<T>();
-            a.d = d;
-            a.indices = idx_t.data<J>();
-            a.start = start.data();
-            a.combiner = c;
-            a.out = got.data<T>();
-            for (int64_t s = 0; s < num_out; ++s) {
-              for (int64_t t = 0; t < d; ++t) {
-                features_internal::ReduceSparseSegmentElement<A>(a, s, t);
-              }
-            }
-          };
-          if (id_dtype == DType::kInt64) {
-            run.template operator()<int64_t>();
-          } else {
-            run.template operator()<int32_t>();
-          }
-          SCOPED_TRACE(::testing::Message() << DTypeName(DTypeOf<T>) << " d=" << d << " "
-                                            << CombinerName(c) << " " << DTypeName(id_dtype));
-          ASSERT_EQ(std::memcmp(got.raw_data(), want.raw_data(),
-                                static_cast<size_t>(want.NumElements()) * sizeof(T)),
-                    0);
-        }
+        SCOPED_TRACE(::testing::Message()
+                     << DTypeName(DTypeOf<T>) << " d=" << d << " " << CombinerName(c));
+        const Tensor id_t = IdTensor(ids, DType::kInt64), idx_t = IdTensor(idx, DType::kInt64);
+        const Tensor sparse = SparseSegmentReduce(data, idx_t, id_t, -1, c);
+        EXPECT_TRUE(SameBytes(
+            DeviceFunctionOnHost<T>(data, d, ids, idx, c, SegmentOrder::kBlocks, false, sparse),
+            sparse))
+            << "SparseSegmentReduce";
+        const Tensor sorted = SegmentReduce(data, id_t, -1, c);
+        EXPECT_TRUE(SameBytes(
+            DeviceFunctionOnHost<T>(data, d, ids, {}, c, SegmentOrder::kEigen, false, sorted),
+            sorted))
+            << "SegmentReduce";
+        const int64_t num_out = ids.back() + 3;  // empty segments at the end too
+        const Tensor unsorted =
+            UnsortedSegmentReduce(data, IdTensor(loose, DType::kInt64), num_out, c);
+        std::vector<int64_t> pos(loose.size());
+        for (size_t k = 0; k < pos.size(); ++k) pos[k] = static_cast<int64_t>(k);
+        const auto key = [&](int64_t k) { return loose[k] < 0 ? num_out : loose[k]; };
+        std::stable_sort(pos.begin(), pos.end(),
+                         [&](int64_t x, int64_t y) { return key(x) < key(y); });
+        std::vector<int64_t> keys;
+        for (int64_t k : pos) keys.push_back(key(k));
+        EXPECT_TRUE(SameBytes(
+            DeviceFunctionOnHost<T>(data, d, keys, pos, c, SegmentOrder::kFromZero, true, unsorted),
+            unsorted))
+            << "UnsortedSegmentReduce";
       }
     }
   };

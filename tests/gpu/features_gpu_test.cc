@@ -4,6 +4,7 @@
 // Skipped with a message when no CUDA device is visible.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -360,6 +361,72 @@ TEST(FeaturesGpu, SparseSegmentReduceEqualsTheCpuBits) {
       ErrorCode::kOutOfRange, {"segment_ids[1] = 5"});
   EXPECT_EQ(SparseSegmentReduce(data, ids({}), ids({}), -1, Combiner::kSum).Dims(),
             (std::vector<int64_t>{0, 3}));
+}
+
+TEST(FeaturesGpu, SegmentAndUnsortedSegmentReduceEqualTheCpuBits) {
+  TK_REQUIRE_GPU();
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<float> x(-100.0f, 100.0f);
+  const auto each = [&]<typename T>() {
+    for (int64_t d : {1, 40, 129}) {
+      std::vector<int64_t> ids;
+      for (int64_t s = 0; s < 2000; ++s) {
+        if (s % 13 == 5) continue;  // gaps
+        const int64_t n = static_cast<int64_t>(rng() % 20);
+        for (int64_t j = 0; j < n; ++j) ids.push_back(s);
+      }
+      const int64_t rows = static_cast<int64_t>(ids.size());
+      std::vector<T> values(static_cast<size_t>(rows * d));
+      for (size_t i = 0; i < values.size(); ++i) {
+        values[i] = static_cast<T>(i % 9 == 2              ? -0.0f
+                                   : std::is_integral_v<T> ? x(rng) * 1000
+                                                           : x(rng));
+      }
+      const Tensor data = Tensor::FromVector(values, {rows, d});
+      std::vector<int64_t> loose = ids;
+      std::shuffle(loose.begin(), loose.end(), rng);
+      for (size_t k = 0; k < loose.size(); k += 5) loose[k] = -7;  // dropped
+      for (Combiner c :
+           {Combiner::kSum, Combiner::kMean, Combiner::kSqrtN, Combiner::kMax, Combiner::kMin}) {
+        if (std::is_integral_v<T> && (c == Combiner::kMean || c == Combiner::kSqrtN)) continue;
+        for (DType id_dtype : {DType::kInt32, DType::kInt64}) {
+          const std::string what = std::string(DTypeName(DTypeOf<T>)) + " d=" + std::to_string(d) +
+                                   " " + CombinerName(c);
+          const Tensor id_t = Converted(Tensor::FromVector(ids), id_dtype);
+          ExpectSameBitsOf<T>(SegmentReduce(data.To(kGpu), id_t.To(kGpu), -1, c),
+                              SegmentReduce(data, id_t, -1, c), "SegmentReduce " + what);
+          const Tensor loose_t = Converted(Tensor::FromVector(loose), id_dtype);
+          for (int64_t num : {int64_t{-1}, int64_t{2100}}) {
+            ExpectSameBitsOf<T>(UnsortedSegmentReduce(data.To(kGpu), loose_t.To(kGpu), num, c),
+                                UnsortedSegmentReduce(data, loose_t, num, c),
+                                "UnsortedSegmentReduce " + what);
+          }
+        }
+      }
+    }
+  };
+  testing::ForEachType<float, double, Half, BFloat16, int32_t, int64_t>(each);
+  // Ids of two axes (a prefix of data's dims), and the CPU's Errors.
+  const Tensor data = Tensor::FromVector(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
+  const Tensor ids = Tensor::FromVector(std::vector<int64_t>{1, 0, -1, 1}, {2, 2});
+  ExpectSameBitsOf<float>(UnsortedSegmentReduce(data.To(kGpu), ids.To(kGpu), 3, Combiner::kMax),
+                          UnsortedSegmentReduce(data, ids, 3, Combiner::kMax), "2-D ids");
+  testing::ExpectError(
+      [&] { UnsortedSegmentReduce(data.To(kGpu), ids.To(kGpu), 1, Combiner::kSum); },
+      ErrorCode::kOutOfRange, {"segment_ids[0, 0] = 1 is out of range [0, 1)"});
+  testing::ExpectError(
+      [&] {
+        SegmentReduce(Tensor::Zeros({3, 2}, DType::kFloat32, kGpu),
+                      Tensor::FromVector(std::vector<int64_t>{0, 2, 1}).To(kGpu), -1,
+                      Combiner::kSum);
+      },
+      ErrorCode::kInvalidArgument, {"segment_ids[2] = 1 is less than segment_ids[1] = 2"});
+  testing::ExpectError(
+      [&] {
+        SegmentReduce(Tensor::Zeros({3, 2}, DType::kFloat32, kGpu),
+                      Tensor::FromVector(std::vector<int64_t>{0, 1, 1}), -1, Combiner::kSum);
+      },
+      ErrorCode::kDeviceMismatch, {"SegmentReduce", "segment_ids is on cpu"});
 }
 
 }  // namespace
