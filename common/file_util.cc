@@ -127,6 +127,18 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   ::close(fd);
 }
 
+void MappedFile::Release(size_t begin, size_t end) const {
+  // A fault maps more than its page: the aligned fault-around window (64 KiB by default), or a
+  // whole large folio of the page cache (up to 2 MiB). So reading [begin, end) may have mapped
+  // the aligned 2 MiB blocks holding its ends, which go too (bytes of them still to be read are
+  // faulted in again).
+  const size_t window = std::max<size_t>(static_cast<size_t>(::sysconf(_SC_PAGESIZE)), 2 << 20);
+  const size_t b = begin / window * window;
+  const size_t e = std::min((std::min(end, size_) + window - 1) / window * window, size_);
+  // Advice only: a failure leaves the pages mapped, which costs memory, not correctness.
+  if (data_ != nullptr && b < e) ::madvise(const_cast<uint8_t*>(data_) + b, e - b, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
 }
@@ -212,6 +224,47 @@ void AtomicFile::Write(const void* data, size_t n) {
     p += got;
     n -= static_cast<size_t>(got);
     written_ += got;
+  }
+}
+
+void AtomicFile::Reserve(int64_t n) {
+  TK_CHECK(fd_ >= 0 && !committed_, kIo, "io: write to '", path_, "' after it was closed");
+  TK_CHECK(n >= 0 && written_ <= INT64_MAX - n, kInvalidArgument, "io: reserving ", n,
+           " bytes at byte ", written_, " of '", path_, "' overflows a file offset");
+  // The size is set now, so that a full disk fails here rather than half-way through the fill.
+  // fallocate, not posix_fallocate: where the filesystem cannot, the latter writes every block.
+  int rc = 0;
+  if (n > 0) {
+    do {
+      rc = ::fallocate(fd_, 0, written_, n) == 0 ? 0 : errno;
+    } while (rc == EINTR);
+    if (rc == EOPNOTSUPP || rc == ENOSYS) rc = ::ftruncate(fd_, written_ + n) == 0 ? 0 : errno;
+  }
+  TK_CHECK(rc == 0, kIo, "io: reserving ", n, " bytes at byte ", written_, " of '", path_,
+           "' failed: ", std::strerror(rc));
+  TK_CHECK(::lseek(fd_, written_ + n, SEEK_SET) == written_ + n, kIo, "io: seeking in '", path_,
+           "' failed: ", OsReason());
+  written_ += n;
+}
+
+void AtomicFile::WriteAt(int64_t offset, const void* data, size_t n) {
+  TK_CHECK(fd_ >= 0 && !committed_, kIo, "io: write to '", path_, "' after it was closed");
+  TK_CHECK(offset >= 0 && offset <= written_ && static_cast<int64_t>(n) <= written_ - offset,
+           kInvalidArgument, "io: WriteAt of ", n, " bytes at byte ", offset, " of '", path_,
+           "' is past its reserved ", written_, " bytes");
+  if (fail_after_ >= 0 && offset + static_cast<int64_t>(n) > fail_after_) {
+    Throw(ErrorCode::kIo, "io: writing '", path_, "' failed at byte ", fail_after_,
+          " (injected by TENSORKIT_IO_FAIL_AFTER_BYTES)");
+  }
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const size_t want = std::min<size_t>(n, size_t{1} << 30);
+    const ssize_t got = ::pwrite(fd_, p, want, offset);
+    if (got < 0 && errno == EINTR) continue;
+    TK_CHECK(got > 0, kIo, "io: writing '", path_, "' failed at byte ", offset, ": ", OsReason());
+    p += got;
+    n -= static_cast<size_t>(got);
+    offset += got;
   }
 }
 

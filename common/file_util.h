@@ -53,6 +53,11 @@ class MappedFile {
 
   Bytes bytes() const { return Bytes{data_, size_, path_}; }
   size_t size() const { return size_; }
+  // Gives back the pages holding bytes [begin, end): a streaming reader calls it on what it has
+  // parsed, so a file larger than memory does not pile up in the process's resident set. The
+  // pages stay in the page cache, and any later read maps them again (so a page shared with
+  // bytes still being read costs one more fault, nothing else).
+  void Release(size_t begin, size_t end) const;
 
  private:
   std::string path_;
@@ -90,6 +95,11 @@ class AtomicFile {
   void Write(const void* data, size_t n);
   void Write(std::string_view s) { Write(s.data(), s.size()); }
   int64_t position() const { return written_; }
+  // Leaves the next n bytes for WriteAt (the file grows to cover them): writers that know a
+  // part's size before its content lay the file out first and fill it in parallel.
+  void Reserve(int64_t n);
+  // Writes n bytes at `offset`, below position(); safe from several threads at once (pwrite).
+  void WriteAt(int64_t offset, const void* data, size_t n);
   // Gives the data the target's name (replacing it atomically), then closes the file.
   void Commit();
 

@@ -74,6 +74,8 @@ Tensor ReadNpyBytes(const Bytes& bytes);
 // The header (magic, version, length and padded dict) for numeric `t` written in C order, or in
 // Fortran order when `fortran`.
 std::string NpyHeaderFor(const Tensor& t, bool fortran);
+// The same for a numeric array of `dims` in C order that is not in memory (streaming writers).
+std::string NpyHeaderFor(DType dtype, const std::vector<int64_t>& dims);
 std::string NpyByteStringHeader(size_t length);
 // `t` on the CPU with its data in C order, or in Fortran order (then *fortran = true), without a
 // copy when it already is one of the two.
@@ -131,13 +133,58 @@ class ZipWriter {
   explicit ZipWriter(AtomicFile* file) : file_(file) {}
   // Adds a member made of `pieces` concatenated; deflates it when `compress`.
   void Add(const std::string& name, const std::vector<std::string_view>& pieces, bool compress);
+  // Adds a stored member of `size` bytes whose content the caller writes afterwards with
+  // AtomicFile::WriteAt, in any order, from the returned offset on; SetCrc (its CRC-32 over those
+  // bytes, Crc32Combine of the pieces') completes it, before Finish.
+  struct Reserved {
+    size_t entry;
+    int64_t data_offset;  // where the member's bytes go in the file
+  };
+  Reserved Reserve(const std::string& name, uint64_t size);
+  void SetCrc(const Reserved& member, uint32_t crc);
   // Writes the central directory (zip64 records when needed).
   void Finish();
 
  private:
+  // Sets e->local_offset and writes e's local header (zip64 fields when its sizes need them).
+  void WriteLocalHeader(ZipEntry* e);
+
   AtomicFile* file_;
   std::vector<ZipEntry> entries_;
 };
+
+// zlib's CRC-32 of `bytes` continued from `crc` (0 to start), and of two pieces from theirs.
+uint32_t Crc32(uint32_t crc, std::string_view bytes);
+uint32_t Crc32Combine(uint32_t first, uint32_t second, uint64_t second_bytes);
+
+// A stored .npz member `name`.npy holding a 1-D array of `elements` items of `dtype` whose size
+// is known before its content (streaming writers): reserved in the archive at construction,
+// its header written with `lead` (bytes of the first elements, e.g. a leading 0 of offsets),
+// then filled by `pieces` pieces put at their element positions in any order, from any thread
+// (each piece once), and sealed (its CRC set) once all are in.
+class StreamedNpyMember {
+ public:
+  StreamedNpyMember(ZipWriter* zip, AtomicFile* file, const std::string& name, DType dtype,
+                    int64_t elements, std::string lead, size_t pieces);
+  // Piece `piece`: `bytes` holding the elements from `at` on (counted after the lead).
+  void Put(size_t piece, int64_t at, std::string_view bytes);
+  void Seal();
+
+ private:
+  ZipWriter* zip_;
+  AtomicFile* file_;
+  std::string header_;  // with the lead
+  int64_t item_;
+  ZipWriter::Reserved member_{};
+  std::vector<uint32_t> crc_;
+  std::vector<uint64_t> bytes_;
+};
+
+// The bytes of a vector's elements, for Put and ZipWriter::Add.
+template <typename T>
+std::string_view BytesOf(const std::vector<T>& v) {
+  return std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
 
 // --- .npz ---
 TensorData ReadNpzBytes(const Bytes& bytes, const ReadOptions& options);

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/ops.h"
+#include "tensorkit/io/formats.h"
 #include "tensorkit/io/text.h"
 
 namespace tensorkit::io {
@@ -313,73 +315,204 @@ static LibsvmData ReadLibsvmUnguarded(const void* data, size_t size, const std::
   return Assemble(outs, options, chunks, name);
 }
 
+namespace {
+
+// What the streaming readers learn from a first parse of every chunk (each chunk's arrays are
+// dropped as soon as they are counted): where each chunk's samples, entries and labels start,
+// and the shape and checks of Assemble.
+struct FileSummary {
+  std::vector<int64_t> row0, nz0, lab0;  // per chunk, exclusive running sums, totals last
+  Extent extent;
+  bool qids = false;  // every sample has one
+  std::vector<int64_t> shape;
+};
+
+// Pass 2 of a streaming reader: every chunk parsed again, handed to on_chunk(c, out) and
+// dropped, its bytes given back to the page cache (MappedFile::Release).
+template <typename OnChunk>
+void StreamChunks(const MappedFile& file, const std::vector<TextChunk>& chunks,
+                  const LibsvmReadOptions& o, const OnChunk& on_chunk) {
+  const Bytes bytes = file.bytes();
+  const char* base = reinterpret_cast<const char*>(bytes.data);
+  const bool base_one = o.base == IndexBase::kOne;
+  std::vector<ChunkOut> outs(chunks.size());
+  ParseDataLines(
+      bytes, chunks, '#', kFmt,
+      [&](const char* b, const char* e, int64_t, int64_t, int64_t c) {
+        ParseLine(base, b, e, o.multilabel, base_one, &outs[c]);
+      },
+      [&](int64_t c) {
+        on_chunk(c, outs[c]);
+        outs[c] = ChunkOut{};
+        file.Release(static_cast<size_t>(chunks[c].begin), static_cast<size_t>(chunks[c].end));
+      });
+}
+
+// The file's chunks of lines (text.h's pass 1), each chunk's pages given back once counted.
+std::vector<TextChunk> ChunkAndRelease(const MappedFile& file) {
+  return ChunkLines(file.bytes(), 0, 1, '#', [&](int64_t begin, int64_t end) {
+    file.Release(static_cast<size_t>(begin), static_cast<size_t>(end));
+  });
+}
+
+FileSummary Summarize(const MappedFile& file, const std::vector<TextChunk>& chunks,
+                      const LibsvmReadOptions& o) {
+  const size_t n = chunks.size();
+  FileSummary s;
+  s.row0.assign(n + 1, 0);
+  s.nz0.assign(n + 1, 0);
+  s.lab0.assign(n + 1, 0);
+  std::vector<int64_t> with_qid(n, 0), min_col(n), max_col(n);
+  StreamChunks(file, chunks, o, [&](int64_t c, const ChunkOut& ch) {
+    s.row0[c + 1] = static_cast<int64_t>(ch.row_nnz.size());
+    s.nz0[c + 1] = static_cast<int64_t>(ch.cols.size());
+    s.lab0[c + 1] = static_cast<int64_t>(ch.labels.size());
+    with_qid[c] = std::count(ch.has_qid.begin(), ch.has_qid.end(), 1);
+    min_col[c] = ch.min_col;
+    max_col[c] = ch.max_col;
+  });
+  int64_t qids = 0, lo = std::numeric_limits<int64_t>::max(), hi = -1;
+  for (size_t c = 0; c < n; ++c) {
+    s.row0[c + 1] += s.row0[c];
+    s.nz0[c + 1] += s.nz0[c];
+    s.lab0[c + 1] += s.lab0[c];
+    qids += with_qid[c];
+    lo = std::min(lo, min_col[c]);
+    hi = std::max(hi, max_col[c]);
+  }
+  const int64_t samples = s.row0.back();
+  const std::string& name = file.bytes().name;
+  s.extent = ExtentOf(o, s.nz0.back(), lo, hi, name);
+  TK_CHECK(qids == 0 || qids == samples, kCorrupt, kFmt, ": '", name, "': ", qids, " of ", samples,
+           " samples have a qid; give every line a qid or none");
+  s.qids = qids > 0;
+  s.shape = {samples, std::max<int64_t>(s.extent.cols, 0)};
+  return s;
+}
+
+// The .npz WriteNpz writes for ReadLibsvm's result with csr and the labels (qids,
+// label_offsets) as extra members, byte for byte, written a chunk at a time at its place.
+void StreamToNpz(const MappedFile& in, const std::vector<TextChunk>& chunks,
+                 const LibsvmReadOptions& o, const FileSummary& s, const std::string& out) {
+  const size_t n = chunks.size();
+  const int64_t rows = s.row0.back(), nnz = s.nz0.back(), labels = s.lab0.back();
+  const int64_t shift = s.extent.shift;
+  const std::string zero(8, '\0');  // indptr[0] and label_offsets[0]
+  AtomicFile file(out);
+  ZipWriter zip(&file);
+  const std::string fmt = "csr";
+  zip.Add("format.npy", {NpyByteStringHeader(fmt.size()), fmt}, false);
+  zip.Add("shape.npy", {NpyHeaderFor(DType::kInt64, {2}), BytesOf(s.shape)}, false);
+  StreamedNpyMember indices(&zip, &file, "indices", DType::kInt64, nnz, "", n);
+  StreamedNpyMember indptr(&zip, &file, "indptr", DType::kInt64, rows + 1, zero, n);
+  StreamedNpyMember data(&zip, &file, "data", o.dtype, nnz, "", n);
+  StreamedNpyMember label(&zip, &file, "labels", DType::kFloat64, labels, "", n);
+  std::optional<StreamedNpyMember> label_offsets, qids;
+  if (o.multilabel)
+    label_offsets.emplace(&zip, &file, "label_offsets", DType::kInt64, rows + 1, zero, n);
+  if (s.qids) qids.emplace(&zip, &file, "qids", DType::kInt64, rows, "", n);
+  StreamChunks(in, chunks, o, [&](int64_t c, ChunkOut& ch) {
+    for (int64_t& col : ch.cols) col -= shift;
+    indices.Put(c, s.nz0[c], BytesOf(ch.cols));
+    // Row ends (indptr[r + 1]) replace the per-row counts in place.
+    int64_t at = s.nz0[c];
+    for (int64_t& k : ch.row_nnz) k = at += k;
+    indptr.Put(c, s.row0[c], BytesOf(ch.row_nnz));
+    if (o.dtype == DType::kFloat32) {
+      std::vector<float> v(ch.vals.begin(), ch.vals.end());
+      data.Put(c, s.nz0[c], BytesOf(v));
+    } else {
+      data.Put(c, s.nz0[c], BytesOf(ch.vals));
+    }
+    label.Put(c, s.lab0[c], BytesOf(ch.labels));
+    if (label_offsets) {
+      at = s.lab0[c];
+      for (int64_t& k : ch.label_count) k = at += k;
+      label_offsets->Put(c, s.row0[c], BytesOf(ch.label_count));
+    }
+    if (qids) qids->Put(c, s.row0[c], BytesOf(ch.qids));
+  });
+  for (StreamedNpyMember* m : {&indices, &indptr, &data, &label}) m->Seal();
+  if (label_offsets) label_offsets->Seal();
+  if (qids) qids->Seal();
+  zip.Finish();
+  file.Commit();
+}
+
+// The coordinate .mtx WriteMtx writes for ReadLibsvm's features, byte for byte: each chunk of
+// lines parsed and formatted in parallel, a window at a time, and written in order.
+void StreamToMtx(const MappedFile& in, const std::vector<TextChunk>& chunks,
+                 const LibsvmReadOptions& o, const FileSummary& s, const std::string& out) {
+  AtomicFile file(out);
+  file.Write("%%MatrixMarket matrix coordinate real general\n" + std::to_string(s.shape[0]) + " " +
+             std::to_string(s.shape[1]) + " " + std::to_string(s.nz0.back()) + "\n");
+  const int64_t one = 1 - s.extent.shift;  // 1-based rows and columns
+  WriteChunksInOrder(&file, static_cast<int64_t>(chunks.size()), [&](int64_t c, std::string* text) {
+    text->clear();
+    StreamChunks(in, {chunks[c]}, o, [&](int64_t, const ChunkOut& ch) {
+      // Lines go through a small buffer: the text keeps the capacity of what it held, and a
+      // window of them is in memory at once.
+      char line[3 * kMaxNumberChars + 3];
+      int64_t k = 0;
+      for (size_t r = 0; r < ch.row_nnz.size(); ++r) {
+        for (int64_t j = 0; j < ch.row_nnz[r]; ++j, ++k) {
+          char* p = WriteNumber(s.row0[c] + static_cast<int64_t>(r) + 1, line);
+          *p++ = ' ';
+          p = WriteNumber(ch.cols[k] + one, p);
+          *p++ = ' ';
+          p = o.dtype == DType::kFloat32 ? WriteNumber(static_cast<float>(ch.vals[k]), p)
+                                         : WriteNumber(ch.vals[k], p);
+          *p++ = '\n';
+          text->append(line, static_cast<size_t>(p - line));
+        }
+      }
+    });
+  });
+  file.Commit();
+}
+
+}  // namespace
+
 std::vector<int64_t> VisitLibsvmPositions(
     const std::string& path, const PositionVisitor& visit,
     const std::function<void(const std::vector<int64_t>& shape)>& on_shape,
     const LibsvmReadOptions& options) {
   const MappedFile file(path);
-  const Bytes bytes = file.bytes();
-  const char* base = reinterpret_cast<const char*>(bytes.data);
-  const std::vector<TextChunk> chunks = ChunkLines(bytes, 0, 1, '#');
-  const bool base_one = options.base == IndexBase::kOne;
-  // Pass 1: each chunk parsed and dropped, keeping its samples, entries, qids and index range.
-  struct Summary {
-    int64_t samples = 0, entries = 0, with_qid = 0;
-    int64_t min_col = std::numeric_limits<int64_t>::max(), max_col = -1;
-  };
-  std::vector<Summary> sums(chunks.size());
-  std::vector<ChunkOut> outs(chunks.size());
-  ParseDataLines(
-      bytes, chunks, '#', kFmt,
-      [&](const char* b, const char* e, int64_t, int64_t, int64_t c) {
-        ParseLine(base, b, e, options.multilabel, base_one, &outs[c]);
-      },
-      [&](int64_t c) {
-        Summary& m = sums[c];
-        m.samples = static_cast<int64_t>(outs[c].row_nnz.size());
-        m.entries = static_cast<int64_t>(outs[c].cols.size());
-        m.with_qid = std::count(outs[c].has_qid.begin(), outs[c].has_qid.end(), 1);
-        m.min_col = outs[c].min_col;
-        m.max_col = outs[c].max_col;
-        outs[c] = ChunkOut{};
-      });
-  std::vector<int64_t> row0(chunks.size() + 1, 0);
-  int64_t entries = 0, with_qid = 0, min_col = std::numeric_limits<int64_t>::max(), max_col = -1;
-  for (size_t c = 0; c < chunks.size(); ++c) {
-    row0[c + 1] = row0[c] + sums[c].samples;
-    entries += sums[c].entries;
-    with_qid += sums[c].with_qid;
-    min_col = std::min(min_col, sums[c].min_col);
-    max_col = std::max(max_col, sums[c].max_col);
+  const std::vector<TextChunk> chunks = ChunkAndRelease(file);
+  const FileSummary s = Summarize(file, chunks, options);
+  if (on_shape) on_shape(s.shape);
+  StreamChunks(file, chunks, options, [&](int64_t c, const ChunkOut& ch) {
+    std::vector<int64_t> rc(2 * ch.cols.size());
+    int64_t k = 0;
+    for (size_t r = 0; r < ch.row_nnz.size(); ++r) {
+      for (int64_t j = 0; j < ch.row_nnz[r]; ++j, ++k) {
+        rc[2 * k] = s.row0[c] + static_cast<int64_t>(r);
+        rc[2 * k + 1] = ch.cols[k] - s.extent.shift;
+      }
+    }
+    visit(rc.data(), k);
+  });
+  return s.shape;
+}
+
+void ConvertLibsvm(const std::string& in, const std::string& out,
+                   const LibsvmReadOptions& options) {
+  const Format f = FormatFromPath(out);
+  TK_CHECK(f == Format::kNpz || f == Format::kMtx, kUnsupported, "ConvertLibsvm: cannot stream '",
+           in, "' into '", out,
+           "'; the output must be .npz or .mtx (read other conversions with "
+           "ReadLibsvm and write them with Write)");
+  TK_CHECK(options.dtype == DType::kFloat64 || options.dtype == DType::kFloat32, kInvalidArgument,
+           "ConvertLibsvm: dtype ", DTypeName(options.dtype),
+           " is not a feature dtype; pass float64 or float32");
+  const MappedFile file(in);
+  const std::vector<TextChunk> chunks = ChunkAndRelease(file);
+  const FileSummary s = Summarize(file, chunks, options);
+  if (f == Format::kNpz) {
+    StreamToNpz(file, chunks, options, s, out);
+  } else {
+    StreamToMtx(file, chunks, options, s, out);
   }
-  const int64_t samples = row0.back();
-  // The shape and the checks of Assemble, from the summaries.
-  const Extent x = ExtentOf(options, entries, min_col, max_col, path);
-  const int64_t shift = x.shift, cols = x.cols;
-  TK_CHECK(with_qid == 0 || with_qid == samples, kCorrupt, kFmt, ": '", path, "': ", with_qid,
-           " of ", samples, " samples have a qid; give every line a qid or none");
-  const std::vector<int64_t> shape = {samples, std::max<int64_t>(cols, 0)};
-  if (on_shape) on_shape(shape);
-  // Pass 2: the same chunks again, each chunk's positions visited and dropped.
-  ParseDataLines(
-      bytes, chunks, '#', kFmt,
-      [&](const char* b, const char* e, int64_t, int64_t, int64_t c) {
-        ParseLine(base, b, e, options.multilabel, base_one, &outs[c]);
-      },
-      [&](int64_t c) {
-        const ChunkOut& ch = outs[c];
-        std::vector<int64_t> rc(2 * ch.cols.size());
-        int64_t k = 0;
-        for (size_t r = 0; r < ch.row_nnz.size(); ++r) {
-          for (int64_t j = 0; j < ch.row_nnz[r]; ++j, ++k) {
-            rc[2 * k] = row0[c] + static_cast<int64_t>(r);
-            rc[2 * k + 1] = ch.cols[k] - shift;
-          }
-        }
-        visit(rc.data(), k);
-        outs[c] = ChunkOut{};
-      });
-  return shape;
 }
 
 LibsvmData ReadLibsvm(const std::string& path, const LibsvmReadOptions& options) {

@@ -68,6 +68,16 @@ std::vector<int64_t> VisitLibsvmPositions(
     const std::string& path, const PositionVisitor& visit,
     const std::function<void(const std::vector<int64_t>& shape)>& on_shape = {},
     const LibsvmReadOptions& options = {});
+// Converts a libsvm file to `out` without holding it in memory: .npz as WriteNpz writes
+// ReadLibsvm's result (scipy CSR members, then labels, label_offsets with multilabel, qids when
+// every sample has one; members stored, not deflated), or a coordinate .mtx of the features as
+// Write gives it; byte for byte the same files. Two parallel passes over the mapped input (the
+// first finds the index base, the shape and where each chunk of lines goes); each chunk is
+// written at its place and dropped, and the parsed pages are given back, so memory stays at a
+// few chunks per thread whatever the file's size. Errors are ReadLibsvm's; the output is
+// written atomically (nothing is left when one is thrown).
+void ConvertLibsvm(const std::string& in, const std::string& out,
+                   const LibsvmReadOptions& options = {});
 LibsvmData ReadLibsvmFromMemory(const void* data, size_t size, const std::string& name,
                                 const LibsvmReadOptions& options = {});
 

@@ -445,6 +445,10 @@ std::string NpyHeaderFor(const Tensor& t, bool fortran) {
   return BuildHeader(DescrFor(t.dtype()), fortran, t.Dims());
 }
 
+std::string NpyHeaderFor(DType dtype, const std::vector<int64_t>& dims) {
+  return BuildHeader(DescrFor(dtype), false, dims);
+}
+
 std::string NpyByteStringHeader(size_t length) {
   return BuildHeader("|S" + std::to_string(length), false, {});
 }

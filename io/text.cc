@@ -121,6 +121,12 @@ void CountLines(const char* b, const char* e, char comment, int64_t* lines, int6
 
 std::vector<TextChunk> ChunkLines(const Bytes& bytes, int64_t body, int64_t first_line,
                                   char comment) {
+  return ChunkLines(bytes, body, first_line, comment, {});
+}
+
+std::vector<TextChunk> ChunkLines(
+    const Bytes& bytes, int64_t body, int64_t first_line, char comment,
+    const std::function<void(int64_t begin, int64_t end)>& done_with) {
   const char* base = reinterpret_cast<const char*>(bytes.data);
   const int64_t size = static_cast<int64_t>(bytes.size);
   // Boundaries: body, then the first line start at or after each multiple of kChunkBytes.
@@ -132,6 +138,7 @@ std::vector<TextChunk> ChunkLines(const Bytes& bytes, int64_t body, int64_t firs
     if (target < size) {
       const void* nl = std::memchr(base + target - 1, '\n', size - (target - 1));
       end = nl ? static_cast<const char*>(nl) - base + 1 : size;
+      if (done_with) done_with(target - 1, end);
     }
     TextChunk c;
     c.begin = begin;
@@ -142,6 +149,7 @@ std::vector<TextChunk> ChunkLines(const Bytes& bytes, int64_t body, int64_t firs
   ParallelChunks(static_cast<int64_t>(chunks.size()), 1, [&](int64_t i, int64_t, int64_t) {
     TextChunk& c = chunks[i];
     CountLines(base + c.begin, base + c.end, comment, &c.lines, &c.entries);
+    if (done_with) done_with(c.begin, c.end);
   });
   int64_t line = first_line, entry = 0;
   for (TextChunk& c : chunks) {

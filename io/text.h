@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -59,6 +60,12 @@ struct TextChunk {
 // Splits [body, size) into chunks and runs pass 1. `first_line` is the line number at `body`.
 std::vector<TextChunk> ChunkLines(const Bytes& bytes, int64_t body, int64_t first_line,
                                   char comment);
+// The same, calling done_with(begin, end) on each byte range it has finished reading (a
+// boundary's bytes, then each chunk once counted; from several threads): streaming readers
+// give those pages back there.
+std::vector<TextChunk> ChunkLines(const Bytes& bytes, int64_t body, int64_t first_line,
+                                  char comment,
+                                  const std::function<void(int64_t begin, int64_t end)>& done_with);
 inline int64_t TotalEntries(const std::vector<TextChunk>& chunks) {
   return chunks.empty() ? 0 : chunks.back().first_entry + chunks.back().entries;
 }

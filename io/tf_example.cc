@@ -144,7 +144,8 @@ inline void Skip(const Ctx& c, Tag t, const uint8_t* at, const uint8_t*& p, cons
 }
 
 // Values in one list message of type `kind` (field 1, packed or not; other fields skipped).
-int64_t CountList(const Ctx& c, Kind kind, const uint8_t* p, const uint8_t* end) {
+int64_t CountList(const Ctx& c, Kind kind, const uint8_t* p, const uint8_t* end,
+                  int64_t* bytes = nullptr) {
   int64_t n = 0;
   while (p < end) {
     const uint8_t* at = p;
@@ -154,8 +155,10 @@ int64_t CountList(const Ctx& c, Kind kind, const uint8_t* p, const uint8_t* end)
       continue;
     }
     if (kind == kBytesList && t.wire == 2) {
-      p += ReadLength(c, p, end);
+      const uint64_t len = ReadLength(c, p, end);
+      p += len;
       ++n;
+      if (bytes != nullptr) *bytes += static_cast<int64_t>(len);
     } else if (kind == kFloatList && t.wire == 2) {
       const uint64_t len = ReadLength(c, p, end);
       if (len % 4 != 0) Fail(c, at, "a packed float list of ", len, " bytes (not a multiple of 4)");
@@ -234,6 +237,7 @@ struct FeatureInfo {
   Kind kind = kNoList;
   uint32_t run_begin = 0;  // offset in the Feature
   int64_t count = 0;
+  int64_t bytes = 0;  // kBytesList: the bytes of its values
 };
 
 FeatureInfo ScanFeature(const Ctx& c, const uint8_t* begin, const uint8_t* end) {
@@ -246,7 +250,7 @@ FeatureInfo ScanFeature(const Ctx& c, const uint8_t* begin, const uint8_t* end) 
       if (t.field != f.kind) {
         f = FeatureInfo{static_cast<Kind>(t.field), static_cast<uint32_t>(at - begin), 0};
       }
-      f.count += CountList(c, f.kind, p, p + len);
+      f.count += CountList(c, f.kind, p, p + len, &f.bytes);
       p += len;
     } else {
       Skip(c, t, at, p, end);
@@ -682,6 +686,7 @@ std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::stri
       s.max_values = std::max(s.max_values, f.count);
       ++s.records;
       s.values += f.count;
+      s.bytes += f.bytes;
       if (count_lengths) ++s.lengths[f.count];
     }
   });
@@ -699,6 +704,7 @@ std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::stri
       a.max_values = std::max(a.max_values, s.max_values);
       a.records += s.records;
       a.values += s.values;
+      a.bytes += s.bytes;
       for (const auto& [length, n] : s.lengths) a.lengths[length] += n;
     }
   }

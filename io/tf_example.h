@@ -242,6 +242,7 @@ struct ExampleFeatureSummary {
   bool mixed_types = false;     // records disagree on the list type (dtype: the first seen)
   int64_t records = 0;          // records holding the feature
   int64_t values = 0;           // its values in all of them
+  int64_t bytes = 0;            // bytes_list: the bytes of those values (0 for the others)
   int64_t min_values = 0, max_values = 0;  // per record holding it
   // With count_lengths: values per record -> records holding that many (records without the
   // feature are not counted here: there are `records` of them fewer than the batch).
@@ -249,6 +250,20 @@ struct ExampleFeatureSummary {
 };
 std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::string_view>& records,
                                                      bool count_lengths = false);
+
+// Converts a TFRecord file of tf.Example records into the .npz `out` without holding either
+// in memory (two passes over the records, a batch at a time; members stored, written
+// atomically). Every feature key, in key order, gives the members
+//   <key>.row_splits    int64 [records + 1]: record i's values are
+//                       values[row_splits[i]:row_splits[i + 1]] (a tf.RaggedTensor's
+//                       row_splits; a record without the feature holds none);
+//   <key>.values        int64 (int64_list) or float32 (float_list) values; for a bytes_list,
+//                       uint8: every value's bytes back to back, with
+//   <key>.value_splits  int64 [values + 1]: value k is values[value_splits[k]:value_splits[k+1]].
+// A feature holding two list types is an Error naming it; malformed records are ParseExamples'
+// Errors, naming the records. An empty file gives an archive without members.
+void ConvertExamplesToNpz(const std::string& in, const std::string& out,
+                          const TFRecordOptions& options = {});
 
 // One tf.Example holding `features` in the given order: each Tensor's elements in C order (any
 // dims) as an int64_list (kInt64), float_list (kFloat32, packed) or bytes_list (kString); other

@@ -127,7 +127,8 @@ struct TFRecordReader::Impl {
   uint64_t in_size = 0;
   TFRecordOptions options;
   int64_t records = 0;
-  uint64_t pos = 0;  // kNone: offset in the file of the next header
+  uint64_t pos = 0;       // kNone: offset in the file of the next header
+  uint64_t released = 0;  // ReleaseRead has given back the file's pages below this offset
 
   // Compressed streams: inflated bytes [head, tail) of buf, at stream offset `stream_pos`.
   std::optional<z_stream> zs;
@@ -270,6 +271,15 @@ bool TFRecordReader::Next(std::string_view* record) {
 }
 
 int64_t TFRecordReader::records_read() const { return impl_->records; }
+
+void TFRecordReader::ReleaseRead() {
+  Impl& m = *impl_;
+  if (m.file == nullptr) return;
+  const uint64_t upto = m.compressed() ? m.in_done : m.pos;
+  if (upto <= m.released) return;
+  m.file->Release(m.released, upto);
+  m.released = upto;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Batches

@@ -70,6 +70,10 @@ class TFRecordReader {
   bool Next(std::string_view* record);
   // Records returned so far.
   int64_t records_read() const;
+  // Gives back the memory-mapped pages of the file read so far (Open maps the file): a loop over
+  // a file larger than memory calls it between batches, once it is done with their views, so
+  // its resident memory stays bounded. The pages stay in the page cache.
+  void ReleaseRead();
 
  private:
   struct Impl;

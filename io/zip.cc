@@ -18,6 +18,7 @@ constexpr uint32_t kEndSig = 0x06054b50;
 constexpr uint32_t kEnd64Sig = 0x06064b50;
 constexpr uint32_t kEnd64LocatorSig = 0x07064b50;
 constexpr uint32_t k32Max = 0xffffffffu;
+constexpr int64_t kLocalCrcAt = 14;  // the CRC-32's place in a local header
 // Deflate cannot compress better than about 1032:1, so a larger claimed size is a lie.
 constexpr uint64_t kMaxDeflateRatio = 1032;
 
@@ -275,6 +276,8 @@ std::string Deflate(const std::vector<std::string_view>& pieces) {
   return out;
 }
 
+bool IsZip64(const ZipEntry& e) { return e.size >= k32Max || e.compressed_size >= k32Max; }
+
 }  // namespace
 
 void ZipWriter::Add(const std::string& name, const std::vector<std::string_view>& pieces,
@@ -282,46 +285,103 @@ void ZipWriter::Add(const std::string& name, const std::vector<std::string_view>
   ZipEntry e;
   e.name = name;
   e.method = compress ? 8 : 0;
-  uLong crc = crc32(0, nullptr, 0);
   for (std::string_view p : pieces) {
-    for (size_t done = 0; done < p.size();) {
-      const uInt n = static_cast<uInt>(std::min<size_t>(p.size() - done, 1u << 30));
-      crc = crc32(crc, reinterpret_cast<const Bytef*>(p.data() + done), n);
-      done += n;
-    }
+    e.crc = Crc32(e.crc, p);
     e.size += p.size();
   }
-  e.crc = static_cast<uint32_t>(crc);
   std::string deflated;
   if (compress) deflated = Deflate(pieces);
   e.compressed_size = compress ? deflated.size() : e.size;
-  e.local_offset = static_cast<uint64_t>(file_->position());
-  const bool zip64 = e.size >= k32Max || e.compressed_size >= k32Max;
-  std::string h;
-  Put(&h, kLocalSig, 4);
-  Put(&h, zip64 ? 45 : 20, 2);  // version needed
-  Put(&h, 0, 2);                // flags
-  Put(&h, e.method, 2);
-  Put(&h, 0, 4);  // time, date
-  Put(&h, e.crc, 4);
-  Put(&h, zip64 ? k32Max : e.compressed_size, 4);
-  Put(&h, zip64 ? k32Max : e.size, 4);
-  Put(&h, name.size(), 2);
-  Put(&h, zip64 ? 20 : 0, 2);
-  h += name;
-  if (zip64) {
-    Put(&h, 1, 2);
-    Put(&h, 16, 2);
-    Put(&h, e.size, 8);
-    Put(&h, e.compressed_size, 8);
-  }
-  file_->Write(h);
+  WriteLocalHeader(&e);
   if (compress) {
     file_->Write(deflated);
   } else {
     for (std::string_view p : pieces) file_->Write(p);
   }
   entries_.push_back(std::move(e));
+}
+
+ZipWriter::Reserved ZipWriter::Reserve(const std::string& name, uint64_t size) {
+  ZipEntry e;
+  e.name = name;
+  e.size = e.compressed_size = size;
+  WriteLocalHeader(&e);
+  const Reserved r{entries_.size(), file_->position()};
+  file_->Reserve(static_cast<int64_t>(size));
+  entries_.push_back(std::move(e));
+  return r;
+}
+
+void ZipWriter::SetCrc(const Reserved& member, uint32_t crc) {
+  ZipEntry& e = entries_.at(member.entry);
+  e.crc = crc;
+  std::string field;
+  Put(&field, crc, 4);
+  file_->WriteAt(static_cast<int64_t>(e.local_offset) + kLocalCrcAt, field.data(), 4);
+}
+
+void ZipWriter::WriteLocalHeader(ZipEntry* e) {
+  e->local_offset = static_cast<uint64_t>(file_->position());
+  const bool zip64 = IsZip64(*e);
+  std::string h;
+  Put(&h, kLocalSig, 4);
+  Put(&h, zip64 ? 45 : 20, 2);  // version needed
+  Put(&h, 0, 2);                // flags
+  Put(&h, e->method, 2);
+  Put(&h, 0, 4);  // time, date
+  Put(&h, e->crc, 4);
+  Put(&h, zip64 ? k32Max : e->compressed_size, 4);
+  Put(&h, zip64 ? k32Max : e->size, 4);
+  Put(&h, e->name.size(), 2);
+  Put(&h, zip64 ? 20 : 0, 2);
+  h += e->name;
+  if (zip64) {
+    Put(&h, 1, 2);
+    Put(&h, 16, 2);
+    Put(&h, e->size, 8);
+    Put(&h, e->compressed_size, 8);
+  }
+  file_->Write(h);
+}
+
+StreamedNpyMember::StreamedNpyMember(ZipWriter* zip, AtomicFile* file, const std::string& name,
+                                     DType dtype, int64_t elements, std::string lead, size_t pieces)
+    : zip_(zip),
+      file_(file),
+      header_(NpyHeaderFor(dtype, {elements}) + lead),
+      item_(DTypeSize(dtype)),
+      crc_(pieces, 0),
+      bytes_(pieces, 0) {
+  const int64_t header = static_cast<int64_t>(header_.size() - lead.size());
+  member_ = zip->Reserve(name + ".npy", static_cast<uint64_t>(header + elements * item_));
+  file->WriteAt(member_.data_offset, header_.data(), header_.size());
+}
+
+void StreamedNpyMember::Put(size_t piece, int64_t at, std::string_view bytes) {
+  file_->WriteAt(member_.data_offset + static_cast<int64_t>(header_.size()) + at * item_,
+                 bytes.data(), bytes.size());
+  crc_.at(piece) = Crc32(0, bytes);
+  bytes_[piece] = bytes.size();
+}
+
+void StreamedNpyMember::Seal() {
+  uint32_t crc = Crc32(0, header_);
+  for (size_t c = 0; c < crc_.size(); ++c) crc = Crc32Combine(crc, crc_[c], bytes_[c]);
+  zip_->SetCrc(member_, crc);
+}
+
+uint32_t Crc32(uint32_t crc, std::string_view bytes) {
+  for (size_t done = 0; done < bytes.size();) {
+    const uInt n = static_cast<uInt>(std::min<size_t>(bytes.size() - done, 1u << 30));
+    crc = static_cast<uint32_t>(crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + done), n));
+    done += n;
+  }
+  return crc;
+}
+
+uint32_t Crc32Combine(uint32_t first, uint32_t second, uint64_t second_bytes) {
+  return static_cast<uint32_t>(
+      crc32_combine64(first, second, static_cast<z_off64_t>(second_bytes)));
 }
 
 void ZipWriter::Finish() {

@@ -146,6 +146,9 @@ Subcommand AddConvert(CLI::App& app) {
       ->transform(CLI::CheckedTransformer(bases, CLI::ignore_case));
   sub->add_flag("--multilabel", args->options.multilabel,
                 ".svm inputs: labels are comma-separated lists (scikit-learn's multilabel)");
+  sub->add_option("--compression", args->options.compression,
+                  "TFRecord inputs: auto (told from the first bytes), NONE, GZIP or ZLIB")
+      ->check(CLI::IsMember({"auto", "NONE", "GZIP", "ZLIB"}));
   AddBatchOptions(sub, &args->batch);
   sub->footer(
       "Dense inputs become sparse for .mtx/.tns outputs (nonzeros); sparse inputs become dense "

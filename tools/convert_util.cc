@@ -3,6 +3,7 @@
 #include <cctype>
 #include <numeric>
 
+#include "tensorkit/io/tf_example.h"
 #include "tensorkit/tools/tool.h"
 
 namespace tensorkit::tools {
@@ -50,6 +51,12 @@ void ConvertLibsvm(const std::string& in, io::Format in_format, const std::strin
     io::LibsvmReadOptions ro;
     ro.base = options.index_base;
     ro.multilabel = options.multilabel;
+    // Streamed, in bounded memory, to the outputs it can lay out before parsing (the entries of
+    // a libsvm file are already sorted and unique, so --reorder and --coalesce change nothing).
+    if (out_format == io::Format::kMtx || (out_format == io::Format::kNpz && !options.compress)) {
+      io::ConvertLibsvm(in, out, ro);
+      return;
+    }
     d = io::ReadLibsvm(in, ro);
   } else {
     io::ReadOptions ro;
@@ -85,6 +92,12 @@ void ConvertLibsvm(const std::string& in, io::Format in_format, const std::strin
 }  // namespace
 
 void ConvertFile(const std::string& in, const std::string& out, const ConvertOptions& options) {
+  if (IsTfrecordPath(in)) {  // tf.Example features, streamed into .npz members
+    WithTfrecordCompression(in, options.compression, [&](const io::TFRecordOptions& o) {
+      io::ConvertExamplesToNpz(in, out, o);
+    });
+    return;
+  }
   const io::Format in_format = io::FormatFromPath(in);
   const io::Format out_format = io::FormatFromPath(out);
   if (in_format == io::Format::kLibsvm || out_format == io::Format::kLibsvm) {

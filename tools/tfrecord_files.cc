@@ -34,17 +34,26 @@ bool IsTfrecordPath(const std::string& path) {
 
 io::TFRecordBatch ReadTfrecordFile(const std::string& path, const std::string& compression,
                                    io::TFRecordCompression* used) {
+  io::TFRecordBatch batch;
+  WithTfrecordCompression(path, compression, [&](const io::TFRecordOptions& o) {
+    *used = o.compression;
+    batch = io::ReadTFRecordBatch(path, o);
+  });
+  return batch;
+}
+
+void WithTfrecordCompression(const std::string& path, const std::string& compression,
+                             const std::function<void(const io::TFRecordOptions&)>& read) {
   io::TFRecordOptions o;
   o.compression =
       compression == "auto" ? Sniff(path) : io::TFRecordCompressionFromName(compression);
-  *used = o.compression;
   try {
-    return io::ReadTFRecordBatch(path, o);
+    read(o);
   } catch (const Error&) {
     // A plain file whose first length bytes look like a zlib header: read it as plain.
     if (compression != "auto" || o.compression == io::TFRecordCompression::kNone) throw;
-    *used = o.compression = io::TFRecordCompression::kNone;
-    return io::ReadTFRecordBatch(path, o);
+    o.compression = io::TFRecordCompression::kNone;
+    read(o);
   }
 }
 

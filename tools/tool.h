@@ -52,7 +52,8 @@ struct ConvertOptions {
   bool coalesce = false;  // sort and sum duplicate entries
   bool compress = false;  // deflate .npz members
   io::IndexBase index_base = io::IndexBase::kAuto;  // of .svm inputs (--index-base)
-  bool multilabel = false;  // .svm inputs: comma-separated label lists (--multilabel)
+  bool multilabel = false;           // .svm inputs: comma-separated label lists (--multilabel)
+  std::string compression = "auto";  // of TFRecord inputs (--compression)
 };
 
 // `data` in the form the output format needs, with --reorder/--coalesce applied.
@@ -69,6 +70,10 @@ bool IsTfrecordPath(const std::string& path);
 // first bytes only look like a zlib header is read again as plain). *used: the one read.
 io::TFRecordBatch ReadTfrecordFile(const std::string& path, const std::string& compression,
                                    io::TFRecordCompression* used);
+// Calls read(options) with the compression `compression` names, or "auto" as above (read is
+// called again with none when the guessed compression fails).
+void WithTfrecordCompression(const std::string& path, const std::string& compression,
+                             const std::function<void(const io::TFRecordOptions&)>& read);
 
 // The extension without a leading dot, lower case; throws UsageError when unknown or empty.
 std::string NormalizeExtension(const std::string& ext);

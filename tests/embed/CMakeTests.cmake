@@ -16,11 +16,14 @@ elseif(NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize")
   set_tests_properties(tf_ops PROPERTIES LABELS embed SKIP_RETURN_CODE 77)
 endif()
 
-# `tensorkit vocab` against Keras's StringLookup / IntegerLookup: needs the tool and the TensorFlow
-# venv, not the op library (skipped, exit 77 from pytest's "no tests ran", without TensorFlow).
+# The tool against TensorFlow itself, needing the tool and the TensorFlow venv but not the op
+# library: `tensorkit vocab` against Keras's StringLookup / IntegerLookup (keras_vocab), and
+# `tensorkit convert FILE.tfrecord OUT.npz` against tf.io.parse_example (convert_tfrecord).
 if(TARGET tensorkit_tool AND EXISTS "${TENSORKIT_TF_PYTHON}" AND NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize")
-  add_test(NAME keras_vocab COMMAND ${TENSORKIT_TF_PYTHON} -m pytest -q -p no:cacheprovider
-                                    ${CMAKE_CURRENT_LIST_DIR}/test_keras_vocab.py)
-  set_tests_properties(keras_vocab PROPERTIES LABELS embed TIMEOUT 600
-    ENVIRONMENT "TENSORKIT_TOOL=$<TARGET_FILE:tensorkit_tool>;TF_CPP_MIN_LOG_LEVEL=2")
+  foreach(name keras_vocab convert_tfrecord)
+    add_test(NAME ${name} COMMAND ${TENSORKIT_TF_PYTHON} -m pytest -q -p no:cacheprovider
+                                  ${CMAKE_CURRENT_LIST_DIR}/test_${name}.py)
+    set_tests_properties(${name} PROPERTIES LABELS embed TIMEOUT 600
+      ENVIRONMENT "TENSORKIT_TOOL=$<TARGET_FILE:tensorkit_tool>;TF_CPP_MIN_LOG_LEVEL=2")
+  endforeach()
 endif()

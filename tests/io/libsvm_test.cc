@@ -7,17 +7,19 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "io/io_test_util.h"
 #include "test_util.h"
 
 namespace tensorkit::io {
 namespace {
 
-using testing::AtThreadCounts;
-using testing::ExpectError;
+using tensorkit::testing::AtThreadCounts;
+using tensorkit::testing::ExpectError;
 
 LibsvmData Parse(const std::string& text, LibsvmReadOptions o = {}) {
   return ReadLibsvmFromMemory(text.data(), text.size(), "t.svm", o);
@@ -164,6 +166,80 @@ TEST(Libsvm, WriteReadRoundTrip) {
   const TensorData t = Read(path);
   EXPECT_EQ(t.sparse.nnz(), d.features.nnz());
   std::remove(path.c_str());
+}
+
+// What the in-memory path writes: ReadLibsvm, then Write with the CSR members and labels.
+void WriteWhole(const std::string& in, const std::string& out, const LibsvmReadOptions& ro) {
+  const LibsvmData d = ReadLibsvm(in, ro);
+  TensorData t;
+  t.sparse = d.features;
+  WriteOptions wo;
+  if (FormatFromPath(out) == Format::kNpz) {
+    wo.csr = true;
+    wo.extra_members.emplace_back("labels", d.labels);
+    if (d.label_offsets.defined()) wo.extra_members.emplace_back("label_offsets", d.label_offsets);
+    if (d.qids.defined()) wo.extra_members.emplace_back("qids", d.qids);
+  }
+  Write(out, t, wo);
+}
+
+std::string FileBytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+TEST(Libsvm, ConvertStreamsTheFilesTheWholeReadWrites) {
+  testing::TempDir dir;
+  std::mt19937_64 rng(11);
+  struct Case {
+    std::string text;
+    LibsvmReadOptions ro;
+  };
+  std::vector<Case> cases;
+  cases.push_back({RandomFile(rng, 60000, true), {}});  // several chunks, qids, 1-based
+  cases.push_back({RandomFile(rng, 3000, false), {}});
+  cases.back().ro.dtype = DType::kFloat32;
+  cases.push_back({"1 0:1 2:2\n\n# c\n0 1:3\n-1\n", {}});  // 0-based by the auto rule
+  cases.push_back({"1,3 1:1\n2:5\n\n4 3:1\n", {}});        // multilabel, a sample without labels
+  cases[3].ro.multilabel = true;
+  cases[3].ro.num_features = 10;
+  cases.push_back({"# nothing\n\n", {}});
+  cases.push_back({"", {}});
+  cases.push_back({"1 2:1\n", {}});
+  cases.back().ro.base = IndexBase::kZero;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(i));
+    const Case& c = cases[i];
+    const std::string in = dir / "in.svm";
+    testing::WriteText(in, c.text);
+    for (const std::string ext : {".npz", ".mtx"}) {
+      WriteWhole(in, dir / ("whole" + ext), c.ro);
+      const std::string whole = FileBytes(dir / ("whole" + ext));
+      const auto streamed = AtThreadCounts({1, 2}, [&] {
+        ConvertLibsvm(in, dir / ("streamed" + ext), c.ro);
+        return FileBytes(dir / ("streamed" + ext));
+      });
+      EXPECT_EQ(streamed[0], whole) << ext;
+      EXPECT_EQ(streamed[1], whole) << ext;
+    }
+  }
+}
+
+TEST(Libsvm, ConvertErrorsAreTheReadersAndLeaveNoOutput) {
+  testing::TempDir dir;
+  const std::string in = dir / "bad.svm";
+  testing::WriteText(in, "1 1:1\n2 3:x\n");
+  for (const char* out : {"o.npz", "o.mtx"}) {
+    ExpectError([&] { ConvertLibsvm(in, dir / out); }, ErrorCode::kCorrupt,
+                {"'" + in + "' line 2", "column 5", "value 'x' is not a number"});
+  }
+  testing::WriteText(in, "1 qid:1 1:1\n2 3:1\n");
+  ExpectError([&] { ConvertLibsvm(in, dir / "o.npz"); }, ErrorCode::kCorrupt,
+              {"1 of 2 samples have a qid"});
+  testing::WriteText(in, "1 1:1\n");
+  ExpectError([&] { ConvertLibsvm(in, dir / "o.tns"); }, ErrorCode::kUnsupported,
+              {"must be .npz or .mtx"});
+  EXPECT_EQ(dir.List(), (std::vector<std::string>{"bad.svm"}));
 }
 
 }  // namespace

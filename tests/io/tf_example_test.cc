@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "io/io_test_util.h"
+#include "tensorkit/io/io.h"
 #include "test_util.h"
 
 namespace tensorkit::io {
@@ -837,6 +839,98 @@ TEST(TfExampleTest, SequenceExampleRandomBatchesMatchTheirSteps) {
     for (int64_t n : values_per_step) inner.push_back(inner.back() + n);
     EXPECT_EQ(NestedSplits(r), (Nested{outer, inner}));
   }
+}
+
+// --- ConvertExamplesToNpz ---------------------------------------------------------------------
+
+// The npz members by name.
+std::map<std::string, Tensor> Members(const std::string& path) {
+  std::map<std::string, Tensor> m;
+  for (auto& [name, t] : ReadNpzMembers(path)) m.emplace(name, t);
+  return m;
+}
+
+TEST(TfExampleTest, ConvertToNpzGivesEachFeatureAsRaggedArrays) {
+  testing::TempDir dir;
+  // Records over two batches (2^16 records each): "late" appears only in the second, "s" holds
+  // bytes with NULs and empty values, "f" is absent from some records and empty in others.
+  std::mt19937_64 rng(5);
+  std::vector<std::string> records;
+  const int64_t n = (int64_t{1} << 16) + 300;
+  for (int64_t r = 0; r < n; ++r) {
+    std::string e = Entry("i", Int64s({r, -r}));
+    if (r % 3 != 0) e += Entry("f", Floats(std::vector<float>(r % 4, 0.5f * r)));
+    if (r % 5 == 0) e += Entry("s", Bytes({std::string("a\0b", 3), "", std::to_string(r)}));
+    if (r > n - 10) e += Entry("late", Int64s({7}));
+    records.push_back(Example(e));
+  }
+  for (TFRecordCompression c : {TFRecordCompression::kNone, TFRecordCompression::kGzip}) {
+    SCOPED_TRACE(TFRecordCompressionName(c));
+    TFRecordOptions o;
+    o.compression = c;
+    {
+      TFRecordWriter w(dir / "in.tfrecord", o);
+      for (const std::string& r : records) w.Write(r);
+      w.Close();
+    }
+    const auto runs = AtThreadCounts({1, 2}, [&] {
+      ConvertExamplesToNpz(dir / "in.tfrecord", dir / "out.npz", o);
+      return testing::ReadText(dir / "out.npz");
+    });
+    EXPECT_EQ(runs[0], runs[1]);
+    const std::map<std::string, Tensor> m = Members(dir / "out.npz");
+    std::vector<std::string> names;
+    for (const auto& [name, t] : m) names.push_back(name);
+    EXPECT_EQ(names, (std::vector<std::string>{"f.row_splits", "f.values", "i.row_splits",
+                                               "i.values", "late.row_splits", "late.values",
+                                               "s.row_splits", "s.value_splits", "s.values"}));
+    // Each against ParseExamples of all records at once.
+    std::vector<std::string_view> views(records.begin(), records.end());
+    ExampleSpec spec;
+    spec.var_len = {{"f", DType::kFloat32},
+                    {"i", DType::kInt64},
+                    {"late", DType::kInt64},
+                    {"s", DType::kString}};
+    const ParsedExamples p = ParseExamples(views, spec);
+    for (const char* key : {"f", "i", "late", "s"}) {
+      SCOPED_TRACE(key);
+      const JaggedTensor& j = p.VarLen(key);
+      EXPECT_EQ(m.at(std::string(key) + ".row_splits").ToVector<int64_t>(),
+                j.offsets().ToVector<int64_t>());
+    }
+    EXPECT_EQ(m.at("f.values").ToVector<float>(), p.VarLen("f").values().ToVector<float>());
+    EXPECT_EQ(m.at("i.values").ToVector<int64_t>(), p.VarLen("i").values().ToVector<int64_t>());
+    EXPECT_EQ(m.at("late.values").ToVector<int64_t>(), std::vector<int64_t>(9, 7));
+    const std::vector<uint8_t> bytes = m.at("s.values").ToVector<uint8_t>();
+    const std::vector<int64_t> splits = m.at("s.value_splits").ToVector<int64_t>();
+    const Tensor sv = p.VarLen("s").values();
+    ASSERT_EQ(static_cast<int64_t>(splits.size()), sv.NumElements() + 1);
+    for (int64_t k = 0; k < sv.NumElements(); ++k) {
+      EXPECT_EQ(std::string(bytes.begin() + splits[k], bytes.begin() + splits[k + 1]),
+                sv.data<std::string>()[k]);
+    }
+  }
+}
+
+TEST(TfExampleTest, ConvertToNpzErrorsNameTheFeatureAndRecordsAndLeaveNothing) {
+  testing::TempDir dir;
+  auto write = [&](const std::vector<std::string>& records) {
+    TFRecordWriter w(dir / "in.tfrecord");
+    for (const std::string& r : records) w.Write(r);
+    w.Close();
+  };
+  write({Example(Entry("a", Int64s({1}))), Example(Entry("a", Floats({1})))});
+  ExpectError([&] { ConvertExamplesToNpz(dir / "in.tfrecord", dir / "out.npz"); },
+              ErrorCode::kInvalidArgument, {"feature 'a' is a int64_list first", "records 0 to 1"});
+  write({Example(Entry("a", Int64s({1}))), "\x0a\x05"});
+  ExpectError([&] { ConvertExamplesToNpz(dir / "in.tfrecord", dir / "out.npz"); },
+              ErrorCode::kCorrupt, {"'" + dir / "in.tfrecord" + "' records 0 to 1", "record 1"});
+  ExpectError([&] { ConvertExamplesToNpz(dir / "in.tfrecord", dir / "out.mtx"); },
+              ErrorCode::kUnsupported, {"is not an .npz"});
+  EXPECT_EQ(dir.List(), (std::vector<std::string>{"in.tfrecord"}));
+  write({});
+  ConvertExamplesToNpz(dir / "in.tfrecord", dir / "out.npz");
+  EXPECT_TRUE(Members(dir / "out.npz").empty());
 }
 
 }  // namespace
