@@ -65,6 +65,23 @@ void EmbeddingBagOnDevice(const Tensor& table, const Tensor& ids, const Tensor& 
                           int64_t padding_id, Combiner combiner, Tensor* out, int64_t col,
                           const char* op);
 
+// EmbeddingBagBackward on the device of its operands, checked (embedding_backward.cc Note
+// [sorted gradient]): ids contiguous int32 / int64 [N], each in [0, num_rows) or the padding
+// id; offsets the device offsets [B + 1]; grad contiguous float [B, D]; weights undefined or
+// contiguous [N] of grad's compute type; table (kMax / kMin only, else undefined) float
+// [num_rows, D] with unit column stride. The positions are sorted stably by id on the device,
+// then one warp sums each non-padding id's run, lanes over columns (embedding_device.h's
+// RunColumnSum, the CPU's sequence). With table_grad (grad's dtype [num_rows, D], any strides)
+// the sums are added into its rows; otherwise they are returned as the coalesced COO rows of
+// EmbeddingBagBackward (indices [U * D, 2], values [U * D]; the number of ids U fetched).
+struct GradRows {
+  Tensor indices, values;
+};
+GradRows EmbeddingGradOnDevice(const Tensor& grad, const Tensor& ids, const Tensor& offsets,
+                               const Tensor& weights, const Tensor& table, Combiner combiner,
+                               int64_t num_rows, int64_t padding_id, Tensor* table_grad,
+                               const char* op);
+
 // The checks of SegmentReduce and SparseSegmentReduce on the device of segment_ids (and
 // indices, when defined; both contiguous int32 or int64 [K]): the first position whose id is
 // negative, not below num_segments (when that is >= 0) or below its predecessor, the first
@@ -95,6 +112,51 @@ void SortedSegmentReduceOnDevice(const Tensor& data, const Tensor& indices,
                                  const char* op);
 void UnsortedSegmentReduceOnDevice(const Tensor& data, const Tensor& segment_ids, Combiner combiner,
                                    Tensor* out, const char* op);
+
+// The jagged conversions on the device of `values` (contiguous; off: device offsets [B + 1],
+// contiguous, checked): ToPadded into out [B, len, inner...] (pad_bits: the pad value's bytes,
+// of the values' element size), FromPadded from dense [B, len, ...] into out [N, ...], and
+// ToSparse's indices [N, 2] = (row, position in the row). Enqueued; nothing waits.
+void ToPaddedOnDevice(const Tensor& values, const Tensor& off, int64_t len, uint64_t pad_bits,
+                      Tensor* out, const char* op);
+void FromPaddedOnDevice(const Tensor& dense, const Tensor& off, Tensor* out, const char* op);
+Tensor JaggedIndicesOnDevice(const Tensor& off, int64_t num_values, const char* op);
+
+// KeyedJaggedTensor's gathers (Permute, Concat, Split) on the device of `out` (contiguous
+// [N, ...], `inner` elements per item): item block k of jagged_device.h (host starts [K + 1])
+// copies its items from sources[k], the device address of its source run's first element, of
+// out's dtype. Enqueued; nothing waits.
+void GatherItemBlocksOnDevice(const std::vector<int64_t>& starts,
+                              const std::vector<const void*>& sources, int64_t inner, Tensor* out,
+                              const char* op);
+
+// FillEmptyRows' grouping on the device of `idx` (contiguous [nnz, rank], every entry inside
+// the shape, `rows` = shape[0]), in fill_device.h's terms: perm [nnz] the grouped entries'
+// input positions (a stable sort by row on the device; undefined when `sorted`: the entries'
+// own order), start and empties [rows + 1], and num_empty = empties[rows] (fetched: it sizes
+// the output).
+struct FillPlan {
+  Tensor perm, start, empties;
+  int64_t num_empty = 0;
+};
+FillPlan PlanFillOnDevice(const Tensor& idx, int64_t rows, bool sorted, const char* op);
+// FillEmptyRows' outputs from the plan, on its device: out_idx [nnz + num_empty, rank] and
+// out_values (fill_bits: the default value's bytes, of the values' element size), both
+// contiguous, unless out_idx is null; empty [rows] bool and reverse [nnz] int64 always. values
+// contiguous [nnz]. Enqueued; nothing waits.
+void FillOnDevice(const FillPlan& plan, const Tensor& idx, const Tensor& values, uint64_t fill_bits,
+                  Tensor* out_idx, Tensor* out_values, Tensor* empty, Tensor* reverse,
+                  const char* op);
+
+// FillEmptyRowsGrad's check on the device of `reverse` (contiguous int64 [n]): the first
+// position whose entry lies outside [0, n_full), or -1 (fetched).
+int64_t FirstMapEntryOutside(const Tensor& reverse, int64_t n_full, const char* op);
+// FillEmptyRowsGrad on the device (entries checked; grad contiguous [n_full] of an integer or
+// float dtype): d_values [n] = grad[reverse], and d_default (rank 0, grad's dtype) the sum of
+// grad over the positions no entry names, in chunks of `chunk` positions joined in order
+// (fill_device.h, the CPU's sequence). Enqueued; nothing waits.
+void FillGradOnDevice(const Tensor& reverse, const Tensor& grad, int64_t chunk, Tensor* d_values,
+                      Tensor* d_default, const char* op);
 
 }  // namespace tensorkit::features_cuda
 

@@ -35,14 +35,8 @@ namespace tensorkit {
 
 namespace embedding_internal {
 
-void CheckOnCpu(const Tensor& t, const char* what, const char* op) {
-  TK_CHECK(t.device().is_cpu(), kUnsupported, op, " runs on the CPU in this version but ", what,
-           " is on ", t.device(), "; move the inputs with To(Device::Cpu())");
-}
-
-void CheckTable(const Tensor& table, const char* what, const char* op, bool any_device) {
+void CheckTable(const Tensor& table, const char* what, const char* op) {
   TK_CHECK(table.defined(), kInvalidArgument, op, ": ", what, " is an undefined tensor");
-  if (!any_device) CheckOnCpu(table, what, op);
   TK_CHECK(table.NumAxes() == 2, kShapeMismatch, op, ": ", what,
            " must be 2-D [num_rows, embedding_dim], got dims ", ShapeString(table.Dims()));
   TK_CHECK(IsFloat(table.dtype()), kDTypeMismatch, op, ": ", what,
@@ -53,14 +47,10 @@ Tensor RowMajor(const Tensor& table) {
   return table.Dim(1) <= 1 || table.Stride(1) == 1 ? table : table.Clone();
 }
 
-Ids PrepareIds(const JaggedTensor& ids, const char* op, bool any_device) {
+Ids PrepareIds(const JaggedTensor& ids, const char* op) {
   TK_CHECK(ids.defined(), kInvalidArgument, op,
            ": ids is an empty (default-constructed) JaggedTensor; make one with "
            "JaggedTensor::FromOffsets or FromLengths");
-  if (!any_device) {
-    CheckOnCpu(ids.values(), "ids", op);
-    if (ids.has_weights()) CheckOnCpu(ids.weights(), "the weights of ids", op);
-  }
   TK_CHECK(ids.values().NumAxes() == 1, kShapeMismatch, op,
            ": the values of ids must be 1-D [N] (one id per item), got dims ",
            ShapeString(ids.values().Dims()));
@@ -392,8 +382,8 @@ Tensor BagsOnDevice(const std::vector<Tensor>& tables, const std::vector<Combine
 Tensor EmbeddingBag(const Tensor& table_in, const JaggedTensor& ids_in, Combiner combiner,
                     int64_t padding_id) {
   const char* op = "EmbeddingBag";
-  ei::CheckTable(table_in, "table", op, /*any_device=*/true);
-  const ei::Ids ids = ei::PrepareIds(ids_in, op, /*any_device=*/true);
+  ei::CheckTable(table_in, "table", op);
+  const ei::Ids ids = ei::PrepareIds(ids_in, op);
   const int64_t num_rows = table_in.Dim(0), d = table_in.Dim(1);
   ei::CheckPaddingId(padding_id, num_rows, op);
   ei::CheckCombinerWeights(combiner, ids_in.has_weights(), "", op);
@@ -446,7 +436,7 @@ Tensor EmbeddingBags(const std::vector<Tensor>& tables_in, const KeyedJaggedTens
   std::vector<int64_t> col(static_cast<size_t>(num_features) + 1, 0);
   for (int64_t f = 0; f < num_features; ++f) {
     const std::string name = "table " + std::to_string(f) + " (feature \"" + keys[f] + "\")";
-    ei::CheckTable(tables_in[f], name.c_str(), op, /*any_device=*/true);
+    ei::CheckTable(tables_in[f], name.c_str(), op);
     TK_CHECK(tables_in[f].dtype() == tables_in[0].dtype(), kDTypeMismatch, op, ": ", name, " is ",
              DTypeName(tables_in[f].dtype()), " but table 0 is ", DTypeName(tables_in[0].dtype()),
              "; all tables must have one dtype (convert them with Converted)");

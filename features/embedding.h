@@ -62,7 +62,9 @@ Tensor EmbeddingBags(const std::vector<Tensor>& tables, const KeyedJaggedTensor&
 // in grad's compute type): id p of bag b adds grad[b, :] * w_p / (b's divisor) to row ids[p]
 // (kSum, kMean, kSqrtN), or, for kMax and kMin, grad[b, c] to column c of the winner's row only.
 // kMax and kMin need the forward table [num_rows, D] to find the winners and take it as
-// `table` (without it: an Error).
+// `table` (without it: an Error). On a CUDA device (grad, ids, the table and table_grad on one
+// device, else kDeviceMismatch) both forms run there with the CPU's bits and Errors: the
+// positions sorted stably by id, one warp summing each id's run in bag order, no atomics.
 //
 // The sparse form is a plain rank-2 COO SparseTensor [num_rows, D] of grad's dtype with one
 // entry per (row, column) of every distinct non-padding id that occurs: U distinct ids give

@@ -10,13 +10,18 @@
 // a radix sort of packed keys), which keeps each id's positions in bag order; each run of equal
 // ids is then summed by the one task that owns it, in that order, and written once. So the
 // result is bit-identical at any thread count, and the sparse and the dense forms hold the same
-// sums.
+// sums. On a CUDA device the same plan is made there (sparse/'s stable radix sort of the ids,
+// each id's run by binary search, the ids that occur by a scan) and one warp sums each run,
+// each lane a column in that order (embedding_device.h): the same bits, and still no atomics.
 #include <algorithm>
 #include <memory>
 
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/ops.h"
+#include "tensorkit/dense/views.h"
+#include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/embedding.h"
+#include "tensorkit/features/embedding_device.h"
 #include "tensorkit/features/embedding_internal.h"
 #include "tensorkit/sparse/internal.h"
 
@@ -25,6 +30,7 @@ namespace tensorkit {
 namespace {
 
 namespace ei = embedding_internal;
+namespace fi = features_internal;
 
 // What the gradient needs, checked: the ids as int64, the positions sorted by id, the id runs.
 struct Plan {
@@ -71,13 +77,13 @@ void FindWinners(const Tensor& table, const ei::Ids& ids, const int64_t* id, Com
   });
 }
 
-Plan MakePlan(const Tensor& grad, const JaggedTensor& ids_in, Combiner combiner, int64_t num_rows,
-              int64_t padding_id, const Tensor& table, const char* op) {
+// The checks of both forms that read no id (the ids on any device, grad and the table on the
+// ids' device), and the ids prepared.
+ei::Ids CheckOperands(const Tensor& grad, const JaggedTensor& ids_in, Combiner combiner,
+                      int64_t num_rows, int64_t padding_id, const Tensor& table, const char* op) {
   TK_CHECK(grad.defined(), kInvalidArgument, op, ": grad is an undefined tensor");
-  ei::CheckOnCpu(grad, "grad", op);
-  Plan plan;
-  plan.ids = ei::PrepareIds(ids_in, op);
-  const ei::Ids& ids = plan.ids;
+  ei::Ids ids = ei::PrepareIds(ids_in, op);
+  sparse_internal::CheckSameDevice(grad.device(), ids.values.device(), op, "grad", "ids");
   TK_CHECK(grad.NumAxes() == 2 && grad.Dim(0) == ids.batch_size, kShapeMismatch, op,
            ": grad must be [B, D] with B = ", ids.batch_size, " (the bags of ids), got dims ",
            ShapeString(grad.Dims()));
@@ -87,15 +93,25 @@ Plan MakePlan(const Tensor& grad, const JaggedTensor& ids_in, Combiner combiner,
            "; it is the table's number of rows, >= 0");
   ei::CheckPaddingId(padding_id, num_rows, op);
   ei::CheckCombinerWeights(combiner, ids_in.has_weights(), "", op);
-  const bool extreme = combiner == Combiner::kMax || combiner == Combiner::kMin;
-  if (extreme) {
+  if (combiner == Combiner::kMax || combiner == Combiner::kMin) {
     TK_CHECK(table.defined(), kInvalidArgument, op, ": the combiner \"", CombinerName(combiner),
              "\" needs the forward table to find the winning rows; pass it as `table`");
     ei::CheckTable(table, "table", op);
+    sparse_internal::CheckSameDevice(table.device(), ids.values.device(), op, "table", "ids");
     TK_CHECK(table.Dim(0) == num_rows && table.Dim(1) == grad.Dim(1), kShapeMismatch, op,
              ": table must be [", num_rows, ", ", grad.Dim(1),
              "] (num_rows by grad's width), got dims ", ShapeString(table.Dims()));
   }
+  return ids;
+}
+
+// The CPU plan of checked operands: the ids checked against num_rows, sorted, and their runs.
+Plan MakePlan(const ei::Ids& checked, Combiner combiner, int64_t num_rows, int64_t padding_id,
+              const Tensor& grad, const Tensor& table, const char* op) {
+  Plan plan;
+  plan.ids = checked;
+  const ei::Ids& ids = plan.ids;
+  const bool extreme = combiner == Combiner::kMax || combiner == Combiner::kMin;
   ei::CheckIdsInRange(ids.values, 0, ids.num_values, ids.offsets, 0, ids.batch_size, num_rows, "",
                       op);
 
@@ -132,7 +148,8 @@ Plan MakePlan(const Tensor& grad, const JaggedTensor& ids_in, Combiner combiner,
   return plan;
 }
 
-// Each bag's divisor (embedding_internal.h), from grad's compute type.
+// Each bag's divisor (embedding_device.h, shared with the device body), from grad's compute
+// type.
 template <typename C>
 std::vector<C> Divisors(const Plan& plan, const C* weights, Combiner combiner, int64_t padding_id) {
   const ei::Ids& ids = plan.ids;
@@ -141,17 +158,7 @@ std::vector<C> Divisors(const Plan& plan, const C* weights, Combiner combiner, i
   std::vector<C> divisors(static_cast<size_t>(ids.batch_size));
   ParallelFor(0, ids.batch_size, GrainFor(64), [&](int64_t bb, int64_t be) {
     for (int64_t b = bb; b < be; ++b) {
-      int64_t count = 0;
-      C weight_sum = 0, square_sum = 0;
-      for (int64_t p = off[b]; p < off[b + 1]; ++p) {
-        if (id[p] == padding_id) continue;
-        ++count;
-        if (weights) {
-          weight_sum += weights[p];
-          square_sum += weights[p] * weights[p];
-        }
-      }
-      divisors[b] = ei::BagDivisor<C>(combiner, weights != nullptr, count, weight_sum, square_sum);
+      divisors[b] = ei::GradDivisor<C>(id, off, weights, padding_id, combiner, b);
     }
   });
   return divisors;
@@ -206,13 +213,44 @@ void SumRuns(const Plan& plan, const Tensor& grad_in, Combiner combiner, const T
   });
 }
 
+// The CUDA body of both forms (device_ops.h), for checked operands on one device: the ids
+// checked there (one wait for the verdict; a bad id is the CPU's Error), then sorted and summed
+// there. With table_grad the sums are added into it; otherwise the COO rows are returned.
+features_cuda::GradRows BackwardOnDevice(const Tensor& grad, const JaggedTensor& ids_in,
+                                         const ei::Ids& ids, Combiner combiner, int64_t num_rows,
+                                         int64_t padding_id, const Tensor& table,
+                                         Tensor* table_grad, const char* op) {
+  const int64_t bad =
+      features_cuda::FirstIdsOutOfRange(ids.values, {0, ids.num_values}, {num_rows}, op)[0];
+  if (bad >= 0) {
+    const Tensor id = Converted(Slice(ids.values, 0, bad, bad + 1), DType::kInt64);
+    ei::ThrowIdOutOfRange(id.ToVector<int64_t>()[0], bad, ids.offsets, 0, ids.batch_size, num_rows,
+                          "", op);
+  }
+  Tensor weights;
+  Dispatch<ei::kTableDTypes>(grad.dtype(), op, [&]<typename T>() {
+    weights = ei::ComputeWeights(ids_in.weights(), DTypeOf<ComputeType<T>>);
+  });
+  const bool extreme = combiner == Combiner::kMax || combiner == Combiner::kMin;
+  return features_cuda::EmbeddingGradOnDevice(
+      sparse_internal::Contiguous(grad), ids.values, ids_in.offsets(), weights,
+      extreme ? ei::RowMajor(table) : Tensor(), combiner, num_rows, padding_id, table_grad, op);
+}
+
 }  // namespace
 
 SparseTensor EmbeddingBagBackward(const Tensor& grad, const JaggedTensor& ids, Combiner combiner,
                                   int64_t num_rows, int64_t padding_id, const Tensor& table) {
   const char* op = "EmbeddingBagBackward";
-  const Plan plan = MakePlan(grad, ids, combiner, num_rows, padding_id, table, op);
+  const ei::Ids checked = CheckOperands(grad, ids, combiner, num_rows, padding_id, table, op);
   const int64_t d = grad.Dim(1);
+  if (fi::OnCuda(checked.values)) {
+    features_cuda::GradRows rows =
+        BackwardOnDevice(grad, ids, checked, combiner, num_rows, padding_id, table, nullptr, op);
+    return SparseTensor::Create(std::move(rows.indices), std::move(rows.values), {num_rows, d},
+                                {0, 1});
+  }
+  const Plan plan = MakePlan(checked, combiner, num_rows, padding_id, grad, table, op);
   const int64_t runs = static_cast<int64_t>(plan.run_begin.size());
   int64_t nnz = 0;
   TK_CHECK(!__builtin_mul_overflow(runs, d, &nnz), kResourceExhausted, op, ": ", runs, " rows of ",
@@ -244,7 +282,6 @@ void EmbeddingBagBackward(const Tensor& grad, const JaggedTensor& ids, Combiner 
   const char* op = "EmbeddingBagBackward";
   TK_CHECK(table_grad != nullptr && table_grad->defined(), kInvalidArgument, op,
            ": table_grad must point at a defined tensor [num_rows, D]");
-  ei::CheckOnCpu(*table_grad, "table_grad", op);
   TK_CHECK(grad.defined() && table_grad->NumAxes() == 2 && grad.NumAxes() == 2 &&
                table_grad->Dim(1) == grad.Dim(1),
            kShapeMismatch, op, ": table_grad must be [num_rows, D] with D = grad's width, got ",
@@ -255,7 +292,14 @@ void EmbeddingBagBackward(const Tensor& grad, const JaggedTensor& ids, Combiner 
            "; they must have one dtype");
   const int64_t s0 = table_grad->Stride(0), s1 = table_grad->Stride(1);
   const int64_t v = table_grad->Dim(0), d = table_grad->Dim(1);
-  const Plan plan = MakePlan(grad, ids, combiner, v, padding_id, table, op);
+  const ei::Ids checked = CheckOperands(grad, ids, combiner, v, padding_id, table, op);
+  sparse_internal::CheckSameDevice(table_grad->device(), checked.values.device(), op, "table_grad",
+                                   "ids");
+  if (fi::OnCuda(checked.values)) {
+    BackwardOnDevice(grad, ids, checked, combiner, v, padding_id, table, table_grad, op);
+    return;
+  }
+  const Plan plan = MakePlan(checked, combiner, v, padding_id, grad, table, op);
   Dispatch<ei::kTableDTypes>(grad.dtype(), op, [&]<typename T>() {
     using C = ComputeType<T>;
     T* base = table_grad->data<T>();

@@ -1,20 +1,27 @@
-// tensorkit/features/embedding_device.h: one bag's reduction written once for the host and a
-// CUDA device (not a public header). The CUDA body of EmbeddingBag / EmbeddingBags runs it with
-// one warp per bag, each lane over a few columns; host tests run the same function against the
-// CPU kernels of embedding.cc, whose sequence of operations it repeats (embedding.cc Note [bag
-// kernels]): per column, the rows added in id order into a compute-type accumulator starting at
-// 0, `w * v` rounded before it is added (no fused multiply-add, on the device either), the
-// weight sums alongside, then one division by the bag divisor (0 where it is 0). So the device
-// gives the CPU's bits.
+// tensorkit/features/embedding_device.h: one bag's reduction, and the pieces of the table
+// gradient, written once for the host and a CUDA device (not a public header). The CUDA body of
+// EmbeddingBag / EmbeddingBags runs ReduceBagColumns with one warp per bag, each lane over a few
+// columns; host tests run the same function against the CPU kernels of embedding.cc, whose
+// sequence of operations it repeats (embedding.cc Note [bag kernels]): per column, the rows
+// added in id order into a compute-type accumulator starting at 0, `w * v` rounded before it is
+// added (no fused multiply-add, on the device either), the weight sums alongside, then one
+// division by the bag divisor (0 where it is 0). So the device gives the CPU's bits.
+//
+// The gradient (embedding_backward.cc Note [sorted gradient]) shares GradDivisor with its CPU
+// body; its CUDA body finds each bag's winners with BagWinner and sums each run of one id with
+// RunColumnSum, one warp per run, lanes over columns: the CPU body's sequence per column, which
+// host tests check bit for bit.
 #ifndef TENSORKIT_FEATURES_EMBEDDING_DEVICE_H_
 #define TENSORKIT_FEATURES_EMBEDDING_DEVICE_H_
 
 #include <cmath>
 #include <cstdint>
 
+#include "tensorkit/common/dtype.h"
 #include "tensorkit/common/host_device.h"
 #include "tensorkit/features/combiner.h"
 #include "tensorkit/features/device_math.h"
+#include "tensorkit/features/jagged_device.h"
 
 namespace tensorkit::embedding_internal {
 
@@ -46,6 +53,40 @@ struct BagJob {
 // Writes columns c, c + step, ..., c + (K - 1) * step (those below d) of bag `bag`'s output.
 template <int K, typename T, typename I, typename C>
 TK_HOST_DEVICE void ReduceBagColumns(const BagJob<C>& a, int64_t bag, int64_t c, int64_t step);
+
+// Bag b's divisor for the gradient (kSum 1, kMean the count or weight sum, kSqrtN its root;
+// embedding_internal.h's BagDivisor) over the non-padding ids (int64) of offsets off, the
+// weights (null: unweighted) summed in position order.
+template <typename C>
+TK_HOST_DEVICE C GradDivisor(const int64_t* ids, const int64_t* off, const C* weights,
+                             int64_t padding_id, Combiner combiner, int64_t b);
+
+// kMax / kMin: the position of bag b's winner in column c of table T (rows table + id * ld,
+// read in the compute type), or -1 for a bag without non-padding ids.
+template <typename T>
+TK_HOST_DEVICE int64_t BagWinner(const T* table, int64_t ld, const int64_t* ids, const int64_t* off,
+                                 int64_t padding_id, Combiner combiner, int64_t b, int64_t c);
+
+// What the sums of the gradient read: grad T [batch, d] row-major, the offsets, the positions
+// sorted stably by id, and either the bags' divisors (kSum, kMean, kSqrtN; weights of the
+// compute type or null) or the winners [batch, d] (kMax, kMin).
+template <typename C>
+struct GradJob {
+  const void* grad = nullptr;
+  int64_t d = 0;
+  const int64_t* off = nullptr;
+  int64_t batch = 0;
+  const int64_t* perm = nullptr;
+  const C* weights = nullptr;
+  const C* divisors = nullptr;
+  const int64_t* winners = nullptr;  // non-null: kMax / kMin
+};
+
+// Column c of the gradient row of one id, whose positions are perm[begin, end): each position
+// p of bag b adds grad[b, c] * w_p / (b's divisor), that product rounded first (or grad[b, c]
+// where p is the column's winner), in sequence from 0.
+template <typename T, typename C>
+TK_HOST_DEVICE C RunColumnSum(const GradJob<C>& a, int64_t begin, int64_t end, int64_t c);
 
 // ---------------------------------------------------------------------------------------------
 // Definitions
@@ -100,6 +141,65 @@ TK_HOST_DEVICE inline void ReduceBagColumns(const BagJob<C>& a, int64_t bag, int
     if (divide) v = divisor == C(0) ? C(0) : v / divisor;
     out[col] = static_cast<T>(v);
   }
+}
+
+template <typename C>
+TK_HOST_DEVICE inline C GradDivisor(const int64_t* ids, const int64_t* off, const C* weights,
+                                    int64_t padding_id, Combiner combiner, int64_t b) {
+  int64_t count = 0;
+  C weight_sum = C(0), square_sum = C(0);
+  for (int64_t p = off[b]; p < off[b + 1]; ++p) {
+    if (ids[p] == padding_id) continue;
+    ++count;
+    if (weights != nullptr) {
+      weight_sum = Rounded<false>(weight_sum, weights[p]);
+      square_sum = Rounded<false>(square_sum, Rounded<true>(weights[p], weights[p]));
+    }
+  }
+  const bool weighted = weights != nullptr;
+  if (combiner == Combiner::kMean) return weighted ? weight_sum : static_cast<C>(count);
+  if (combiner == Combiner::kSqrtN) return std::sqrt(weighted ? square_sum : static_cast<C>(count));
+  return C(1);
+}
+
+template <typename T>
+TK_HOST_DEVICE inline int64_t BagWinner(const T* table, int64_t ld, const int64_t* ids,
+                                        const int64_t* off, int64_t padding_id, Combiner combiner,
+                                        int64_t b, int64_t c) {
+  using C = ComputeType<T>;
+  int64_t winner = -1;
+  C best = C(0);
+  for (int64_t p = off[b]; p < off[b + 1]; ++p) {
+    if (ids[p] == padding_id) continue;
+    const C v = static_cast<C>(table[ids[p] * ld + c]);
+    // A later row replaces only when strictly better, so NaN never does.
+    const bool wins = combiner == Combiner::kMax ? v > best : v < best;
+    if (winner < 0 || wins) {
+      best = v;
+      winner = p;
+    }
+  }
+  return winner;
+}
+
+template <typename T, typename C>
+TK_HOST_DEVICE inline C RunColumnSum(const GradJob<C>& a, int64_t begin, int64_t end, int64_t c) {
+  const T* grad = static_cast<const T*>(a.grad);
+  C acc = C(0);
+  for (int64_t q = begin; q < end; ++q) {
+    const int64_t p = a.perm[q];
+    const int64_t b = jagged_internal::RowOfItem(a.off, a.batch, p);
+    const C g = static_cast<C>(grad[b * a.d + c]);
+    if (a.winners != nullptr) {
+      if (a.winners[b * a.d + c] == p) acc = Rounded<false>(acc, g);
+      continue;
+    }
+    // k_p = w_p / the bag's divisor, 0 where that is 0 (div_no_nan).
+    const C divisor = a.divisors[b];
+    const C kp = divisor == C(0) ? C(0) : (a.weights != nullptr ? a.weights[p] : C(1)) / divisor;
+    acc = Rounded<false>(acc, Rounded<true>(kp, g));
+  }
+  return acc;
 }
 
 }  // namespace tensorkit::embedding_internal

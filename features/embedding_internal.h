@@ -32,10 +32,8 @@ namespace tensorkit::embedding_internal {
 inline constexpr DTypeSet kTableDTypes = kFloatDTypes;
 using features_internal::kIdDTypes;
 
-// Throws kUnsupported naming `op` when `t` (called `what`) lives on a CUDA device.
-void CheckOnCpu(const Tensor& t, const char* what, const char* op);
-// Throws unless `table` is a defined float tensor [V, D], on the CPU unless `any_device`.
-void CheckTable(const Tensor& table, const char* what, const char* op, bool any_device = false);
+// Throws unless `table` is a defined float tensor [V, D] (on any device).
+void CheckTable(const Tensor& table, const char* what, const char* op);
 // `table` with unit column stride (itself when it has one): the kernels read rows
 // table + id * Stride(0).
 Tensor RowMajor(const Tensor& table);
@@ -47,8 +45,8 @@ struct Ids {
   int64_t batch_size = 0;
   int64_t num_values = 0;
 };
-// Checks that `ids` is defined, with 1-D int32 or int64 values, on the CPU unless `any_device`.
-Ids PrepareIds(const JaggedTensor& ids, const char* op, bool any_device = false);
+// Checks that `ids` is defined, with 1-D int32 or int64 values (on any device).
+Ids PrepareIds(const JaggedTensor& ids, const char* op);
 // Throws unless padding_id is -1 or inside [0, num_rows).
 void CheckPaddingId(int64_t padding_id, int64_t num_rows, const char* op);
 // Throws kInvalidArgument for kMax / kMin with weights; `where` ("" or " for feature \"k\"")

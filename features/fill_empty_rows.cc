@@ -7,8 +7,12 @@
 #include <vector>
 
 #include "tensorkit/common/wrap.h"
+#include "tensorkit/dense/views.h"
+#include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
+#include "tensorkit/features/fill_device.h"
 #include "tensorkit/features/segment.h"
+#include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
@@ -51,30 +55,31 @@ CheckedRows CheckRows(const SparseTensor& st) {
   return out;
 }
 
-// Output k of dims and dtype from `allocate` (new tensors without one), checked to be what the
-// writers below expect: a contiguous CPU tensor of exactly those dims and dtype.
+// Output k of dims and dtype on `device` from `allocate` (new tensors without one), checked to
+// be what the writers below expect: a contiguous tensor of exactly those dims and dtype there.
 Tensor Allocate(const FillEmptyRowsAllocator* allocate, int k, const std::vector<int64_t>& dims,
-                DType dtype) {
-  if (allocate == nullptr || !*allocate) return Tensor::Empty(dims, dtype);
+                DType dtype, Device device) {
+  if (allocate == nullptr || !*allocate) return Tensor::Empty(dims, dtype, device);
   Tensor t = (*allocate)(k, dims, dtype);
   TK_CHECK(t.defined() && t.Dims() == dims && t.dtype() == dtype && t.IsContiguous() &&
-               t.device().is_cpu(),
+               t.device() == device,
            kInvalidArgument, kFillOp, ": the allocator gave output ", k, " as ",
            t.defined() ? DTypeName(t.dtype()) : "undefined", " ",
-           t.defined() ? ShapeString(t.Dims()) : std::string(), "; it must be a contiguous CPU ",
-           DTypeName(dtype), " tensor ", ShapeString(dims));
+           t.defined() ? ShapeString(t.Dims()) : std::string(), "; it must be a contiguous ",
+           device.is_cpu() ? std::string("CPU") : device.ToString(), " ", DTypeName(dtype),
+           " tensor ", ShapeString(dims));
   return t;
 }
 
-// The outputs under construction: out_slots entries of rank `rank`.
+// The outputs under construction: out_slots entries of rank `rank`, on `device`.
 struct Outputs {
   Tensor idx, values, empty, reverse;
   Outputs(int64_t out_slots, int rank, DType dtype, int64_t rows, int64_t nnz,
-          const FillEmptyRowsAllocator* allocate)
-      : idx(Allocate(allocate, 0, {out_slots, rank}, DType::kInt64)),
-        values(Allocate(allocate, 1, {out_slots}, dtype)),
-        empty(Allocate(allocate, 2, {rows}, DType::kBool)),
-        reverse(Allocate(allocate, 3, {nnz}, DType::kInt64)) {}
+          const FillEmptyRowsAllocator* allocate, Device device = Device::Cpu())
+      : idx(Allocate(allocate, 0, {out_slots, rank}, DType::kInt64, device)),
+        values(Allocate(allocate, 1, {out_slots}, dtype, device)),
+        empty(Allocate(allocate, 2, {rows}, DType::kBool, device)),
+        reverse(Allocate(allocate, 3, {nnz}, DType::kInt64, device)) {}
 };
 
 // The arrays of a checked input.
@@ -223,11 +228,84 @@ FillEmptyRowsResult Fill(const SparseTensor& st, const T& fill,
                         : FillUnsorted<T>(st, checked.idx, fill, allocate);
 }
 
-// The checks that need no element: a created CPU tensor of rank >= 1, not rows 0 with entries.
+// FillEmptyRows on the device of st (Note [device choice] of sparse/device_ops.h): the bounds
+// checked there (the CPU's Error for the first entry outside the shape), the entries grouped by
+// a stable sort of their rows there and placed at fill_device.h's slots. Two fetches: whether
+// the input is sorted, and the number of empty rows (it sizes the output).
+FillEmptyRowsResult FillOnDevice(const SparseTensor& st, Scalar default_value,
+                                 const FillEmptyRowsAllocator* allocate) {
+  const Tensor idx = si::Contiguous(st.indices());
+  sparse_cuda::CheckBounds(kFillOp, idx, st.shape());
+  const int rank = st.rank();
+  const int64_t rows = st.shape()[0], nnz = st.nnz();
+  const std::vector<int> iota = si::Iota(rank);
+  std::vector<int64_t> pair;
+  const bool sorted = sparse_cuda::FirstUnordered(idx, iota, /*strict=*/false, &pair) < 0;
+  const features_cuda::FillPlan plan = features_cuda::PlanFillOnDevice(idx, rows, sorted, kFillOp);
+  const Tensor values = si::Contiguous(st.values());
+  const Device device = st.device();
+  FillEmptyRowsResult res;
+  if (plan.num_empty == 0 && sorted && st.values().IsContiguous()) {
+    // Nothing moves: the outputs are the inputs (as on the CPU); only the maps are written.
+    res.output = SparseTensor::Create(idx, st.values(), st.shape(), iota);
+    res.empty_row_indicator = Tensor::Empty({rows}, DType::kBool, device);
+    res.reverse_index_map = Tensor::Empty({nnz}, DType::kInt64, device);
+    features_cuda::FillOnDevice(plan, idx, values, 0, nullptr, nullptr, &res.empty_row_indicator,
+                                &res.reverse_index_map, kFillOp);
+    return res;
+  }
+  Outputs out(nnz + plan.num_empty, rank, st.dtype(), rows, nnz, allocate, device);
+  uint64_t fill = 0;
+  Dispatch<kNumericDTypes>(st.dtype(), kFillOp, [&]<typename T>() {
+    const T v = default_value.To<T>();
+    static_assert(sizeof(T) <= sizeof(fill));
+    std::memcpy(&fill, &v, sizeof(T));
+  });
+  features_cuda::FillOnDevice(plan, idx, values, fill, &out.idx, &out.values, &out.empty,
+                              &out.reverse, kFillOp);
+  // Sorted input gives sorted output; otherwise the output itself tells (FillUnsorted).
+  const bool out_sorted =
+      sorted || sparse_cuda::FirstUnordered(out.idx, iota, /*strict=*/false, &pair) < 0;
+  res.output = SparseTensor::Create(out.idx, out.values, st.shape(),
+                                    out_sorted ? iota : std::vector<int>(rank, -1));
+  res.empty_row_indicator = out.empty;
+  res.reverse_index_map = out.reverse;
+  return res;
+}
+
+// The Error for reverse_index_map[pos] = value outside [0, n_full).
+[[noreturn]] void ThrowMapEntryOutside(int64_t pos, int64_t value, int64_t n_full) {
+  // TensorFlow's CVE-2020-15195 fix: a map entry outside the gradient would be an out of
+  // bounds read.
+  Throw(ErrorCode::kOutOfRange, kGradOp, ": reverse_index_map[", pos, "] = ", value,
+        " is outside [0, ", n_full,
+        ") (grad_values has that many elements); pass the reverse_index_map that FillEmptyRows "
+        "returned with the gradient of its output values");
+}
+
+// FillEmptyRowsGrad on the device of its checked operands: the map checked there (one fetch of
+// the verdict; the CPU's Error), then the gather and the default value's sum in the CPU's
+// sequence (fill_device.h).
+FillEmptyRowsGradResult GradOnDevice(const Tensor& reverse_index_map, const Tensor& grad_values) {
+  const Tensor rev = si::Contiguous(reverse_index_map);
+  const Tensor grad = si::Contiguous(grad_values);
+  const int64_t n_full = grad.Dim(0);
+  const int64_t bad = features_cuda::FirstMapEntryOutside(rev, n_full, kGradOp);
+  if (bad >= 0) {
+    ThrowMapEntryOutside(bad, Slice(rev, 0, bad, bad + 1).ToVector<int64_t>()[0], n_full);
+  }
+  CheckDType<kIntDTypes | kFloatDTypes>(grad.dtype(), kGradOp);
+  FillEmptyRowsGradResult res;
+  res.d_values = Tensor::Empty({rev.Dim(0)}, grad.dtype(), grad.device());
+  res.d_default_value = Tensor::Empty({}, grad.dtype(), grad.device());
+  features_cuda::FillGradOnDevice(rev, grad, si::kChunk, &res.d_values, &res.d_default_value,
+                                  kGradOp);
+  return res;
+}
+
+// The checks that need no element: a created tensor of rank >= 1, not rows 0 with entries.
 void CheckFillInput(const SparseTensor& st) {
   si::CheckCreated(st, kFillOp);
-  fi::CheckOnCpu(st.indices(), "the sparse tensor", kFillOp);
-  fi::CheckOnCpu(st.values(), "the sparse tensor's values", kFillOp);
   TK_CHECK(st.rank() >= 1, kShapeMismatch, kFillOp,
            ": needs a sparse tensor of rank >= 1 (rows along axis 0), got rank 0");
   TK_CHECK(st.shape()[0] > 0 || st.nnz() == 0, kInvalidArgument, kFillOp, ": the shape ",
@@ -247,6 +325,7 @@ FillEmptyRowsResult FillEmptyRows(const SparseTensor& st, Scalar default_value,
   TK_CHECK(st.dtype() != DType::kString, kDTypeMismatch, kFillOp,
            ": the values are strings; pass the default value as a std::string, e.g. "
            "FillEmptyRows(st, \"\")");
+  if (si::OnCuda(st)) return FillOnDevice(st, default_value, &allocate);
   return fi::ReportingAllocationFailure(kFillOp, [&] {
     return Dispatch<kNumericDTypes>(st.dtype(), kFillOp, [&]<typename T>() {
       return Fill<T>(st, default_value.To<T>(), &allocate);
@@ -268,8 +347,8 @@ FillEmptyRowsGradResult FillEmptyRowsGrad(const Tensor& reverse_index_map,
                                           const Tensor& grad_values) {
   TK_CHECK(reverse_index_map.defined() && grad_values.defined(), kInvalidArgument, kGradOp,
            ": reverse_index_map and grad_values must be defined tensors");
-  fi::CheckOnCpu(reverse_index_map, "reverse_index_map", kGradOp);
-  fi::CheckOnCpu(grad_values, "grad_values", kGradOp);
+  si::CheckSameDevice(reverse_index_map.device(), grad_values.device(), kGradOp,
+                      "reverse_index_map", "grad_values");
   TK_CHECK(reverse_index_map.NumAxes() == 1, kShapeMismatch, kGradOp,
            ": reverse_index_map must be 1-D [nnz], got ", ShapeString(reverse_index_map.Dims()));
   TK_CHECK(grad_values.NumAxes() == 1, kShapeMismatch, kGradOp,
@@ -277,6 +356,7 @@ FillEmptyRowsGradResult FillEmptyRowsGrad(const Tensor& reverse_index_map,
   TK_CHECK(reverse_index_map.dtype() == DType::kInt64, kDTypeMismatch, kGradOp,
            ": reverse_index_map must be int64, got ", DTypeName(reverse_index_map.dtype()),
            "; convert it with Converted(reverse_index_map, DType::kInt64)");
+  if (fi::OnCuda(grad_values)) return GradOnDevice(reverse_index_map, grad_values);
   const Tensor rev_t = si::HostContiguous(reverse_index_map);
   const Tensor grad_t = si::HostContiguous(grad_values);
   const int64_t n = rev_t.Dim(0);
@@ -286,10 +366,7 @@ FillEmptyRowsGradResult FillEmptyRowsGrad(const Tensor& reverse_index_map,
   // bounds read.
   const int64_t bad = si::FirstWhere(
       n, [&](int64_t i) { return static_cast<uint64_t>(rev[i]) >= static_cast<uint64_t>(n_full); });
-  TK_CHECK(bad < 0, kOutOfRange, kGradOp, ": reverse_index_map[", bad, "] = ", rev[bad],
-           " is outside [0, ", n_full,
-           ") (grad_values has that many elements); pass the reverse_index_map that "
-           "FillEmptyRows returned with the gradient of its output values");
+  if (bad >= 0) ThrowMapEntryOutside(bad, rev[bad], n_full);
   return fi::ReportingAllocationFailure(kGradOp, [&] {
     return Dispatch<kIntDTypes | kFloatDTypes>(grad_t.dtype(), kGradOp, [&]<typename T>() {
       using Acc = ComputeType<T>;
@@ -306,18 +383,14 @@ FillEmptyRowsGradResult FillEmptyRowsGrad(const Tensor& reverse_index_map,
           std::atomic_ref<uint8_t>(used[rev[i]]).store(1, std::memory_order_relaxed);
         }
       });
-      // Fixed chunks summed in chunk order: the same sum at any thread count.
+      // Fixed chunks summed in chunk order (fill_device.h): the same sum at any thread count,
+      // and on a device.
       const int64_t num_chunks = NumChunks(n_full, si::kChunk);
       std::vector<Acc> partial(static_cast<size_t>(num_chunks), Acc(0));
       ParallelChunks(n_full, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
-        Acc s = Acc(0);
-        for (int64_t j = b; j < e; ++j) {
-          if (!used[j]) s = AddW<Acc>(s, static_cast<Acc>(grad[j]));
-        }
-        partial[c] = s;
+        partial[c] = fi::UnusedSum<Acc>(grad, used.get(), b, e);
       });
-      Acc total = Acc(0);
-      for (const Acc& s : partial) total = AddW<Acc>(total, s);
+      const Acc total = fi::SumInOrder(partial.data(), num_chunks);
       res.d_default_value = Tensor::FromScalar<T>(static_cast<T>(total));
       return res;
     });

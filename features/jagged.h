@@ -48,11 +48,13 @@ class JaggedTensor {
   // in the row): row i holds the values of the entries with index (i, *) in column order.
   // Entries need not be sorted; a repeated (row, column) or an index outside the shape is an
   // Error naming the entry. Values of any dtype; entries already sorted in order {0, 1} (checked,
-  // whatever order() says) keep their contiguous values (shared, no copy). CPU only.
+  // whatever order() says) keep their contiguous values (shared, no copy). On a CUDA device (the
+  // tensor's) the same result and Errors, sorted there.
   static JaggedTensor FromSparse(const SparseTensor& st);
   // dense [B, L, ...] and lengths [B] (int32 or int64, 0 <= lengths[i] <= L, else an Error
   // naming the row): row i is dense[i, :lengths[i]]. Values [sum(lengths), ...], a view of
-  // dense when every row is full. CPU only.
+  // dense when every row is full. dense and lengths on one device; on a CUDA device the lengths
+  // are checked on the host (they give the host offsets) and the rows copied there.
   static JaggedTensor FromPadded(const Tensor& dense, const Tensor& lengths);
 
   bool defined() const { return offsets_.defined(); }
@@ -79,13 +81,14 @@ class JaggedTensor {
 
   // The inverse of FromSparse for 1-D values: [B, max(lengths)] (at least 0), entry (i, j) for
   // the j-th item of row i, sorted in order {0, 1}. The values are shared when contiguous;
-  // values [N, D...] with D are an Error (a SparseTensor holds one value per entry). CPU only.
+  // values [N, D...] with D are an Error (a SparseTensor holds one value per entry). On a CUDA
+  // device the indices are made there.
   SparseTensor ToSparse() const;
   // [B, max_length, D...]: row i's first min(length, max_length) items, then `pad`. Rows longer
   // than max_length are TRUNCATED (TorchRec's jagged_to_padded_dense does the same); max_length
   // -1 means the longest row's length, other negatives are an Error. `pad` is converted to the
   // values' dtype (as Set converts); string rows are padded with "" and then pad must be 0
-  // (a Scalar holds no string). CPU only.
+  // (a Scalar holds no string). On a CUDA device the output is made there.
   Tensor ToPadded(int64_t max_length, Scalar pad) const;
 
  private:
@@ -131,32 +134,41 @@ class KeyedJaggedTensor {
   JaggedTensor Get(const std::string& key) const;
   // The features `keys` in that sequence (repeats allowed: a repeated key then appears twice
   // in keys(), and KeyIndex and Get find its first copy), values and weights gathered in one
-  // parallel pass; an unknown key is an Error listing the keys. CPU only.
+  // parallel pass (one kernel on a CUDA device); an unknown key is an Error listing the keys.
   KeyedJaggedTensor Permute(const std::vector<std::string>& keys) const;
   // Joins batches with the same keys (in the same sequence) along the batch: batch sizes add,
   // and each feature holds part 0's rows, then part 1's, ... Every part needs the same keys,
   // value dtype and item dims, and weights of one dtype in all parts or in none; an Error names
-  // the first part and key that differ. CPU only.
+  // the first part and key that differ. Parts on one device (else kDeviceMismatch).
   static KeyedJaggedTensor Concat(const std::vector<KeyedJaggedTensor>& parts);
   // Splits along the batch into pieces of batch_sizes (each >= 0, adding up to batch_size(),
-  // else an Error): piece k holds rows [sum(batch_sizes[:k]), ...) of every feature. CPU only.
+  // else an Error): piece k holds rows [sum(batch_sizes[:k]), ...) of every feature, on this
+  // tensor's device.
   std::vector<KeyedJaggedTensor> Split(const std::vector<int64_t>& batch_sizes) const;
   // Feature `key` as a [B, max_len] SparseTensor (JaggedTensor::ToSparse).
   SparseTensor ToSparse(const std::string& key) const;
 
  private:
-  // Throws naming `op` for a default-constructed keyed jagged tensor, or one off the CPU.
-  void CheckOnCpu(const char* op) const;
+  // Throws naming `op` for a default-constructed keyed jagged tensor.
+  void CheckDefined(const char* op) const;
   // KeyIndex with errors naming `op`.
   int KeyIndexFor(const std::string& key, const char* op) const;
   // A run of rows of one source moved to consecutive output rows (jagged_keyed.cc).
   struct RowBlock;
   // The tensor of `keys` (which may repeat) and batch_size whose F * B rows, feature-major, are
-  // the blocks' rows: blocks in output order, tiling the rows. Sources on the CPU with one value
-  // dtype, item dims and weights dtype, checked by the caller.
+  // the blocks' rows: blocks in output order, tiling the rows. Sources on one device with one
+  // value dtype, item dims and weights dtype, checked by the caller (`op`).
   static KeyedJaggedTensor Gather(const std::vector<const KeyedJaggedTensor*>& srcs,
                                   const std::vector<RowBlock>& blocks,
-                                  std::vector<std::string> keys, int64_t batch_size);
+                                  std::vector<std::string> keys, int64_t batch_size,
+                                  const char* op);
+  // Gather's copies on a CUDA device into *out (its host offsets and lengths made; values and
+  // weights allocated there): block k's items start at base[k] of the output; `values` and
+  // `weights` are the sources' contiguous tensors, `inner` elements per item.
+  static void GatherOnDevice(const std::vector<const KeyedJaggedTensor*>& srcs,
+                             const std::vector<RowBlock>& blocks, const std::vector<int64_t>& base,
+                             const std::vector<Tensor>& values, const std::vector<Tensor>& weights,
+                             int64_t inner, KeyedJaggedTensor* out, const char* op);
 
   std::vector<std::string> keys_;
   Tensor values_, lengths_, offsets_, weights_;

@@ -1,6 +1,9 @@
 // JaggedTensor conversions: from and to TensorFlow's VarLenFeature SparseTensor layout, and from
-// and to the padded dense form.
+// and to the padded dense form. Each makes the checks that read no device data, then chooses the
+// device once (device_ops.h): the CUDA bodies ask jagged_device.h where each output element comes
+// from, and FromSparse composes sparse/'s device primitives.
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 #include <string>
 #include <type_traits>
@@ -8,9 +11,11 @@
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/ops_internal.h"
 #include "tensorkit/dense/views.h"
+#include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
 #include "tensorkit/features/jagged.h"
 #include "tensorkit/features/jagged_internal.h"
+#include "tensorkit/sparse/cuda/structure.h"
 #include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
@@ -24,11 +29,24 @@ namespace {
 // Rows per fixed chunk of FromSparse's row pass (rows hold tens of entries each).
 constexpr int64_t kRowChunk = 4096;
 
-// Throws the message for entry `later` repeating entry `earlier` of host rows [nnz, 2].
-[[noreturn]] void ThrowRepeat(const char* op, const int64_t* rows, int64_t earlier, int64_t later) {
-  Throw(ErrorCode::kInvalidArgument, op, ": entry ", later, " at ",
-        si::RowString(rows + 2 * later, 2), " repeats entry ", earlier,
+// Throws the message for entry `later` (at `row`, 2 numbers) repeating entry `earlier`.
+[[noreturn]] void ThrowRepeat(const char* op, const int64_t* row, int64_t earlier, int64_t later) {
+  Throw(ErrorCode::kInvalidArgument, op, ": entry ", later, " at ", si::RowString(row, 2),
+        " repeats entry ", earlier,
         "; each (row, column) may appear once (SparseTensor::Coalesce() merges repeats)");
+}
+
+// Throws the message for the first two entries of host rows [nnz, 2] at (row, column), in
+// input order: the repeat that sorting found.
+[[noreturn]] void ThrowRepeatOf(const char* op, const int64_t* rows, int64_t nnz, int64_t row,
+                                int64_t column) {
+  int64_t earlier = -1;
+  for (int64_t i = 0; i < nnz; ++i) {
+    if (rows[2 * i] != row || rows[2 * i + 1] != column) continue;
+    if (earlier >= 0) ThrowRepeat(op, rows + 2 * i, earlier, i);
+    earlier = i;
+  }
+  Throw(ErrorCode::kInternal, op, ": the repeat of (", row, ", ", column, ") was not found");
 }
 
 // Orders each compressed row's entries by column in place and returns the first row holding a
@@ -88,6 +106,51 @@ std::vector<int64_t> Joined(const std::vector<int64_t>& leading, const std::vect
   return out;
 }
 
+// The offsets and values of a jagged tensor under construction.
+struct Layout {
+  Tensor offsets, values;
+};
+
+// FromSparse on the device of `st` (rank 2, created): the CPU body's checks in its sequence
+// (Note [FromSparse]), each answered on the device, where only the rows that a message names are
+// fetched. Sorted entries keep their values; others are sorted stably by (row, column) with
+// sparse/'s device sort, where a repeat is a sorted entry equal to its predecessor. The offsets
+// are the row pointers of the sorted rows.
+Layout FromSparseOnDevice(const SparseTensor& st, const char* op) {
+  const std::vector<int64_t>& shape = st.shape();
+  const Tensor idx = si::Contiguous(st.indices());
+  std::vector<int64_t> outside, pair;
+  const int64_t o = sparse_cuda::FirstOutOfBounds(idx, shape, &outside);
+  const int64_t u = sparse_cuda::FirstUnordered(idx, {0, 1}, /*strict=*/true, &pair);
+  // The first entry out of bounds or out of order decides, as FirstInvalid judges them.
+  if (u >= 0 && (o < 0 || u < o) && si::SameRow(pair.data(), pair.data() + 2, 2)) {
+    ThrowRepeat(op, pair.data() + 2, u - 1, u);
+  }
+  if (o >= 0) si::ThrowOutOfBoundsRow(op, outside.data(), o, shape);
+  if (u < 0) return {sparse_cuda::RunPointers(idx, 0, shape[0]), si::Contiguous(st.values())};
+  Layout out;
+  Tensor sorted;
+  sparse_cuda::SortEntries(idx, si::Contiguous(st.values()), shape, {0, 1}, &sorted, &out.values);
+  if (sparse_cuda::FirstUnordered(sorted, {0, 1}, /*strict=*/true, &pair) >= 0) {
+    const Tensor host = idx.To(Device::Cpu());
+    ThrowRepeatOf(op, host.data<int64_t>(), st.nnz(), pair[2], pair[3]);
+  }
+  out.offsets = sparse_cuda::RunPointers(sorted, 0, shape[0]);
+  return out;
+}
+
+// The bytes of `pad` converted to `dtype` (a numeric dtype of at most 8 bytes), for a kernel
+// that moves elements as raw words.
+uint64_t PadBits(DType dtype, Scalar pad, const char* op) {
+  uint64_t bits = 0;
+  Dispatch<kNumericDTypes>(dtype, op, [&]<typename T>() {
+    const T fill = ops_internal::ScalarAs<T>(pad);
+    static_assert(sizeof(T) <= sizeof(bits));
+    std::memcpy(&bits, &fill, sizeof(T));
+  });
+  return bits;
+}
+
 }  // namespace
 
 // Note [FromSparse]: VarLenFeature tensors come sorted in order {0, 1}, so one pass of
@@ -98,7 +161,6 @@ std::vector<int64_t> Joined(const std::vector<int64_t>& leading, const std::vect
 JaggedTensor JaggedTensor::FromSparse(const SparseTensor& st) {
   const char* op = "JaggedTensor::FromSparse";
   si::CheckCreated(st, op);
-  features_internal::CheckOnCpu(st.values(), "the sparse tensor", op);
   TK_CHECK(
       st.rank() == 2, kShapeMismatch, op,
       ": needs a 2-D sparse tensor [B, max_len] (TensorFlow's VarLenFeature layout), got shape ",
@@ -106,6 +168,14 @@ JaggedTensor JaggedTensor::FromSparse(const SparseTensor& st) {
   const std::vector<int64_t>& shape = st.shape();
   const int64_t b = shape[0];
   TK_CHECK(b < INT64_MAX, kShapeMismatch, op, ": a batch of ", b, " rows has too many offsets");
+  if (si::OnCuda(st)) {
+    Layout on = FromSparseOnDevice(st, op);
+    JaggedTensor jt;
+    jt.host_offsets_ = on.offsets.To(Device::Cpu());
+    jt.offsets_ = std::move(on.offsets);
+    jt.values_ = std::move(on.values);
+    return jt;
+  }
   const int64_t nnz = st.nnz();
   const Tensor idx = si::HostContiguous(st.indices());
   const int64_t* rows = nnz > 0 ? idx.data<int64_t>() : nullptr;
@@ -120,7 +190,7 @@ JaggedTensor JaggedTensor::FromSparse(const SparseTensor& st) {
     // a repeat, found without sorting.
     const int64_t* row = rows + 2 * bad;
     if (si::OutOfBounds(row, shape.data(), 2)) si::ThrowOutOfBounds(op, rows, bad, shape);
-    if (si::SameRow(row, row - 2, 2)) ThrowRepeat(op, rows, bad - 1, bad);
+    if (si::SameRow(row, row - 2, 2)) ThrowRepeat(op, row, bad - 1, bad);
     si::CheckBounds(op, rows, nnz, shape);
     // The values are new here (the entries are not sorted, so Compress copies them), and
     // OrderRows may reorder them in place.
@@ -136,12 +206,7 @@ JaggedTensor JaggedTensor::FromSparse(const SparseTensor& st) {
       for (int64_t j = ptr[r + 1] - 1; j > ptr[r]; --j) {
         if (minor[j] == minor[j - 1]) column = minor[j];  // ends at the first repeat
       }
-      int64_t earlier = -1;
-      for (int64_t i = 0; i < nnz; ++i) {
-        if (rows[2 * i] != r || rows[2 * i + 1] != column) continue;
-        if (earlier >= 0) ThrowRepeat(op, rows, earlier, i);
-        earlier = i;
-      }
+      ThrowRepeatOf(op, rows, nnz, r, column);
     }
     jt.offsets_ = c.ptr;
     jt.values_ = c.values;
@@ -153,13 +218,16 @@ JaggedTensor JaggedTensor::FromSparse(const SparseTensor& st) {
 SparseTensor JaggedTensor::ToSparse() const {
   const char* op = "JaggedTensor::ToSparse";
   CheckDefined(op);
-  features_internal::CheckOnCpu(values_, "the jagged tensor", op);
   TK_CHECK(values_.NumAxes() == 1, kShapeMismatch, op,
            ": a SparseTensor holds one value per entry, so the values must be 1-D [N], got ",
            ShapeString(values_.Dims()),
            "; flatten the items into rows of scalars first, or use ToPadded for [B, L, ...]");
   const int64_t b = batch_size(), n = num_values();
   const int64_t* off = offsets_data();
+  if (fi::OnCuda(values_)) {
+    return SparseTensor::Create(features_cuda::JaggedIndicesOnDevice(offsets_, n, op),
+                                si::Contiguous(values_), {b, ji::MaxLength(off, b)}, {0, 1});
+  }
   Tensor indices = Tensor::Empty({n, 2}, DType::kInt64);
   int64_t* idx = n > 0 ? indices.data<int64_t>() : nullptr;
   // Fixed chunks of entries, each starting at the row that holds its first entry: the same work
@@ -181,7 +249,6 @@ SparseTensor JaggedTensor::ToSparse() const {
 Tensor JaggedTensor::ToPadded(int64_t max_length, Scalar pad) const {
   const char* op = "JaggedTensor::ToPadded";
   CheckDefined(op);
-  features_internal::CheckOnCpu(values_, "the jagged tensor", op);
   TK_CHECK(max_length >= -1, kInvalidArgument, op, ": max_length is ", max_length,
            "; pass a length >= 0, or -1 for the longest row's length");
   TK_CHECK(values_.NumAxes() < kMaxAxes, kShapeMismatch, op, ": values ",
@@ -198,7 +265,12 @@ Tensor JaggedTensor::ToPadded(int64_t max_length, Scalar pad) const {
   TK_CHECK(ElementCount(out_dims, &volume), kOutOfRange, op, ": the padded output ",
            ShapeString(out_dims),
            " has more elements than fit in int64; pass a smaller max_length");
-  Tensor out = Tensor::Empty(out_dims, dtype());
+  Tensor out = Tensor::Empty(out_dims, dtype(), device());
+  if (fi::OnCuda(values_)) {
+    features_cuda::ToPaddedOnDevice(si::Contiguous(values_), offsets_, len,
+                                    PadBits(dtype(), pad, op), &out, op);
+    return out;
+  }
   const int64_t row_elems = ItemElements(out.NumElements(), b);
   if (row_elems == 0) return out;
   const int64_t inner = row_elems / len;
@@ -229,7 +301,6 @@ JaggedTensor JaggedTensor::FromPadded(const Tensor& dense, const Tensor& lengths
   TK_CHECK(lengths.defined(), kInvalidArgument, op, ": lengths is an undefined tensor");
   sparse_internal::CheckSameDevice(dense.device(), lengths.device(), op, "the padded tensor",
                                    "lengths");
-  features_internal::CheckOnCpu(dense, "the padded tensor", op);
   const int64_t b = dense.Dim(0), len = dense.Dim(1);
   TK_CHECK(lengths.NumAxes() == 1 && lengths.Dim(0) == b, kShapeMismatch, op,
            ": lengths must be [B] = [", b, "] (one per row of dense ", ShapeString(dense.Dims()),
@@ -253,14 +324,19 @@ JaggedTensor JaggedTensor::FromPadded(const Tensor& dense, const Tensor& lengths
              ": the lengths add up to more than int64 holds at lengths[", i, "]");
   }
   jt.host_offsets_ = jt.offsets_;
-  const Tensor src = si::HostContiguous(dense);
+  if (fi::OnCuda(dense)) jt.offsets_ = jt.host_offsets_.To(dense.device());
+  const Tensor src = si::Contiguous(dense);
   const std::vector<int64_t> dims = Joined({off[b]}, dense.Dims(), 2);
   int64_t full = 0;
   if (!__builtin_mul_overflow(b, len, &full) && full == off[b]) {
     jt.values_ = *View(src, dims);  // every row full: the values are dense's rows, shared
     return jt;
   }
-  jt.values_ = Tensor::Empty(dims, dense.dtype());
+  jt.values_ = Tensor::Empty(dims, dense.dtype(), dense.device());
+  if (fi::OnCuda(dense)) {
+    features_cuda::FromPaddedOnDevice(src, jt.offsets_, &jt.values_, op);
+    return jt;
+  }
   const int64_t row_elems = ItemElements(src.NumElements(), b);
   const int64_t inner = row_elems / len;  // len > 0: some row is not full
   Dispatch(dense.dtype(), op, [&]<typename T>() {

@@ -1,9 +1,11 @@
 // KeyedJaggedTensor's batch operations: Permute, Concat, Split and ToSparse. Each is one Gather
-// of row blocks: the lengths and offsets of every block, then all values and weights in one
-// parallel CopyBlocks pass.
+// of row blocks: the lengths and offsets of every block (on the host, from the host offsets),
+// then all values and weights in one parallel CopyBlocks pass, or, for tensors on a CUDA device,
+// one gather kernel each over the output's elements (jagged_device.h's item blocks).
 #include <string>
 #include <utility>
 
+#include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
 #include "tensorkit/features/jagged.h"
 #include "tensorkit/features/jagged_internal.h"
@@ -11,6 +13,7 @@
 
 namespace tensorkit {
 
+namespace fi = features_internal;
 namespace ji = jagged_internal;
 namespace si = sparse_internal;
 
@@ -35,18 +38,23 @@ int64_t ItemElements(const Tensor& values) {
   return values.Dim(0) > 0 ? values.NumElements() / values.Dim(0) : 0;
 }
 
+// Address of item `item` of contiguous `t` with `inner` elements per item.
+const void* ItemAddress(const Tensor& t, int64_t item, int64_t inner) {
+  return static_cast<const char*>(t.raw_data()) + item * inner * DTypeSize(t.dtype());
+}
+
 }  // namespace
 
-void KeyedJaggedTensor::CheckOnCpu(const char* op) const {
+void KeyedJaggedTensor::CheckDefined(const char* op) const {
   TK_CHECK(values_.defined(), kInvalidArgument, op,
            ": the keyed jagged tensor is empty (default-constructed); make one with "
            "KeyedJaggedTensor(keys, values, lengths)");
-  features_internal::CheckOnCpu(values_, "the keyed jagged tensor", op);
 }
 
 KeyedJaggedTensor KeyedJaggedTensor::Gather(const std::vector<const KeyedJaggedTensor*>& srcs,
                                             const std::vector<RowBlock>& blocks,
-                                            std::vector<std::string> keys, int64_t batch_size) {
+                                            std::vector<std::string> keys, int64_t batch_size,
+                                            const char* op) {
   const KeyedJaggedTensor& first = *srcs[0];
   const int64_t num_keys = static_cast<int64_t>(keys.size());
   KeyedJaggedTensor out;
@@ -69,24 +77,31 @@ KeyedJaggedTensor KeyedJaggedTensor::Gather(const std::vector<const KeyedJaggedT
       const RowBlock& b = blocks[k];
       const KeyedJaggedTensor& s = *srcs[b.src];
       const int64_t* so = s.host_offsets_.data<int64_t>() + b.src_row;
-      const int64_t* sl = s.lengths_.data<int64_t>() + b.src_row;
       const int64_t shift = base[k] - so[0];
       for (int64_t i = 0; i < b.num_rows; ++i) {
-        len[b.dst_row + i] = sl[i];
+        len[b.dst_row + i] = so[i + 1] - so[i];
         off[b.dst_row + i + 1] = so[i + 1] + shift;
       }
     }
   });
   const int64_t total = base[nb];
-  out.values_ = Tensor::Empty(WithRows(first.values_, total), first.values_.dtype());
-  if (first.has_weights()) out.weights_ = Tensor::Empty({total}, first.weights_.dtype());
+  const Device device = first.device();
+  out.values_ = Tensor::Empty(WithRows(first.values_, total), first.values_.dtype(), device);
+  if (first.has_weights()) out.weights_ = Tensor::Empty({total}, first.weights_.dtype(), device);
+  out.host_offsets_ = out.offsets_;
+  out.keys_ = std::move(keys);
+  out.batch_size_ = batch_size;
   // Values (and weights) of every block in one pass; sources made contiguous once each.
   std::vector<Tensor> values(srcs.size()), weights(srcs.size());
   for (size_t p = 0; p < srcs.size(); ++p) {
-    values[p] = si::HostContiguous(srcs[p]->values_);
-    if (first.has_weights()) weights[p] = si::HostContiguous(srcs[p]->weights_);
+    values[p] = si::Contiguous(srcs[p]->values_);
+    if (first.has_weights()) weights[p] = si::Contiguous(srcs[p]->weights_);
   }
   const int64_t inner = ItemElements(out.values_);
+  if (fi::OnCuda(out.values_)) {
+    GatherOnDevice(srcs, blocks, base, values, weights, inner, &out, op);
+    return out;
+  }
   const DType vtype = out.values_.dtype();
   const int64_t vsize = DTypeSize(vtype);
   std::vector<ji::CopyBlock> copies;
@@ -107,33 +122,59 @@ KeyedJaggedTensor KeyedJaggedTensor::Gather(const std::vector<const KeyedJaggedT
     }
   }
   ji::CopyBlocks(copies);
-  out.host_offsets_ = out.offsets_;
-  out.keys_ = std::move(keys);
-  out.batch_size_ = batch_size;
   return out;
+}
+
+void KeyedJaggedTensor::GatherOnDevice(const std::vector<const KeyedJaggedTensor*>& srcs,
+                                       const std::vector<RowBlock>& blocks,
+                                       const std::vector<int64_t>& base,
+                                       const std::vector<Tensor>& values,
+                                       const std::vector<Tensor>& weights, int64_t inner,
+                                       KeyedJaggedTensor* out, const char* op) {
+  // The item blocks of jagged_device.h: the row blocks that hold items, with their sources.
+  std::vector<int64_t> starts;
+  std::vector<const void*> value_src, weight_src;
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    if (base[k + 1] == base[k]) continue;
+    const RowBlock& b = blocks[k];
+    const int64_t item = srcs[b.src]->host_offsets_.data<int64_t>()[b.src_row];
+    starts.push_back(base[k]);
+    value_src.push_back(ItemAddress(values[b.src], item, inner));
+    if (out->has_weights()) weight_src.push_back(ItemAddress(weights[b.src], item, 1));
+  }
+  starts.push_back(base.back());
+  features_cuda::GatherItemBlocksOnDevice(starts, value_src, inner, &out->values_, op);
+  if (out->has_weights()) {
+    features_cuda::GatherItemBlocksOnDevice(starts, weight_src, 1, &out->weights_, op);
+  }
+  const Device device = out->values_.device();
+  out->offsets_ = out->host_offsets_.To(device);
+  out->lengths_ = out->lengths_.To(device);
 }
 
 KeyedJaggedTensor KeyedJaggedTensor::Permute(const std::vector<std::string>& keys) const {
   const char* op = "KeyedJaggedTensor::Permute";
-  CheckOnCpu(op);
+  CheckDefined(op);
   std::vector<RowBlock> blocks(keys.size());
   for (size_t k = 0; k < keys.size(); ++k) {
     const int64_t f = KeyIndexFor(keys[k], op);
     blocks[k] = {0, f * batch_size_, static_cast<int64_t>(k) * batch_size_, batch_size_};
   }
-  return Gather({this}, blocks, keys, batch_size_);
+  return Gather({this}, blocks, keys, batch_size_, op);
 }
 
 KeyedJaggedTensor KeyedJaggedTensor::Concat(const std::vector<KeyedJaggedTensor>& parts) {
   const char* op = "KeyedJaggedTensor::Concat";
   TK_CHECK(!parts.empty(), kInvalidArgument, op, ": needs at least one part");
   const KeyedJaggedTensor& first = parts[0];
-  first.CheckOnCpu(op);
+  first.CheckDefined(op);
   const std::vector<int64_t> item_dims = WithRows(first.values_, 0);
   int64_t batch = first.batch_size_;
   for (size_t p = 1; p < parts.size(); ++p) {
     const KeyedJaggedTensor& part = parts[p];
-    part.CheckOnCpu(op);
+    part.CheckDefined(op);
+    const std::string name = "part " + std::to_string(p);
+    si::CheckSameDevice(first.device(), part.device(), op, "part 0", name.c_str());
     const auto& a = first.keys_;
     const auto& b = part.keys_;
     size_t k = 0;
@@ -171,13 +212,13 @@ KeyedJaggedTensor KeyedJaggedTensor::Concat(const std::vector<KeyedJaggedTensor>
       row += b;
     }
   }
-  return Gather(srcs, blocks, first.keys_, batch);
+  return Gather(srcs, blocks, first.keys_, batch, op);
 }
 
 std::vector<KeyedJaggedTensor> KeyedJaggedTensor::Split(
     const std::vector<int64_t>& batch_sizes) const {
   const char* op = "KeyedJaggedTensor::Split";
-  CheckOnCpu(op);
+  CheckDefined(op);
   int64_t sum = 0;
   for (size_t k = 0; k < batch_sizes.size(); ++k) {
     const int64_t s = batch_sizes[k];
@@ -195,7 +236,7 @@ std::vector<KeyedJaggedTensor> KeyedJaggedTensor::Split(
   int64_t start = 0;
   for (const int64_t s : batch_sizes) {
     for (int64_t f = 0; f < num_keys(); ++f) blocks[f] = {0, f * batch_size_ + start, f * s, s};
-    out.push_back(Gather({this}, blocks, keys_, s));
+    out.push_back(Gather({this}, blocks, keys_, s, op));
     start += s;
   }
   return out;
@@ -203,7 +244,7 @@ std::vector<KeyedJaggedTensor> KeyedJaggedTensor::Split(
 
 SparseTensor KeyedJaggedTensor::ToSparse(const std::string& key) const {
   const char* op = "KeyedJaggedTensor::ToSparse";
-  CheckOnCpu(op);
+  CheckDefined(op);
   KeyIndexFor(key, op);
   return Get(key).ToSparse();
 }

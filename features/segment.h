@@ -92,18 +92,20 @@ struct FillEmptyRowsResult {
   Tensor reverse_index_map;    // int64 [nnz]: the output position of input entry k
 };
 
-// TensorFlow's SparseFillEmptyRows: a CPU SparseTensor of rank >= 1 (rows = shape[0]) in any
-// order (entries are grouped by a stable counting sort on the row, as TensorFlow moves them;
-// the input's order() claim is not relied on), default_value converted to the values' dtype.
+// TensorFlow's SparseFillEmptyRows: a SparseTensor of rank >= 1 (rows = shape[0]) in any order
+// (entries are grouped by a stable counting sort on the row, as TensorFlow moves them; the
+// input's order() claim is not relied on), default_value converted to the values' dtype.
 // Sorted input without empty rows is returned as is (its indices and values shared). Errors:
 // an index outside the shape (kOutOfRange naming the entry; TensorFlow checks only axis 0),
-// shape[0] == 0 with entries, rank 0, string values (use the std::string overload).
+// shape[0] == 0 with entries, rank 0, string values (use the std::string overload). On a CUDA
+// device the outputs are made there, the same (a stable radix sort of the rows groups them).
 FillEmptyRowsResult FillEmptyRows(const SparseTensor& st, Scalar default_value);
 // Where FillEmptyRows writes its outputs, for a host framework that owns the buffers:
-// allocate(k, dims, dtype) returns a contiguous CPU tensor of exactly dims and dtype for output
-// k (0 the indices, 1 the values, 2 empty_row_indicator, 3 reverse_index_map), e.g. a wrapped
-// output of a TensorFlow kernel. The results are then those tensors, except when nothing moves
-// (sorted input without empty rows: the input's indices and values are returned, as above).
+// allocate(k, dims, dtype) returns a contiguous tensor on the input's device of exactly dims
+// and dtype for output k (0 the indices, 1 the values, 2 empty_row_indicator, 3
+// reverse_index_map), e.g. a wrapped output of a TensorFlow kernel. The results are then those
+// tensors, except when nothing moves (sorted input without empty rows: the input's indices and
+// values are returned, as above).
 using FillEmptyRowsAllocator =
     std::function<Tensor(int k, const std::vector<int64_t>& dims, DType dtype)>;
 FillEmptyRowsResult FillEmptyRows(const SparseTensor& st, Scalar default_value,
@@ -125,7 +127,9 @@ struct FillEmptyRowsGradResult {
 
 // TensorFlow's SparseFillEmptyRowsGrad: reverse_index_map int64 [nnz] (each in
 // [0, grad_values.Dim(0)), else an Error: TensorFlow's fix of CVE-2020-15195), grad_values
-// [nnz + number of empty rows] of an integer or float dtype (16-bit floats sum in float32).
+// [nnz + number of empty rows] of an integer or float dtype (16-bit floats sum in float32), on
+// one device. The default value's gradient is summed in fixed chunks joined in order, on a CUDA
+// device too, so the bits agree.
 FillEmptyRowsGradResult FillEmptyRowsGrad(const Tensor& reverse_index_map,
                                           const Tensor& grad_values);
 

@@ -8,6 +8,7 @@
 #include "tensorkit/common/cuda/cuda_util.h"
 #include "tensorkit/common/error.h"
 #include "tensorkit/features/device_ops.h"
+#include "tensorkit/features/jagged_device.h"
 #include "tensorkit/sparse/keys.h"
 
 namespace tensorkit::features_cuda {
@@ -17,20 +18,6 @@ namespace cb = common_cuda;
 
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = 1 << 16;
-
-// The row of item i of a jagged tensor: the last b with offsets[b] <= i (rows may be empty).
-__device__ int64_t RowOf(const int64_t* offsets, int64_t batch, int64_t i) {
-  int64_t lo = 0, hi = batch;  // offsets[lo] <= i < offsets[hi]
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (offsets[mid] <= i) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
 
 // stats[0]: the first entry with a negative id (as unsigned: all ones for none); stats[1]: the
 // largest id (signed, starting at -1). Min and max are order-free, so the result is too.
@@ -43,7 +30,7 @@ __global__ void KeysKernel(const T* ids, int64_t n, const int64_t* indices, int 
     const int64_t id = ids[i];
     int64_t row = 0;
     if (offsets != nullptr) {
-      row = RowOf(offsets, batch, i);
+      row = jagged_internal::RowOfItem(offsets, batch, i);
     } else if (rank == 2) {
       row = indices[2 * i];
     }

@@ -67,4 +67,54 @@ void UnsortedSegmentReduceOnDevice(const Tensor& data, const Tensor&, Combiner, 
         " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
 }
 
+void ToPaddedOnDevice(const Tensor& values, const Tensor&, int64_t, uint64_t, Tensor*,
+                      const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", values.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
+void FromPaddedOnDevice(const Tensor& dense, const Tensor&, Tensor*, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", dense.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
+Tensor JaggedIndicesOnDevice(const Tensor& off, int64_t, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", off.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
+void GatherItemBlocksOnDevice(const std::vector<int64_t>&, const std::vector<const void*>&, int64_t,
+                              Tensor* out, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", out->device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
+FillPlan PlanFillOnDevice(const Tensor& idx, int64_t, bool, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", idx.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
+void FillOnDevice(const FillPlan&, const Tensor& idx, const Tensor&, uint64_t, Tensor*, Tensor*,
+                  Tensor*, Tensor*, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", idx.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
+int64_t FirstMapEntryOutside(const Tensor& reverse, int64_t, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", reverse.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
+void FillGradOnDevice(const Tensor& reverse, const Tensor&, int64_t, Tensor*, Tensor*,
+                      const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", reverse.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
+GradRows EmbeddingGradOnDevice(const Tensor& grad, const Tensor&, const Tensor&, const Tensor&,
+                               const Tensor&, Combiner, int64_t, int64_t, Tensor*, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", grad.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
 }  // namespace tensorkit::features_cuda

@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
+#include <numeric>
 #include <random>
 
 #include "reference/features_reference.h"
@@ -592,6 +594,97 @@ TEST(EmbeddingBagBackward, BitIdenticalAtOneAndTwoThreads) {
     ExpectSameBits<float>(dense[0], dense[1]);
     ExpectSameBits<float>(dense[0], sparse[0].ToDense());
   }
+}
+
+// The gradient's device functions (embedding_device.h) run on the host with the CUDA body's
+// plan (positions sorted stably by id, the runs of the ids that occur, winners per bag and
+// column, divisors per bag) and its mapping (a warp per run, lanes over columns) give the CPU
+// body's coalesced rows bit for bit, and the same sums added into a dense gradient: every dtype
+// and combiner, weights with full mantissas, padding, widths around the warp.
+TEST(EmbeddingBagBackward, TheDeviceSumsGiveTheCpuBits) {
+  std::mt19937_64 rng(31);
+  std::uniform_real_distribution<float> any_weight(-2.0f, 2.0f);
+  ForEachTableType([&]<typename T>() {
+    using C = ComputeType<T>;
+    for (int64_t d : {1, 31, 33, 70}) {
+      for (Combiner combiner : kAllCombiners) {
+        for (bool weighted : {false, true}) {
+          if (weighted && IsExtreme(combiner)) continue;
+          const int64_t v = 40, pad = combiner == Combiner::kSum ? -1 : 5;
+          Bags bags = RandomBags(rng, 60, v, 14, pad, weighted);
+          for (double& w : bags.weights) w = any_weight(rng);
+          const int64_t b = static_cast<int64_t>(bags.offsets.size()) - 1;
+          const Tensor table = RandomTable<T>(rng, v, d).first;
+          const Tensor grad = RandomTable<T>(rng, b, d).first;
+          const JaggedTensor ids = ToJagged(bags, DType::kInt32);
+          const Tensor table_arg = IsExtreme(combiner) ? table : Tensor();
+          const SparseTensor want = EmbeddingBagBackward(grad, ids, combiner, v, pad, table_arg);
+          SCOPED_TRACE(::testing::Message() << DTypeName(DTypeOf<T>) << " d=" << d << " "
+                                            << CombinerName(combiner) << " weighted=" << weighted);
+          // The plan.
+          const std::vector<int64_t>& id = bags.ids;
+          const int64_t n = static_cast<int64_t>(id.size());
+          std::vector<int64_t> perm(static_cast<size_t>(n));
+          std::iota(perm.begin(), perm.end(), 0);
+          std::stable_sort(perm.begin(), perm.end(),
+                           [&](int64_t x, int64_t y) { return id[x] < id[y]; });
+          std::vector<int64_t> ptr(static_cast<size_t>(v) + 1, 0);
+          for (int64_t p = 0; p < n; ++p) ++ptr[id[p] + 1];
+          for (int64_t r = 0; r < v; ++r) ptr[r + 1] += ptr[r];
+          const Tensor wc = ids.has_weights() ? Converted(ids.weights(), DTypeOf<C>) : Tensor();
+          const C* w = wc.defined() ? wc.data<C>() : nullptr;
+          std::vector<C> divisors(static_cast<size_t>(b));
+          std::vector<int64_t> winners(static_cast<size_t>(b * d));
+          for (int64_t bag = 0; bag < b; ++bag) {
+            divisors[bag] = embedding_internal::GradDivisor<C>(id.data(), bags.offsets.data(), w,
+                                                               pad, combiner, bag);
+            for (int64_t c = 0; c < d; ++c) {
+              winners[bag * d + c] =
+                  embedding_internal::BagWinner(table.data<T>(), table.Stride(0), id.data(),
+                                                bags.offsets.data(), pad, combiner, bag, c);
+            }
+          }
+          embedding_internal::GradJob<C> a;
+          a.grad = grad.data<T>();
+          a.d = d;
+          a.off = bags.offsets.data();
+          a.batch = b;
+          a.perm = perm.data();
+          a.weights = w;
+          if (IsExtreme(combiner)) {
+            a.winners = winners.data();
+          } else {
+            a.divisors = divisors.data();
+          }
+          // The sums, a warp per run of a non-padding id that occurs.
+          std::vector<int64_t> idx;
+          std::vector<T> values;
+          Tensor dense = RandomTable<T>(rng, v, d).first;
+          Tensor dense_want = dense.Clone();
+          EmbeddingBagBackward(grad, ids, combiner, &dense_want, pad, table_arg);
+          T* row_sums = dense.data<T>();
+          for (int64_t r = 0; r < v; ++r) {
+            if (r == pad || ptr[r + 1] == ptr[r]) continue;
+            for (int lane = 0; lane < 32; ++lane) {
+              for (int64_t c = lane; c < d; c += 32) {
+                const C acc = embedding_internal::RunColumnSum<T>(a, ptr[r], ptr[r + 1], c);
+                row_sums[r * d + c] = static_cast<T>(static_cast<C>(row_sums[r * d + c]) + acc);
+              }
+            }
+            for (int64_t c = 0; c < d; ++c) {
+              idx.push_back(r);
+              idx.push_back(c);
+              values.push_back(
+                  static_cast<T>(embedding_internal::RunColumnSum<T>(a, ptr[r], ptr[r + 1], c)));
+            }
+          }
+          EXPECT_EQ(want.indices().ToVector<int64_t>(), idx);
+          ExpectSameBits<T>(want.values(), Tensor::FromVector<T>(values));
+          ExpectSameBits<T>(dense, dense_want);
+        }
+      }
+    }
+  });
 }
 
 TEST(EmbeddingBagBackward, EmptyInputs) {

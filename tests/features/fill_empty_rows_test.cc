@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -9,6 +11,7 @@
 #include "reference/features_reference.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
+#include "tensorkit/features/fill_device.h"
 #include "tensorkit/features/segment.h"
 #include "test_util.h"
 
@@ -293,6 +296,69 @@ TEST(FillEmptyRows, StridedValuesAndIndices) {
   EXPECT_EQ(r.output.values().ToVector<float>(), (std::vector<float>{2, 9, 1, 3, 9}));
 }
 
+// The device body's slots (fill_device.h) with its plan (entries sorted stably by row, each
+// row's first grouped entry, the empty rows before each row) and its mapping (a thread per
+// grouped entry, a thread per row) write the CPU body's outputs: ranks 1 to 3, sorted and
+// shuffled entries, repeats, empty and full batches.
+TEST(FillEmptyRows, TheDeviceSlotsGiveTheCpuOutput) {
+  struct Case {
+    std::vector<int64_t> shape;
+    int64_t nnz;
+    double empty_frac;
+  };
+  const std::vector<Case> cases = {{{30, 4}, 40, 0.3}, {{50}, 30, 0.5},  {{20, 3, 4}, 60, 0.2},
+                                   {{20, 3}, 0, 0.0},  {{1, 1}, 3, 0.0}, {{100, 2}, 10, 0.95},
+                                   {{40, 5}, 200, 0.0}};
+  uint64_t seed = 60;
+  for (const Case& c : cases) {
+    for (bool sorted : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << ShapeString(c.shape) << " sorted " << sorted);
+      const RandomInput in = RandomRows(c.shape, c.nnz, c.empty_frac, sorted, ++seed);
+      const int rank = static_cast<int>(c.shape.size());
+      const std::vector<float> values = RandomValues<float>(in.nnz, seed);
+      const SparseTensor st =
+          SparseTensor::Create(Tensor::FromVector<int64_t>(in.idx, {in.nnz, rank}),
+                               Tensor::FromVector<float>(values), c.shape);
+      const FillEmptyRowsResult want = FillEmptyRows(st, -3);
+      // The plan.
+      const int64_t rows = c.shape[0], nnz = in.nnz;
+      std::vector<int64_t> perm(static_cast<size_t>(nnz));
+      std::iota(perm.begin(), perm.end(), 0);
+      std::stable_sort(perm.begin(), perm.end(),
+                       [&](int64_t x, int64_t y) { return in.idx[x * rank] < in.idx[y * rank]; });
+      std::vector<int64_t> start(static_cast<size_t>(rows) + 1, 0), empties(start.size(), 0);
+      for (int64_t i = 0; i < nnz; ++i) ++start[in.idx[i * rank] + 1];
+      for (int64_t r = 0; r < rows; ++r) {
+        start[r + 1] += start[r];
+        empties[r + 1] = empties[r] + (start[r + 1] == start[r]);
+      }
+      // The kernels.
+      const int64_t out_n = nnz + empties[rows];
+      std::vector<int64_t> out_idx(static_cast<size_t>(out_n * rank), -1), rev(perm.size());
+      std::vector<float> out_val(static_cast<size_t>(out_n), 0);
+      std::vector<bool> empty(static_cast<size_t>(rows));
+      for (int64_t q = 0; q < nnz; ++q) {
+        const int64_t i = perm[q];
+        const int64_t slot = features_internal::EntrySlot(empties.data(), in.idx[i * rank], q);
+        rev[i] = slot;
+        for (int a = 0; a < rank; ++a) out_idx[slot * rank + a] = in.idx[i * rank + a];
+        out_val[slot] = values[i];
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        empty[r] = start[r + 1] == start[r];
+        if (!empty[r]) continue;
+        const int64_t slot = features_internal::DefaultSlot(start.data(), empties.data(), r);
+        for (int a = 0; a < rank; ++a) out_idx[slot * rank + a] = a == 0 ? r : 0;
+        out_val[slot] = -3;
+      }
+      EXPECT_EQ(want.output.indices().ToVector<int64_t>(), out_idx);
+      EXPECT_EQ(want.output.values().ToVector<float>(), out_val);
+      EXPECT_EQ(want.reverse_index_map.ToVector<int64_t>(), rev);
+      EXPECT_EQ(want.empty_row_indicator.ToVector<bool>(), empty);
+    }
+  }
+}
+
 // --- FillEmptyRowsGrad -----------------------------------------------------------------------
 
 // A host framework's buffers: the outputs are written into what the allocator hands out.
@@ -364,6 +430,35 @@ TEST(FillEmptyRowsGrad, RoundTripsWithFillEmptyRows) {
       EXPECT_EQ(g.d_default_value.ToVector<double>(), (std::vector<double>{want.second}));
     }
   }
+}
+
+// The device body's sums (fill_device.h: fixed chunks of 65536 positions, each in position
+// order, joined in chunk order) give the CPU's bits for a gradient of several chunks whose float
+// sums depend on their order.
+TEST(FillEmptyRowsGrad, TheDeviceChunkSumsGiveTheCpuBits) {
+  std::mt19937_64 rng(70);
+  std::uniform_real_distribution<float> x(-1000.0f, 1000.0f);
+  const int64_t n_full = 3 * 65536 + 123;
+  std::vector<float> grad(static_cast<size_t>(n_full));
+  for (float& g : grad) g = x(rng) * (1.0f + x(rng));
+  std::vector<int64_t> rev;
+  for (int64_t j = 0; j < n_full; ++j) {
+    if (rng() % 3 != 0) rev.push_back(j);
+  }
+  rev.push_back(rev[5]);  // a repeated map entry marks its position once
+  const FillEmptyRowsGradResult want =
+      FillEmptyRowsGrad(Tensor::FromVector<int64_t>(rev), Tensor::FromVector<float>(grad));
+  std::vector<uint8_t> used(static_cast<size_t>(n_full), 0);
+  for (int64_t r : rev) used[r] = 1;
+  std::vector<float> parts;
+  for (int64_t c = 0; c * 65536 < n_full; ++c) {
+    parts.push_back(features_internal::UnusedSum<float>(grad.data(), used.data(), c * 65536,
+                                                        std::min(n_full, (c + 1) * 65536)));
+  }
+  const float total =
+      features_internal::SumInOrder(parts.data(), static_cast<int64_t>(parts.size()));
+  const float got = want.d_default_value.ToVector<float>()[0];
+  EXPECT_EQ(std::memcmp(&got, &total, sizeof(float)), 0) << got << " vs " << total;
 }
 
 template <typename T>

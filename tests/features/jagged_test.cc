@@ -15,6 +15,7 @@
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/transpose_internal.h"
 #include "tensorkit/dense/views.h"
+#include "tensorkit/features/jagged_device.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 #include "test_util.h"
 
@@ -928,6 +929,152 @@ TEST(KeyedJaggedToSparse, OneFeatureAsSparse) {
   }
   ExpectError([&] { kjt.ToSparse("nope"); }, ErrorCode::kInvalidArgument,
               {"KeyedJaggedTensor::ToSparse", "\"nope\""});
+}
+
+// --- The device bodies' element functions (jagged_device.h) ----------------------------------
+
+// A copy of `like` (C order, any dtype but strings) whose element e is src's element
+// source(e), or `pad` where source(e) < 0: what a device kernel with one thread per output
+// element writes.
+template <typename Source>
+Tensor PerElement(const Tensor& like, const Tensor& src, const Source& source, Scalar pad = 0) {
+  Tensor out = Tensor::Empty(like.Dims(), like.dtype());
+  Dispatch(like.dtype(), "PerElement", [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, std::string>) {
+      const std::vector<T> s = src.ToVector<T>();
+      T* o = out.NumElements() > 0 ? out.data<T>() : nullptr;
+      for (int64_t e = 0; e < out.NumElements(); ++e) {
+        const int64_t from = source(e);
+        o[e] = from < 0 ? pad.To<T>() : s[static_cast<size_t>(from)];
+      }
+    }
+  });
+  return out;
+}
+
+// ToPadded, FromPadded and ToSparse with jagged_device.h's functions asked per output element
+// (as the CUDA kernels ask them) equal the CPU conversions: items of several dims, truncated
+// and empty rows, lengths past and below the longest row.
+TEST(JaggedDevice, ElementFunctionsGiveTheCpuConversions) {
+  Rng rng(20);
+  for (DType dtype : {DType::kInt8, DType::kFloat16, DType::kInt32, DType::kFloat64}) {
+    for (const std::vector<int64_t>& item : {std::vector<int64_t>{}, {3}, {2, 2}}) {
+      SCOPED_TRACE(::testing::Message() << DTypeName(dtype) << " items " << item.size());
+      const JaggedTensor jt = RandomJagged(dtype, 50, 9, item, rng);
+      const int64_t b = jt.batch_size();
+      const std::vector<int64_t> off = jt.offsets().ToVector<int64_t>();
+      const int64_t inner = jt.num_values() > 0 ? jt.values().NumElements() / jt.num_values() : 1;
+      for (int64_t len : {-1, 0, 1, 4, 12}) {
+        const Tensor want = jt.ToPadded(len, 5);
+        const int64_t l = want.Dim(1);
+        ExpectSame(
+            PerElement(
+                want, jt.values(),
+                [&](int64_t e) { return jagged_internal::PaddedSource(off.data(), l, inner, e); },
+                5),
+            want);
+      }
+      const Tensor dense = jt.ToPadded(-1, 0);
+      const JaggedTensor back = JaggedTensor::FromPadded(dense, jt.lengths());
+      const int64_t l = dense.Dim(1);
+      ExpectSame(PerElement(back.values(), dense,
+                            [&](int64_t e) {
+                              return jagged_internal::UnpaddedSource(off.data(), b, l, inner, e);
+                            }),
+                 back.values());
+      ExpectSame(back.values(), jt.values());
+      if (item.empty()) {
+        const SparseTensor st = jt.ToSparse();
+        std::vector<int64_t> idx;
+        for (int64_t i = 0; i < jt.num_values(); ++i) {
+          const int64_t r = jagged_internal::RowOfItem(off.data(), b, i);
+          idx.push_back(r);
+          idx.push_back(i - off[r]);
+        }
+        EXPECT_EQ(idx, st.indices().ToVector<int64_t>());
+      }
+    }
+  }
+}
+
+// The item blocks of a gather: block k copies `counts[k]` items of sources[k] from item
+// firsts[k]; blocks without items are left out, as the device body leaves them out.
+struct ItemBlocks {
+  std::vector<int64_t> starts = {0};
+  std::vector<Tensor> sources;
+  std::vector<int64_t> firsts;
+  void Add(const Tensor& src, int64_t first, int64_t count) {
+    if (count == 0) return;
+    starts.push_back(starts.back() + count);
+    sources.push_back(src);
+    firsts.push_back(first);
+  }
+  // The gather into `like` with GatheredElement asked for every element.
+  Tensor Run(const Tensor& like) const {
+    const int64_t n = like.Dim(0);
+    const int64_t inner = n > 0 ? like.NumElements() / n : 1;
+    const int64_t blocks = static_cast<int64_t>(sources.size());
+    Tensor out = Tensor::Empty(like.Dims(), like.dtype());
+    Dispatch(like.dtype(), "ItemBlocks", [&]<typename T>() {
+      if constexpr (!std::is_same_v<T, std::string>) {
+        std::vector<std::vector<T>> src;
+        for (const Tensor& s : sources) src.push_back(s.ToVector<T>());
+        T* o = out.NumElements() > 0 ? out.data<T>() : nullptr;
+        for (int64_t e = 0; e < out.NumElements(); ++e) {
+          int64_t at = 0;
+          const int64_t k = jagged_internal::GatheredElement(starts.data(), blocks, inner, e, &at);
+          o[e] = src[k][static_cast<size_t>(firsts[k] * inner + at)];
+        }
+      }
+    });
+    return out;
+  }
+};
+
+// Permute, Concat and Split of KeyedJaggedTensor, gathered with GatheredElement per output
+// element (the CUDA kernel's mapping), equal the CPU bodies' values and weights.
+TEST(KeyedJaggedDevice, GatheredElementGivesPermuteConcatAndSplit) {
+  Rng rng(21);
+  for (const std::vector<int64_t>& item : {std::vector<int64_t>{}, {3}}) {
+    const KeyedJaggedTensor kjt = RandomKjt(DType::kInt16, 4, 30, 6, item, true, rng);
+    const int64_t b = kjt.batch_size();
+    const std::vector<int64_t> off = kjt.offsets().ToVector<int64_t>();
+    const std::vector<std::string> keys = {"f3", "f1", "f1", "f0"};
+    const KeyedJaggedTensor permuted = kjt.Permute(keys);
+    ItemBlocks perm, perm_w;
+    for (const std::string& key : keys) {
+      const int64_t f = kjt.KeyIndex(key);
+      perm.Add(kjt.values(), off[f * b], off[(f + 1) * b] - off[f * b]);
+      perm_w.Add(kjt.weights(), off[f * b], off[(f + 1) * b] - off[f * b]);
+    }
+    ExpectSame(perm.Run(permuted.values()), permuted.values());
+    ExpectSame(perm_w.Run(permuted.weights()), permuted.weights());
+
+    const std::vector<int64_t> sizes = {10, 0, 19, 1};
+    const std::vector<KeyedJaggedTensor> pieces = kjt.Split(sizes);
+    int64_t start = 0;
+    for (size_t p = 0; p < sizes.size(); ++p) {
+      ItemBlocks split;
+      for (int64_t f = 0; f < kjt.num_keys(); ++f) {
+        const int64_t r = f * b + start;
+        split.Add(kjt.values(), off[r], off[r + sizes[p]] - off[r]);
+      }
+      ExpectSame(split.Run(pieces[p].values()), pieces[p].values());
+      start += sizes[p];
+    }
+
+    const KeyedJaggedTensor joined = KeyedJaggedTensor::Concat(pieces);
+    ItemBlocks concat;
+    for (int64_t f = 0; f < kjt.num_keys(); ++f) {
+      for (const KeyedJaggedTensor& piece : pieces) {
+        const std::vector<int64_t> po = piece.offsets().ToVector<int64_t>();
+        const int64_t pb = piece.batch_size();
+        concat.Add(piece.values(), po[f * pb], po[(f + 1) * pb] - po[f * pb]);
+      }
+    }
+    ExpectSame(concat.Run(joined.values()), joined.values());
+    ExpectSame(joined.values(), kjt.values());
+  }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // features/ on a CUDA device against the CPU bits: hash buckets of int32 and int64 ids (dense,
 // strided, jagged), fast and strong; integer lookups, Bucketize, CountSparse; EmbeddingBag and
-// EmbeddingBags with weights whose products round (a fused multiply-add on the device would show).
-// Skipped with a message when no CUDA device is visible.
+// EmbeddingBags with weights whose products round (a fused multiply-add on the device would show);
+// the jagged conversions and the keyed jagged gathers; FillEmptyRows and its gradient;
+// EmbeddingBagBackward in both forms. Skipped with a message when no CUDA device is visible.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "tensorkit/features/counts.h"
 #include "tensorkit/features/embedding.h"
 #include "tensorkit/features/hash.h"
+#include "tensorkit/features/jagged.h"
 #include "tensorkit/features/segment.h"
 #include "tensorkit/features/vocabulary.h"
 #include "test_util.h"
@@ -427,6 +429,322 @@ TEST(FeaturesGpu, SegmentAndUnsortedSegmentReduceEqualTheCpuBits) {
                       Tensor::FromVector(std::vector<int64_t>{0, 1, 1}), -1, Combiner::kSum);
       },
       ErrorCode::kDeviceMismatch, {"SegmentReduce", "segment_ids is on cpu"});
+}
+
+// Expects `got` (on the device) to hold want's dims, dtype and bytes.
+void ExpectSameTensor(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_TRUE(got.device() == kGpu) << what;
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  ASSERT_EQ(got.Dims(), want.Dims()) << what;
+  const Tensor g = got.To(Device::Cpu()).HostContiguous();
+  const Tensor w = want.HostContiguous();
+  const size_t bytes = static_cast<size_t>(w.NumElements() * DTypeSize(w.dtype()));
+  ASSERT_TRUE(bytes == 0 || std::memcmp(g.raw_data(), w.raw_data(), bytes) == 0) << what;
+}
+
+void ExpectSameSparse(const SparseTensor& got, const SparseTensor& want, const std::string& what) {
+  EXPECT_EQ(got.shape(), want.shape()) << what;
+  EXPECT_EQ(got.order(), want.order()) << what;
+  ExpectSameTensor(got.indices(), want.indices(), what + " indices");
+  ExpectSameTensor(got.values(), want.values(), what + " values");
+}
+
+// A random tensor of `dims` and `dtype` (every byte random, so every bit pattern moves).
+Tensor RandomBytes(std::mt19937_64& rng, DType dtype, const std::vector<int64_t>& dims) {
+  Tensor t = Tensor::Empty(dims, dtype);
+  auto* p = static_cast<unsigned char*>(t.raw_data());
+  const int64_t bytes = t.NumElements() * DTypeSize(dtype);
+  for (int64_t i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(rng());
+  if (dtype == DType::kBool) {
+    for (int64_t i = 0; i < bytes; ++i) p[i] &= 1;
+  }
+  return t;
+}
+
+// A jagged batch of b rows of up to max_len items [item...] (about one row in five empty).
+JaggedTensor RandomJaggedOf(std::mt19937_64& rng, DType dtype, int64_t b, int64_t max_len,
+                            const std::vector<int64_t>& item) {
+  std::vector<int64_t> lengths;
+  int64_t n = 0;
+  for (int64_t i = 0; i < b; ++i) {
+    lengths.push_back(rng() % 5 == 0 ? 0 : static_cast<int64_t>(rng() % (max_len + 1)));
+    n += lengths.back();
+  }
+  std::vector<int64_t> dims = {n};
+  dims.insert(dims.end(), item.begin(), item.end());
+  return JaggedTensor::FromLengths(RandomBytes(rng, dtype, dims), Tensor::FromVector(lengths));
+}
+
+// The message of the Error that `call` throws ("" when none).
+template <typename F>
+std::string MessageOf(F&& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(FeaturesGpu, JaggedConversionsEqualTheCpu) {
+  TK_REQUIRE_GPU();
+  std::mt19937_64 rng(31);
+  for (DType dtype : {DType::kBool, DType::kInt8, DType::kFloat16, DType::kInt32, DType::kFloat32,
+                      DType::kFloat64}) {
+    for (const std::vector<int64_t>& item : {std::vector<int64_t>{}, {3}, {2, 2}}) {
+      const std::string what =
+          std::string(DTypeName(dtype)) + " items " + std::to_string(item.size());
+      const JaggedTensor jt = RandomJaggedOf(rng, dtype, 3000, 40, item);
+      const JaggedTensor on = OnGpu(jt);
+      for (int64_t len : {-1, 0, 7, 60}) {
+        ExpectSameTensor(on.ToPadded(len, 3), jt.ToPadded(len, 3),
+                         what + " ToPadded " + std::to_string(len));
+      }
+      const Tensor dense = jt.ToPadded(-1, 0);
+      const JaggedTensor back = JaggedTensor::FromPadded(dense.To(kGpu), jt.lengths().To(kGpu));
+      const JaggedTensor want = JaggedTensor::FromPadded(dense, jt.lengths());
+      ExpectSameTensor(back.offsets(), want.offsets(), what + " FromPadded offsets");
+      ExpectSameTensor(back.values(), want.values(), what + " FromPadded values");
+      EXPECT_EQ(back.lengths().ToVector<int64_t>(), jt.lengths().ToVector<int64_t>()) << what;
+      if (!item.empty()) continue;
+      ExpectSameSparse(on.ToSparse(), jt.ToSparse(), what + " ToSparse");
+      // FromSparse of the sorted entries (values shared) and of shuffled ones.
+      const SparseTensor st = jt.ToSparse();
+      const JaggedTensor sorted = JaggedTensor::FromSparse(st.To(kGpu));
+      ExpectSameTensor(sorted.offsets(), jt.offsets(), what + " FromSparse sorted");
+      ExpectSameTensor(sorted.values(), jt.values(), what + " FromSparse sorted values");
+      const int64_t nnz = st.nnz();
+      std::vector<int64_t> perm(static_cast<size_t>(nnz));
+      for (int64_t i = 0; i < nnz; ++i) perm[i] = i;
+      std::shuffle(perm.begin(), perm.end(), rng);
+      const std::vector<int64_t> idx = st.indices().ToVector<int64_t>();
+      std::vector<int64_t> shuffled_idx;
+      for (int64_t p : perm) {
+        shuffled_idx.push_back(idx[2 * p]);
+        shuffled_idx.push_back(2 * (40 - idx[2 * p + 1]));  // columns, not positions
+      }
+      // Entry k holds its position in the sorted entries.
+      const SparseTensor shuffled =
+          SparseTensor::Create(Tensor::FromVector(shuffled_idx, {nnz, 2}), Tensor::FromVector(perm),
+                               {st.shape()[0], 81});
+      const JaggedTensor want_s = JaggedTensor::FromSparse(shuffled);
+      const JaggedTensor got_s = JaggedTensor::FromSparse(shuffled.To(kGpu));
+      ExpectSameTensor(got_s.offsets(), want_s.offsets(), what + " FromSparse shuffled");
+      ExpectSameTensor(got_s.values(), want_s.values(), what + " FromSparse shuffled values");
+    }
+  }
+  // Rows that are all full share dense's storage on the device too.
+  const Tensor full = Tensor::Zeros({4, 3}, DType::kFloat32, kGpu);
+  EXPECT_TRUE(SharesStorage(
+      JaggedTensor::FromPadded(full, Tensor::FromVector(std::vector<int32_t>{3, 3, 3, 3}).To(kGpu))
+          .values(),
+      full));
+  // Bad inputs: the CPU's Errors.
+  const auto sparse = [](std::vector<int64_t> idx, std::vector<int64_t> shape) {
+    const int64_t nnz = static_cast<int64_t>(idx.size()) / 2;
+    return SparseTensor::Create(Tensor::FromVector(idx, {nnz, 2}),
+                                Tensor::FromVector(std::vector<float>(nnz, 1.0f)), shape);
+  };
+  for (const SparseTensor& bad :
+       {sparse({0, 0, 0, 0}, {2, 2}), sparse({1, 1, 0, 0, 1, 1}, {2, 2}),
+        sparse({0, 1, 2, 0}, {2, 2}), sparse({1, 0, 0, 5}, {2, 2}),
+        sparse({0, 1, 1, 1, 0, 1}, {2, 2}), sparse({1, 0, 0, 1, 0, 0, 0, 1}, {2, 2})}) {
+    const std::string cpu = MessageOf([&] { JaggedTensor::FromSparse(bad); });
+    ASSERT_FALSE(cpu.empty());
+    EXPECT_EQ(MessageOf([&] { JaggedTensor::FromSparse(bad.To(kGpu)); }), cpu);
+  }
+  const Tensor dense = Tensor::Zeros({3, 4}, DType::kFloat32);
+  const Tensor lengths = Tensor::FromVector(std::vector<int64_t>{1, 5, 2});
+  EXPECT_EQ(MessageOf([&] { JaggedTensor::FromPadded(dense.To(kGpu), lengths.To(kGpu)); }),
+            MessageOf([&] { JaggedTensor::FromPadded(dense, lengths); }));
+  testing::ExpectError([&] { JaggedTensor::FromPadded(dense.To(kGpu), lengths); },
+                       ErrorCode::kDeviceMismatch, {"JaggedTensor::FromPadded"});
+}
+
+KeyedJaggedTensor KjtOnGpu(const KeyedJaggedTensor& k) {
+  return KeyedJaggedTensor(k.keys(), k.values().To(kGpu), k.lengths().To(kGpu),
+                           k.has_weights() ? k.weights().To(kGpu) : Tensor());
+}
+
+void ExpectSameKjt(const KeyedJaggedTensor& got, const KeyedJaggedTensor& want,
+                   const std::string& what) {
+  EXPECT_EQ(got.keys(), want.keys()) << what;
+  EXPECT_EQ(got.batch_size(), want.batch_size()) << what;
+  ExpectSameTensor(got.lengths(), want.lengths(), what + " lengths");
+  ExpectSameTensor(got.offsets(), want.offsets(), what + " offsets");
+  ExpectSameTensor(got.values(), want.values(), what + " values");
+  ASSERT_EQ(got.has_weights(), want.has_weights()) << what;
+  if (want.has_weights()) ExpectSameTensor(got.weights(), want.weights(), what + " weights");
+}
+
+TEST(FeaturesGpu, KeyedJaggedGathersEqualTheCpu) {
+  TK_REQUIRE_GPU();
+  std::mt19937_64 rng(37);
+  for (DType dtype : {DType::kInt8, DType::kFloat16, DType::kInt64}) {
+    for (const std::vector<int64_t>& item : {std::vector<int64_t>{}, {5}}) {
+      const std::string what =
+          std::string(DTypeName(dtype)) + " items " + std::to_string(item.size());
+      std::vector<KeyedJaggedTensor> parts;
+      for (int64_t b : {700, 0, 1300}) {
+        std::vector<int64_t> lengths;
+        int64_t n = 0;
+        for (int64_t i = 0; i < 4 * b; ++i) {
+          lengths.push_back(rng() % 4 == 0 ? 0 : static_cast<int64_t>(rng() % 30));
+          n += lengths.back();
+        }
+        std::vector<int64_t> dims = {n};
+        dims.insert(dims.end(), item.begin(), item.end());
+        parts.emplace_back(std::vector<std::string>{"a", "b", "c", "d"},
+                           RandomBytes(rng, dtype, dims), Tensor::FromVector(lengths, {4, b}),
+                           RandomBytes(rng, DType::kFloat32, {n}));
+      }
+      std::vector<KeyedJaggedTensor> on;
+      for (const KeyedJaggedTensor& p : parts) on.push_back(KjtOnGpu(p));
+      const std::vector<std::string> keys = {"d", "b", "b", "a"};
+      ExpectSameKjt(on[0].Permute(keys), parts[0].Permute(keys), what + " Permute");
+      const KeyedJaggedTensor joined = KeyedJaggedTensor::Concat(on);
+      ExpectSameKjt(joined, KeyedJaggedTensor::Concat(parts), what + " Concat");
+      const std::vector<int64_t> sizes = {1000, 0, 999, 1};
+      const std::vector<KeyedJaggedTensor> got = joined.Split(sizes);
+      const std::vector<KeyedJaggedTensor> want = KeyedJaggedTensor::Concat(parts).Split(sizes);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t k = 0; k < got.size(); ++k) ExpectSameKjt(got[k], want[k], what + " Split");
+      if (item.empty()) {
+        ExpectSameSparse(on[2].ToSparse("c"), parts[2].ToSparse("c"), what + " ToSparse");
+      }
+    }
+  }
+  const KeyedJaggedTensor cpu({"a"}, Tensor::FromVector(std::vector<int64_t>{1, 2}),
+                              Tensor::FromVector(std::vector<int64_t>{2}, {1, 1}));
+  testing::ExpectError(
+      [&] {
+        KeyedJaggedTensor::Concat({KjtOnGpu(cpu), cpu});
+      },
+      ErrorCode::kDeviceMismatch, {"KeyedJaggedTensor::Concat", "part 1"});
+}
+
+TEST(FeaturesGpu, FillEmptyRowsEqualsTheCpu) {
+  TK_REQUIRE_GPU();
+  std::mt19937_64 rng(41);
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{5000}, {20000, 30}, {3000, 4, 5}, {1, 1}, {7, 3}}) {
+    for (bool sorted : {false, true}) {
+      for (DType dtype :
+           {DType::kBool, DType::kInt16, DType::kFloat16, DType::kFloat32, DType::kInt64}) {
+        const int rank = static_cast<int>(shape.size());
+        const int64_t nnz = shape[0] == 7 ? 0 : shape[0] * 2;
+        std::vector<std::vector<int64_t>> rows;
+        for (int64_t i = 0; i < nnz; ++i) {
+          std::vector<int64_t> row(static_cast<size_t>(rank));
+          row[0] = static_cast<int64_t>(rng() % static_cast<uint64_t>(shape[0])) & ~int64_t{3};
+          for (int a = 1; a < rank; ++a) row[a] = static_cast<int64_t>(rng() % shape[a]);
+          rows.push_back(row);
+        }
+        if (sorted) std::sort(rows.begin(), rows.end());
+        std::vector<int64_t> idx;
+        for (const auto& r : rows) idx.insert(idx.end(), r.begin(), r.end());
+        const SparseTensor st = SparseTensor::Create(Tensor::FromVector(idx, {nnz, rank}),
+                                                     RandomBytes(rng, dtype, {nnz}), shape);
+        const std::string what =
+            ShapeString(shape) + " " + DTypeName(dtype) + (sorted ? " sorted" : " shuffled");
+        const FillEmptyRowsResult want = FillEmptyRows(st, 1);
+        const FillEmptyRowsResult got = FillEmptyRows(st.To(kGpu), 1);
+        ExpectSameSparse(got.output, want.output, what);
+        ExpectSameTensor(got.empty_row_indicator, want.empty_row_indicator, what + " empty");
+        ExpectSameTensor(got.reverse_index_map, want.reverse_index_map, what + " reverse");
+      }
+    }
+  }
+  // Sorted entries without empty rows come back as they are.
+  const SparseTensor full =
+      SparseTensor::Create(Tensor::FromVector(std::vector<int64_t>{0, 1, 1, 0}, {2, 2}),
+                           Tensor::FromVector(std::vector<float>{1, 2}), {2, 2})
+          .To(kGpu);
+  EXPECT_TRUE(SharesStorage(FillEmptyRows(full, 0).output.values(), full.values()));
+  const SparseTensor outside =
+      SparseTensor::Create(Tensor::FromVector(std::vector<int64_t>{0, 1, 1, 2}, {2, 2}),
+                           Tensor::FromVector(std::vector<float>{1, 2}), {2, 2});
+  EXPECT_EQ(MessageOf([&] { FillEmptyRows(outside.To(kGpu), 0); }),
+            MessageOf([&] { FillEmptyRows(outside, 0); }));
+}
+
+TEST(FeaturesGpu, FillEmptyRowsGradEqualsTheCpuBits) {
+  TK_REQUIRE_GPU();
+  std::mt19937_64 rng(43);
+  std::uniform_real_distribution<float> x(-1000.0f, 1000.0f);
+  for (int64_t n_full : {int64_t{0}, int64_t{10}, int64_t{5} * 65536 + 77}) {
+    std::vector<int64_t> rev;
+    for (int64_t j = 0; j < n_full; ++j) {
+      if (rng() % 4 != 0) rev.push_back(j);
+    }
+    // Floats of wide range (their sums depend on the order) and small integers (int8 wraps).
+    std::vector<float> grad(static_cast<size_t>(n_full)), small(grad.size());
+    for (float& g : grad) g = x(rng) * (1.0f + x(rng));
+    for (float& g : small) g = static_cast<float>(static_cast<int>(rng() % 201) - 100);
+    const Tensor r = Tensor::FromVector(rev);
+    for (DType dtype :
+         {DType::kFloat32, DType::kFloat64, DType::kBFloat16, DType::kInt32, DType::kInt8}) {
+      const Tensor g = Converted(Tensor::FromVector(IsFloat(dtype) ? grad : small), dtype);
+      const FillEmptyRowsGradResult want = FillEmptyRowsGrad(r, g);
+      const FillEmptyRowsGradResult got = FillEmptyRowsGrad(r.To(kGpu), g.To(kGpu));
+      const std::string what = std::string(DTypeName(dtype)) + " " + std::to_string(n_full);
+      ExpectSameTensor(got.d_values, want.d_values, what + " d_values");
+      ExpectSameTensor(got.d_default_value, want.d_default_value, what + " d_default_value");
+    }
+  }
+  const Tensor r = Tensor::FromVector(std::vector<int64_t>{0, 3, 1});
+  const Tensor g = Tensor::FromVector(std::vector<float>{1, 2, 3});
+  EXPECT_EQ(MessageOf([&] { FillEmptyRowsGrad(r.To(kGpu), g.To(kGpu)); }),
+            MessageOf([&] { FillEmptyRowsGrad(r, g); }));
+}
+
+TEST(FeaturesGpu, EmbeddingBagBackwardEqualsTheCpuBits) {
+  TK_REQUIRE_GPU();
+  std::mt19937_64 rng(47);
+  const auto each = [&]<typename T>() {
+    for (int64_t d : {1, 33, 64, 130}) {
+      const int64_t v = 500;
+      const Tensor table = RandomTableOf<T>(rng, v, d);
+      for (Combiner c :
+           {Combiner::kSum, Combiner::kMean, Combiner::kSqrtN, Combiner::kMax, Combiner::kMin}) {
+        const bool extreme = c == Combiner::kMax || c == Combiner::kMin;
+        for (bool weighted : {false, true}) {
+          if (weighted && extreme) continue;
+          const JaggedTensor ids = RandomBagsOf(rng, 2000, v, 11, weighted, DType::kInt32);
+          const Tensor grad = RandomTableOf<T>(rng, ids.batch_size(), d);
+          const Tensor t = extreme ? table : Tensor();
+          const Tensor t_gpu = extreme ? table.To(kGpu) : Tensor();
+          const std::string what = std::string(DTypeName(DTypeOf<T>)) + " d=" + std::to_string(d) +
+                                   " " + CombinerName(c) + (weighted ? " weighted" : "");
+          ExpectSameSparse(EmbeddingBagBackward(grad.To(kGpu), OnGpu(ids), c, v, 11, t_gpu),
+                           EmbeddingBagBackward(grad, ids, c, v, 11, t), what);
+          const Tensor start = RandomTableOf<T>(rng, v, d);
+          Tensor want = start.Clone();
+          EmbeddingBagBackward(grad, ids, c, &want, 11, t);
+          Tensor got = start.To(kGpu);
+          EmbeddingBagBackward(grad.To(kGpu), OnGpu(ids), c, &got, 11, t_gpu);
+          ExpectSameTensor(got, want, what + " dense");
+        }
+      }
+    }
+  };
+  testing::ForEachType<float, double, Half, BFloat16>(each);
+  // Only padding ids, an empty batch, and a bad id (the CPU's Error).
+  const JaggedTensor pads =
+      JaggedTensor::FromLengths(Tensor::FromVector(std::vector<int64_t>{2, 2}),
+                                Tensor::FromVector(std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(EmbeddingBagBackward(Tensor::Zeros({2, 4}, DType::kFloat32, kGpu), OnGpu(pads),
+                                 Combiner::kSum, 3, 2)
+                .nnz(),
+            0);
+  const JaggedTensor bad =
+      JaggedTensor::FromLengths(Tensor::FromVector(std::vector<int64_t>{0, 4, 1}),
+                                Tensor::FromVector(std::vector<int64_t>{1, 2}));
+  const Tensor grad = Tensor::Zeros({2, 3}, DType::kFloat32);
+  EXPECT_EQ(MessageOf([&] { EmbeddingBagBackward(grad.To(kGpu), OnGpu(bad), Combiner::kSum, 4); }),
+            MessageOf([&] { EmbeddingBagBackward(grad, bad, Combiner::kSum, 4); }));
+  testing::ExpectError([&] { EmbeddingBagBackward(grad, OnGpu(bad), Combiner::kSum, 5); },
+                       ErrorCode::kDeviceMismatch, {"EmbeddingBagBackward", "grad"});
 }
 
 }  // namespace
