@@ -40,11 +40,12 @@ inline std::vector<uint8_t> BytesOf(const Tensor& t) {
 // Runs `op` once without failures (so that lazily made process-wide state exists), then with
 // the k-th allocation failing for k = 1, 2, ... until it succeeds. `outputs` are tensors the op
 // writes into: after each failure they must hold what they held before, unless
-// `outputs_undefined_on_error` (the header says so). Returns what was tried.
-inline FailureRun ExploreAllocationFailures(const std::string& name,
-                                            const std::function<void()>& op,
-                                            const std::vector<Tensor*>& outputs = {},
-                                            bool outputs_undefined_on_error = false) {
+// `outputs_undefined_on_error` (the header says so). `after_failure(k)`, when given, checks
+// more after each failure (device memory, say). Returns what was tried.
+inline FailureRun ExploreAllocationFailures(
+    const std::string& name, const std::function<void()>& op,
+    const std::vector<Tensor*>& outputs = {}, bool outputs_undefined_on_error = false,
+    const std::function<void(int64_t k)>& after_failure = {}) {
   FailureRun run;
   std::vector<std::vector<uint8_t>> before;
   for (Tensor* t : outputs) before.push_back(BytesOf(*t));
@@ -83,6 +84,7 @@ inline FailureRun ExploreAllocationFailures(const std::string& name,
       return run;
     }
     ++run.failure_points;
+    if (after_failure) after_failure(k);
     if (!outputs_undefined_on_error) {
       for (size_t i = 0; i < outputs.size(); ++i) {
         EXPECT_EQ(BytesOf(*outputs[i]), before[i])
