@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
@@ -29,6 +30,7 @@ constexpr int64_t kBatchBytes = int64_t{64} << 20;
 bool NextBatch(TFRecordReader* reader, TFRecordBatch* batch, std::vector<std::string_view>* views) {
   batch->bytes.clear();
   batch->offsets.assign(1, 0);
+  alloc_fault::MaybeFailBuffer();  // the batch's buffers
   std::string_view r;
   while (batch->size() < kBatchRecords && static_cast<int64_t>(batch->bytes.size()) < kBatchBytes &&
          reader->Next(&r)) {
@@ -110,10 +112,21 @@ struct Members {
   std::optional<StreamedNpyMember> value_splits;
 };
 
+// The body of ConvertExamplesToNpz, whose standard containers may throw std::bad_alloc.
+void ConvertUnguarded(const std::string& in, const std::string& out,
+                      const TFRecordOptions& options);
+
 }  // namespace
 
 void ConvertExamplesToNpz(const std::string& in, const std::string& out,
                           const TFRecordOptions& options) {
+  const std::string op = std::string(kOp) + ": '" + in + "'";
+  alloc_fault::ReportingAllocationFailure(op.c_str(), [&] { ConvertUnguarded(in, out, options); });
+}
+
+namespace {
+void ConvertUnguarded(const std::string& in, const std::string& out,
+                      const TFRecordOptions& options) {
   TK_CHECK(FormatFromPath(out) == Format::kNpz, kUnsupported, kOp, ": '", out,
            "' is not an .npz; tf.Example features are written as .npz members");
   std::vector<int64_t> record0;
@@ -194,5 +207,7 @@ void ConvertExamplesToNpz(const std::string& in, const std::string& out,
   zip.Finish();
   file.Commit();
 }
+
+}  // namespace
 
 }  // namespace tensorkit::io

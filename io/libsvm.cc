@@ -342,6 +342,7 @@ void StreamChunks(const MappedFile& file, const std::vector<TextChunk>& chunks,
         ParseLine(base, b, e, o.multilabel, base_one, &outs[c]);
       },
       [&](int64_t c) {
+        alloc_fault::MaybeFailBuffer();  // the chunk's arrays and what on_chunk makes of them
         on_chunk(c, outs[c]);
         outs[c] = ChunkOut{};
         file.Release(static_cast<size_t>(chunks[c].begin), static_cast<size_t>(chunks[c].end));
@@ -495,8 +496,18 @@ std::vector<int64_t> VisitLibsvmPositions(
   return s.shape;
 }
 
+static void ConvertLibsvmUnguarded(const std::string& in, const std::string& out,
+                                   const LibsvmReadOptions& options);
+
 void ConvertLibsvm(const std::string& in, const std::string& out,
                    const LibsvmReadOptions& options) {
+  const std::string op = "ConvertLibsvm: '" + in + "'";
+  alloc_fault::ReportingAllocationFailure(op.c_str(),
+                                          [&] { ConvertLibsvmUnguarded(in, out, options); });
+}
+
+static void ConvertLibsvmUnguarded(const std::string& in, const std::string& out,
+                                   const LibsvmReadOptions& options) {
   const Format f = FormatFromPath(out);
   TK_CHECK(f == Format::kNpz || f == Format::kMtx, kUnsupported, "ConvertLibsvm: cannot stream '",
            in, "' into '", out,

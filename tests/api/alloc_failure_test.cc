@@ -291,6 +291,10 @@ TEST(AllocationFailures, FileReadersAndWriters) {
       {"io::ParseExamples", [&] { io::ParseExamples(views, spec); }},
       {"io::WriteTFRecords (gzip)",
        [&] { io::WriteTFRecords(dir / "w.tfrecord.gz", views, gzip); }},
+      {"io::ConvertLibsvm to .npz", [&] { io::ConvertLibsvm(dir / "s.svm", dir / "c.npz"); }},
+      {"io::ConvertLibsvm to .mtx", [&] { io::ConvertLibsvm(dir / "s.svm", dir / "c.mtx"); }},
+      {"io::ConvertExamplesToNpz (gzip)",
+       [&] { io::ConvertExamplesToNpz(dir / "e.tfrecord.gz", dir / "e.npz", gzip); }},
   };
   const int64_t points = RunCases(cases);
   EXPECT_GT(points, static_cast<int64_t>(cases.size()));
@@ -301,9 +305,9 @@ TEST(AllocationFailures, FileReadersAndWriters) {
   for (const auto& entry : std::filesystem::directory_iterator(dir / "")) {
     names.insert(entry.path().filename().string());
   }
-  EXPECT_EQ(names,
-            (std::set<std::string>{"d.npy", "s.npz", "s.mtx", "s.tns", "s.svm", "e.tfrecord.gz",
-                                   "w.npy", "w.npz", "w.mtx", "w.tns", "w.tfrecord.gz"}));
+  EXPECT_EQ(names, (std::set<std::string>{"d.npy", "s.npz", "s.mtx", "s.tns", "s.svm",
+                                          "e.tfrecord.gz", "w.npy", "w.npz", "w.mtx", "w.tns",
+                                          "w.tfrecord.gz", "c.npz", "c.mtx", "e.npz"}));
 }
 
 TEST(AllocationFailures, BorrowedMemory) {
