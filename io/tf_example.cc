@@ -4,7 +4,8 @@
 // (the last map entry of a key wins), checks the list type, decodes FixedLenFeatures straight
 // into [B, *shape] and counts VarLenFeature values. Prefix sums of the counts give the jagged
 // offsets; pass 2 decodes the VarLenFeature values into place from the kept positions. Both run
-// over fixed chunks of records, so nothing depends on the thread count.
+// over fixed chunks of records, so nothing depends on the thread count, and both read the
+// layout writers use by fast paths (Note [fast paths]), anything else by the field loops.
 #include "tensorkit/io/tf_example.h"
 
 #include <algorithm>
@@ -76,17 +77,43 @@ template <typename... Parts>
         at - c.base, " of ", c.size, ": ", what...);
 }
 
-// Out of line: the loop over the bytes of a varint of 2 bytes or more.
-uint64_t LongVarint(const Ctx& c, const uint8_t*& p, const uint8_t* end) {
-  const uint8_t* start = p;
-  uint64_t v = 0;
-  for (int i = 0; i < 10; ++i) {
-    if (p == end) Fail(c, start, "a varint runs past the end of its message");
+// Reads the varint at p (at most 10 bytes, before `end`) into *v and returns the byte after it,
+// or nullptr when it has no last byte there: the fast paths then give up and the checked reads
+// name the error. A 10th byte keeps only its low bit, as protobuf keeps it.
+const uint8_t* ParseLongVarint(const uint8_t* p, const uint8_t* end, uint64_t* v) {
+  uint64_t x = 0;
+  const uint8_t* stop = end - p < 10 ? end : p + 10;
+  for (int shift = 0; p < stop; shift += 7) {
     const uint8_t b = *p++;
-    v |= uint64_t{b & 0x7fu} << (7 * i);  // a 10th byte keeps only its low bit, as protobuf
-    if (b < 0x80) return v;
+    x |= uint64_t{b & 0x7fu} << shift;
+    if (b < 0x80) {
+      *v = x;
+      return p;
+    }
   }
-  Fail(c, start, "a varint longer than 10 bytes");
+  return nullptr;
+}
+
+// Most varints of a tf.Example are one byte: that case inline.
+[[gnu::always_inline]] inline const uint8_t* ParseVarint(const uint8_t* p, const uint8_t* end,
+                                                         uint64_t* v) {
+  if (p < end && *p < 0x80) {
+    *v = *p;
+    return p + 1;
+  }
+  return ParseLongVarint(p, end, v);
+}
+
+// Out of line: varints of 2 bytes or more, and their errors.
+uint64_t LongVarint(const Ctx& c, const uint8_t*& p, const uint8_t* end) {
+  uint64_t v = 0;
+  const uint8_t* next = ParseLongVarint(p, end, &v);
+  if (next == nullptr) {
+    if (end - p < 10) Fail(c, p, "a varint runs past the end of its message");
+    Fail(c, p, "a varint longer than 10 bytes");
+  }
+  p = next;
+  return v;
 }
 
 // Tags, lengths and most values of a tf.Example are single-byte varints: that case inline.
@@ -275,30 +302,167 @@ void DecodeFeature(const Ctx& c, Kind kind, const uint8_t* p, const uint8_t* end
   }
 }
 
-// The spec's keys, for the map entries of each record.
+// Note [fast paths]: writers lay a Feature out as one list field, and the list as one packed
+// field (numbers) or its values back to back (bytes). The functions below read that layout
+// only, with no tag loop and no error path: on anything else (another layout, malformed bytes)
+// they return false or -1, having written nothing that the general path (ScanFeature,
+// DecodeFeature) does not write again, and that path then reads the Feature and names any
+// error. So values and errors are the general path's, and only their cost differs.
+
+// The payload of [p, end) when it is a single length-delimited field with a one-byte tag
+// (p[0], which the caller checks) spanning it; else nullptr.
+inline const uint8_t* SoleField(const uint8_t* p, const uint8_t* end) {
+  if (end - p < 2 || p[0] >= 0x80 || (p[0] & 7) != 2) return nullptr;
+  uint64_t n = 0;
+  const uint8_t* q = ParseVarint(p + 1, end, &n);
+  return q != nullptr && n == static_cast<uint64_t>(end - q) ? q : nullptr;
+}
+
+// The list [*list, end) of a Feature [p, end) that is one list field of the kind `want`.
+inline bool OneList(const uint8_t* p, const uint8_t* end, Kind want, const uint8_t** list) {
+  if (p == end || p[0] != (want << 3 | 2)) return false;
+  *list = SoleField(p, end);
+  return *list != nullptr;
+}
+
+// The values in the list [p, end) of T's kind, or -1 (Note [fast paths]).
+template <typename T>
+int64_t CountFast(const uint8_t* p, const uint8_t* end) {
+  if (p == end) return 0;
+  if constexpr (std::is_same_v<T, std::string>) {
+    int64_t n = 0;
+    for (uint64_t len = 0; p < end; p += len, ++n) {
+      if (p[0] != 0x0a || (p = ParseVarint(p + 1, end, &len)) == nullptr ||
+          len > static_cast<uint64_t>(end - p)) {
+        return -1;
+      }
+    }
+    return n;
+  } else {
+    const uint8_t* q = p[0] == 0x0a ? SoleField(p, end) : nullptr;
+    if (q == nullptr) return -1;
+    if constexpr (std::is_same_v<T, float>) {
+      return (end - q) % 4 == 0 ? (end - q) / 4 : -1;
+    } else {
+      int64_t n = 0;
+      for (uint64_t v = 0; q < end; ++n) {
+        if ((q = ParseVarint(q, end, &v)) == nullptr) return -1;
+      }
+      return n;
+    }
+  }
+}
+
+// Decodes the list [p, end) of T's kind into out[0..n) when it holds exactly n values, laid out
+// as writers lay it out; else false (Note [fast paths]).
+template <typename T>
+bool DecodeFast(const uint8_t* p, const uint8_t* end, int64_t n, T* out) {
+  if (p == end) return n == 0;
+  if constexpr (std::is_same_v<T, std::string>) {
+    int64_t k = 0;
+    for (uint64_t len = 0; p < end && k < n; p += len, ++k) {
+      if (p[0] != 0x0a || (p = ParseVarint(p + 1, end, &len)) == nullptr ||
+          len > static_cast<uint64_t>(end - p)) {
+        return false;
+      }
+      out[k].assign(reinterpret_cast<const char*>(p), len);
+    }
+    return p == end && k == n;
+  } else {
+    const uint8_t* q = p[0] == 0x0a ? SoleField(p, end) : nullptr;
+    if (q == nullptr) return false;
+    if constexpr (std::is_same_v<T, float>) {
+      if (end - q != 4 * n) return false;
+      if (n > 0) std::memcpy(out, q, static_cast<size_t>(end - q));  // little-endian, as stored
+      return true;
+    } else {
+      int64_t k = 0;
+      for (uint64_t v = 0; q < end && k < n; ++k) {
+        if ((q = ParseVarint(q, end, &v)) == nullptr) return false;
+        out[k] = static_cast<int64_t>(v);
+      }
+      return q == end && k == n;
+    }
+  }
+}
+
+// The T stored at p, unaligned.
+template <typename T>
+T Load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// a[0..n) == b[0..n). Keys are short: two overlapping loads from each end settle most without a
+// call to memcmp.
+inline bool SameBytes(const char* a, const char* b, size_t n) {
+  if (n > 16) return std::memcmp(a, b, n) == 0;
+  if (n >= 8) {
+    return Load<uint64_t>(a) == Load<uint64_t>(b) &&
+           Load<uint64_t>(a + n - 8) == Load<uint64_t>(b + n - 8);
+  }
+  if (n >= 4) {
+    return Load<uint32_t>(a) == Load<uint32_t>(b) &&
+           Load<uint32_t>(a + n - 4) == Load<uint32_t>(b + n - 4);
+  }
+  return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
+}
+
+// The spec's keys, for the map entries of each record. Writers usually keep one key order, so
+// the key after the last one found is tried first (a length check and SameBytes); else an
+// open-addressing table over the key bytes, without a std::string or a node per lookup.
 class KeyIndex {
  public:
-  explicit KeyIndex(const std::vector<const std::string*>& keys) : keys_(keys) {
-    for (size_t i = 0; i < keys.size(); ++i) map_.emplace(*keys[i], static_cast<int>(i));
-  }
-  // The slot of `key`, or -1. Writers usually keep one key order, so the slot after the last
-  // one found is tried before the hash.
+  explicit KeyIndex(const std::vector<const std::string*>& keys);
+  // The slot of `key`, or -1; *hint is the slot to try first, and becomes the next one.
   int Find(std::string_view key, int* hint) const {
     const int h = *hint;
-    if (h < static_cast<int>(keys_.size()) && *keys_[h] == key) {
+    if (h < static_cast<int>(keys_.size()) && Equal(keys_[h], key)) {
       *hint = h + 1;
       return h;
     }
-    auto it = map_.find(key);
-    if (it == map_.end()) return -1;
-    *hint = it->second + 1;
-    return it->second;
+    const int s = Lookup(key);
+    if (s >= 0) *hint = s + 1;
+    return s;
   }
 
  private:
-  std::vector<const std::string*> keys_;
-  std::unordered_map<std::string_view, int> map_;
+  static bool Equal(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && SameBytes(a.data(), b.data(), a.size());
+  }
+  // FNV-1a: short keys, and a table that holds only the spec's keys, need nothing stronger.
+  static uint64_t Hash(std::string_view key) {
+    uint64_t h = 14695981039346656037ull;
+    for (const char ch : key) h = (h ^ static_cast<uint8_t>(ch)) * 1099511628211ull;
+    return h;
+  }
+  int Lookup(std::string_view key) const;
+
+  std::vector<std::string_view> keys_;
+  std::vector<int> table_;  // per bucket: a slot, or -1 when empty; at most half full
+  uint64_t mask_ = 0;
 };
+
+KeyIndex::KeyIndex(const std::vector<const std::string*>& keys) {
+  for (const std::string* k : keys) keys_.push_back(*k);
+  size_t buckets = 8;
+  while (buckets < 2 * keys_.size()) buckets *= 2;
+  table_.assign(buckets, -1);
+  mask_ = buckets - 1;
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    uint64_t b = Hash(keys_[i]) & mask_;
+    while (table_[b] >= 0) b = (b + 1) & mask_;  // keys are unique (checked with the spec)
+    table_[b] = static_cast<int>(i);
+  }
+}
+
+int KeyIndex::Lookup(std::string_view key) const {
+  for (uint64_t b = Hash(key) & mask_;; b = (b + 1) & mask_) {
+    const int s = table_[b];
+    if (s < 0 || Equal(keys_[s], key)) return s;
+  }
+}
 
 // Calls f(begin, end) for the payload of every length-delimited field `field` in [p, end), in
 // order; other fields are skipped as protobuf skips unknown ones.
@@ -318,6 +482,59 @@ void ForEachDelimited(const Ctx& c, const uint8_t* p, const uint8_t* end, uint32
   }
 }
 
+// One entry of a map<string, Feature> (or <string, FeatureList>): its key, its value's bytes
+// (nullptrs when it has none) and, when it holds two values, where the second began.
+struct MapEntry {
+  std::string_view key;
+  const uint8_t* value = nullptr;
+  const uint8_t* value_end = nullptr;
+  const uint8_t* second = nullptr;
+};
+
+// The map entry field at p (before `end`) as writers lay it out: tag 1, its length, then key
+// (a length of one byte) and value, each once. Returns the byte after it, or nullptr for any
+// other layout, which ForEachEntry's field loop then reads.
+[[gnu::always_inline]] inline const uint8_t* ReadPlainEntry(const uint8_t* p, const uint8_t* end,
+                                                            MapEntry* e) {
+  uint64_t size = 0;
+  const uint8_t* q = p[0] == 0x0a ? ParseVarint(p + 1, end, &size) : nullptr;
+  // size >= 4 first: the key's tag and length, then the value's tag and length, lie inside.
+  if (q == nullptr || size > static_cast<uint64_t>(end - q) || size < 4 || q[0] != 0x0a ||
+      q[1] >= 0x80 || size < 4u + q[1]) {
+    return nullptr;
+  }
+  const uint8_t* entry_end = q + size;
+  const uint8_t* v = q + 2 + q[1];
+  uint64_t n = 0;
+  const uint8_t* value = v[0] == 0x12 ? ParseVarint(v + 1, entry_end, &n) : nullptr;
+  if (value == nullptr || n != static_cast<uint64_t>(entry_end - value)) return nullptr;
+  *e = MapEntry{std::string_view(reinterpret_cast<const char*>(q + 2), q[1]), value, entry_end};
+  return entry_end;
+}
+
+// Reads the map entry [p, end) in any layout: key 1, value 2, other fields skipped.
+MapEntry ReadEntry(const Ctx& c, const uint8_t* p, const uint8_t* end) {
+  MapEntry e;
+  while (p < end) {
+    const uint8_t* at = p;
+    const Tag t = ReadTag(c, p, end);
+    if (t.wire != 2 || (t.field != 1 && t.field != 2)) {
+      Skip(c, t, at, p, end);
+      continue;
+    }
+    const uint64_t n = ReadLength(c, p, end);
+    if (t.field == 1) {
+      e.key = std::string_view(reinterpret_cast<const char*>(p), n);
+    } else {
+      if (e.value != nullptr && e.second == nullptr) e.second = at;
+      e.value = p;
+      e.value_end = p + n;
+    }
+    p += n;
+  }
+  return e;
+}
+
 // Calls entry(key, value_begin, value_end, second_value) for every map entry of the map at
 // top-level field `map_field` of a record, in order: 1, Example.features (also
 // SequenceExample.context), or 2, SequenceExample.feature_lists (entries of the same layout: key
@@ -327,29 +544,25 @@ void ForEachDelimited(const Ctx& c, const uint8_t* p, const uint8_t* end, uint32
 template <typename Entry>
 void ForEachEntry(const Ctx& c, uint32_t map_field, const Entry& entry) {
   ForEachDelimited(c, c.base, c.base + c.size, map_field,
-                   [&](const uint8_t* fb, const uint8_t* fe) {
-                     ForEachDelimited(c, fb, fe, 1, [&](const uint8_t* p, const uint8_t* eend) {
-                       std::string_view key;
-                       const uint8_t *value = nullptr, *value_end = nullptr, *second = nullptr;
-                       while (p < eend) {
-                         const uint8_t* fat = p;
-                         const Tag ft = ReadTag(c, p, eend);
-                         if (ft.wire == 2 && (ft.field == 1 || ft.field == 2)) {
-                           const uint64_t n = ReadLength(c, p, eend);
-                           if (ft.field == 1) {
-                             key = std::string_view(reinterpret_cast<const char*>(p), n);
-                           } else {
-                             if (value != nullptr && second == nullptr) second = fat;
-                             value = p;
-                             value_end = p + n;
-                           }
-                           p += n;
-                         } else {
-                           Skip(c, ft, fat, p, eend);
-                         }
+                   [&](const uint8_t* p, const uint8_t* end) {
+                     while (p < end) {
+                       MapEntry e;
+                       if (const uint8_t* next = ReadPlainEntry(p, end, &e)) {
+                         entry(e.key, e.value, e.value_end, e.second);
+                         p = next;
+                         continue;
                        }
-                       entry(key, value, value_end, second);
-                     });
+                       const uint8_t* at = p;
+                       const Tag t = ReadTag(c, p, end);
+                       if (t.field != 1 || t.wire != 2) {
+                         Skip(c, t, at, p, end);
+                         continue;
+                       }
+                       const uint64_t n = ReadLength(c, p, end);
+                       e = ReadEntry(c, p, p + n);
+                       entry(e.key, e.value, e.value_end, e.second);
+                       p += n;
+                     }
                    });
 }
 
@@ -422,6 +635,113 @@ Plan CheckSpec(const ExampleSpec& spec) {
   return plan;
 }
 
+// What the passes need of one spec feature (fixed, then var_len), fetched once rather than per
+// record.
+struct Column {
+  const std::string* key;
+  DType dtype;
+  bool fixed;
+  const std::vector<int64_t>* shape = nullptr;  // fixed: of one record's values
+  int64_t n = 0;                                // fixed: prod(shape)
+  void* data = nullptr;       // the output: [B, n] (fixed), the values (var_len, for pass 2)
+  const void* def = nullptr;  // fixed: n default values; nullptr: required
+  // var_len: its offsets [B + 1]; pass 1 writes record r's count at [r + 1], summed before pass 2.
+  int64_t* offsets = nullptr;
+};
+
+// Consecutive columns of one dtype, all fixed or all var_len: the passes visit the columns in
+// spec order (the error reported is the first one's) and dispatch on the dtype once per group
+// rather than once per column.
+struct ColumnGroup {
+  int begin, end;
+  DType dtype;
+  bool fixed;
+};
+
+std::vector<ColumnGroup> GroupColumns(const std::vector<Column>& columns) {
+  std::vector<ColumnGroup> groups;
+  for (int s = 0; s < static_cast<int>(columns.size()); ++s) {
+    const Column& col = columns[s];
+    if (groups.empty() || groups.back().dtype != col.dtype || groups.back().fixed != col.fixed) {
+      groups.push_back({s, s, col.dtype, col.fixed});
+    }
+    groups.back().end = s + 1;
+  }
+  return groups;
+}
+
+// The general read of a present Feature: its list (of the column's kind, else an Error), where
+// its run starts and its count.
+FeatureInfo ScanColumn(const Ctx& c, const Column& col, int64_t r, const uint8_t* fb,
+                       const uint8_t* fe) {
+  const FeatureInfo info = ScanFeature(c, fb, fe);
+  const Kind want = KindOf(col.dtype);
+  if (info.kind != kNoList && info.kind != want) {
+    Throw(ErrorCode::kInvalidArgument, "ParseExamples: record ", r, ", feature '",
+          Excerpt(*col.key), "': holds a ", KindName(info.kind), " but the spec's ",
+          col.fixed ? "FixedLenFeature" : "VarLenFeature", " is ", DTypeName(col.dtype), " (a ",
+          KindName(want), ")");
+  }
+  return info;
+}
+
+// Pass 1 of a FixedLenFeature: record r's n values into dst, from its Feature at `sp` (the
+// fast path first, Note [fast paths]) or, when it holds no list, from the default.
+template <typename T>
+void ParseFixed(Ctx& c, const Column& col, int64_t r, Span sp, T* dst) {
+  if (sp.begin != kAbsent) {
+    c.key = col.key;
+    const uint8_t* fb = c.base + sp.begin;
+    const uint8_t* fe = fb + sp.size;
+    const uint8_t* list = nullptr;
+    if (OneList(fb, fe, KindOf(col.dtype), &list) && DecodeFast(list, fe, col.n, dst)) return;
+    const FeatureInfo info = ScanColumn(c, col, r, fb, fe);
+    if (info.kind != kNoList) {
+      TK_CHECK(info.count == col.n, kInvalidArgument, "ParseExamples: record ", r, ", feature '",
+               Excerpt(*col.key), "': holds ", info.count, " values but FixedLenFeature shape ",
+               ShapeString(*col.shape), " needs ", col.n);
+      DecodeFeature(c, info.kind, fb + info.run_begin, fe, dst);
+      return;
+    }
+  }
+  TK_CHECK(col.def != nullptr, kInvalidArgument, "ParseExamples: record ", r,
+           ": required feature '", Excerpt(*col.key), "' (FixedLenFeature ", DTypeName(col.dtype),
+           " ", ShapeString(*col.shape), ") is missing and has no default_value");
+  const T* def = static_cast<const T*>(col.def);
+  std::copy(def, def + col.n, dst);
+}
+
+// Pass 1 of a VarLenFeature: record r's value count, and in *lists where the run of its lists
+// starts in its Feature at `sp` (left absent when it holds none).
+template <typename T>
+void CountVarLen(Ctx& c, const Column& col, int64_t r, Span sp, Span* lists) {
+  int64_t count = 0;
+  if (sp.begin != kAbsent) {
+    c.key = col.key;
+    const uint8_t* fb = c.base + sp.begin;
+    const uint8_t* fe = fb + sp.size;
+    const uint8_t* list = nullptr;
+    if (OneList(fb, fe, KindOf(col.dtype), &list) && (count = CountFast<T>(list, fe)) >= 0) {
+      *lists = sp;
+    } else {
+      const FeatureInfo info = ScanColumn(c, col, r, fb, fe);
+      count = info.count;
+      if (info.kind != kNoList) *lists = Span{sp.begin + info.run_begin, sp.size - info.run_begin};
+    }
+  }
+  col.offsets[r + 1] = count;
+}
+
+// Pass 2 of a VarLenFeature: the n values of `lists` (CountVarLen's) into dst.
+template <typename T>
+void DecodeVarLen(const Ctx& c, Kind kind, Span lists, int64_t n, T* dst) {
+  const uint8_t* b = c.base + lists.begin;
+  const uint8_t* e = b + lists.size;
+  const uint8_t* list = nullptr;
+  if (OneList(b, e, kind, &list) && DecodeFast(list, e, n, dst)) return;
+  DecodeFeature(c, kind, b, e, dst);
+}
+
 }  // namespace
 
 const Tensor& ParsedExamples::Fixed(std::string_view key) const {
@@ -444,106 +764,76 @@ ParsedExamples internal::ParseFixedAndVarLen(const std::vector<std::string_view>
   const KeyIndex index(plan.keys);
 
   ParsedExamples out;
-  for (const FixedLenFeature& f : spec.fixed) {
-    std::vector<int64_t> dims = {B};
-    dims.insert(dims.end(), f.shape.begin(), f.shape.end());
-    out.fixed.push_back(Tensor::Empty(dims, f.dtype));
-    out.fixed_keys.push_back(f.key);
-  }
-  // VarLenFeature spans (from their run's start) and counts, record-major [B, V].
-  std::vector<Span> var_spans(static_cast<size_t>(B * V));
-  std::vector<int64_t> counts(static_cast<size_t>(B * V), 0);
-
-  // Output pointers, fetched once rather than per record.
-  std::vector<void*> fixed_data(static_cast<size_t>(F));
-  for (int f = 0; f < F; ++f) fixed_data[f] = out.fixed[f].raw_data();
-  std::vector<const void*> default_data(static_cast<size_t>(F), nullptr);
+  std::vector<Column> columns;
   for (int f = 0; f < F; ++f) {
-    if (plan.defaults[f].defined()) default_data[f] = plan.defaults[f].raw_data();
+    const FixedLenFeature& x = spec.fixed[f];
+    std::vector<int64_t> dims = {B};
+    dims.insert(dims.end(), x.shape.begin(), x.shape.end());
+    out.fixed.push_back(Tensor::Empty(dims, x.dtype));
+    out.fixed_keys.push_back(x.key);
+    const void* def = plan.defaults[f].defined() ? plan.defaults[f].raw_data() : nullptr;
+    columns.push_back(
+        Column{&x.key, x.dtype, true, &x.shape, plan.fixed_count[f], out.fixed[f].raw_data(), def});
   }
+  // Per VarLenFeature: its offsets, and where its lists start in each record ([B, V]).
+  std::vector<Tensor> offsets(V), values(V);
+  std::vector<Span> var_lists(static_cast<size_t>(B * V));
+  for (int v = 0; v < V; ++v) {
+    offsets[v] = Tensor::Empty({B + 1}, DType::kInt64);
+    Column col{&spec.var_len[v].key, spec.var_len[v].dtype, false};
+    col.offsets = offsets[v].data<int64_t>();
+    columns.push_back(col);
+  }
+  const std::vector<ColumnGroup> groups = GroupColumns(columns);
 
   // Pass 1 (Note [two passes]).
-  const int S = F + V;
   std::vector<std::vector<Span>> chunk_slots(
       static_cast<size_t>(NumChunks(B, internal::kRecordChunk)));
   internal::ForRecords(B, [&](int64_t chunk, int64_t r) {
     std::vector<Span>& slots = chunk_slots[chunk];
-    slots.assign(static_cast<size_t>(S), Span{});
+    slots.assign(columns.size(), Span{});
     Ctx c{reinterpret_cast<const uint8_t*>(records[r].data()),
           static_cast<int64_t>(records[r].size()), r};
     FindFeatures(c, index, slots.data());
-    for (int s = 0; s < S; ++s) {
-      const bool fixed = s < F;
-      const DType dtype = fixed ? spec.fixed[s].dtype : spec.var_len[s - F].dtype;
-      const Kind want = KindOf(dtype);
-      FeatureInfo info;
-      const uint8_t* fb = c.base + slots[s].begin;
-      if (slots[s].begin != kAbsent) {
-        c.key = plan.keys[s];
-        info = ScanFeature(c, fb, fb + slots[s].size);
-        if (info.kind != kNoList && info.kind != want) {
-          Throw(ErrorCode::kInvalidArgument, "ParseExamples: record ", r, ", feature '",
-                Excerpt(*plan.keys[s]), "': holds a ", KindName(info.kind), " but the spec's ",
-                fixed ? "FixedLenFeature" : "VarLenFeature", " is ", DTypeName(dtype), " (a ",
-                KindName(want), ")");
+    for (const ColumnGroup& g : groups) {
+      Dispatch<internal::kExampleDTypes>(g.dtype, "ParseExamples", [&]<typename T>() {
+        for (int s = g.begin; s < g.end; ++s) {
+          const Column& col = columns[s];
+          if (g.fixed) {
+            ParseFixed(c, col, r, slots[s], static_cast<T*>(col.data) + r * col.n);
+          } else {
+            CountVarLen<T>(c, col, r, slots[s], &var_lists[static_cast<size_t>(r * V + s - F)]);
+          }
         }
-      }
-      if (!fixed) {
-        if (info.kind == kNoList) continue;
-        const size_t k = static_cast<size_t>(r * V + (s - F));
-        counts[k] = info.count;
-        var_spans[k] = Span{slots[s].begin + info.run_begin, slots[s].size - info.run_begin};
-        continue;
-      }
-      const int64_t n = plan.fixed_count[s];
-      Dispatch<internal::kExampleDTypes>(dtype, "ParseExamples", [&]<typename T>() {
-        T* dst = static_cast<T*>(fixed_data[s]) + r * n;
-        if (info.kind == kNoList) {
-          TK_CHECK(default_data[s] != nullptr, kInvalidArgument, "ParseExamples: record ", r,
-                   ": required feature '", Excerpt(*plan.keys[s]), "' (FixedLenFeature ",
-                   DTypeName(dtype), " ", ShapeString(spec.fixed[s].shape),
-                   ") is missing and has no default_value");
-          const T* def = static_cast<const T*>(default_data[s]);
-          std::copy(def, def + n, dst);
-          return;
-        }
-        TK_CHECK(info.count == n, kInvalidArgument, "ParseExamples: record ", r, ", feature '",
-                 Excerpt(*plan.keys[s]), "': holds ", info.count, " values but FixedLenFeature ",
-                 "shape ", ShapeString(spec.fixed[s].shape), " needs ", n);
-        DecodeFeature(c, want, fb + info.run_begin, fb + slots[s].size, dst);
       });
     }
   });
 
   // Offsets per VarLenFeature, then pass 2.
-  std::vector<Tensor> offsets(V), values(V);
   for (int v = 0; v < V; ++v) {
-    offsets[v] = Tensor::Empty({B + 1}, DType::kInt64);
-    int64_t* o = offsets[v].data<int64_t>();
+    int64_t* o = columns[F + v].offsets;
     o[0] = 0;
-    for (int64_t r = 0; r < B; ++r) o[r + 1] = o[r] + counts[static_cast<size_t>(r * V + v)];
+    for (int64_t r = 0; r < B; ++r) o[r + 1] += o[r];
     values[v] = Tensor::Empty({o[B]}, spec.var_len[v].dtype);
-  }
-  std::vector<void*> var_data(static_cast<size_t>(V));
-  std::vector<const int64_t*> var_offsets(static_cast<size_t>(V));
-  for (int v = 0; v < V; ++v) {
-    var_data[v] = values[v].raw_data();
-    var_offsets[v] = offsets[v].data<int64_t>();
+    columns[F + v].data = values[v].raw_data();
   }
   if (V > 0) {
     internal::ForRecords(B, [&](int64_t, int64_t r) {
       Ctx c{reinterpret_cast<const uint8_t*>(records[r].data()),
             static_cast<int64_t>(records[r].size()), r};
-      for (int v = 0; v < V; ++v) {
-        const Span sp = var_spans[static_cast<size_t>(r * V + v)];
-        if (sp.begin == kAbsent) continue;
-        const Kind kind = KindOf(spec.var_len[v].dtype);
-        c.key = plan.keys[F + v];
-        Dispatch<internal::kExampleDTypes>(
-            spec.var_len[v].dtype, "ParseExamples", [&]<typename T>() {
-              T* dst = static_cast<T*>(var_data[v]) + var_offsets[v][r];
-              DecodeFeature(c, kind, c.base + sp.begin, c.base + sp.begin + sp.size, dst);
-            });
+      for (const ColumnGroup& g : groups) {
+        if (g.fixed) continue;
+        Dispatch<internal::kExampleDTypes>(g.dtype, "ParseExamples", [&]<typename T>() {
+          for (int s = g.begin; s < g.end; ++s) {
+            const Span lists = var_lists[static_cast<size_t>(r * V + s - F)];
+            if (lists.begin == kAbsent) continue;
+            const Column& col = columns[s];
+            c.key = col.key;
+            const int64_t at = col.offsets[r];
+            DecodeVarLen(c, KindOf(g.dtype), lists, col.offsets[r + 1] - at,
+                         static_cast<T*>(col.data) + at);
+          }
+        });
       }
     });
   }

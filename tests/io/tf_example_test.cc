@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <random>
@@ -215,6 +216,86 @@ TEST(TfExampleTest, PackedUnpackedAndUnknownFieldsAsProtobufReadsThem) {
   EXPECT_EQ(VarInt64(Example(Ld(1, Ld(2, Int64s({4})) + Ld(1, "a")))), std::vector<int64_t>{4});
   EXPECT_EQ(VarInt64(Example(Ld(1, Ld(1, "zz") + Ld(1, "a") + Ld(2, Int64s({4}))))),
             std::vector<int64_t>{4});
+}
+
+// Writers' layout (one list, packed numbers) is read by a fast path, every other by the field
+// loop: both give the same values to FixedLen and VarLen features, and the same count errors.
+TEST(TfExampleTest, EveryLayoutOfAFeatureGivesTheSameValues) {
+  const std::string i5 = Tag(1, 0) + Varint(5), i300 = Tag(1, 0) + Varint(300);
+  const std::string f1 = Tag(1, 5) + Fixed32(1.5f), f2 = Tag(1, 5) + Fixed32(-2);
+  const std::string unknown = Tag(9, 0) + Varint(1);
+  // A length of 8 as a 3-byte varint, which protobuf accepts.
+  const std::string long_length = Tag(1, 2) + "\x88\x80" + std::string(1, '\0');
+  struct Layout {
+    DType dtype;
+    std::vector<std::string> features;  // each holds the values below
+  };
+  const std::vector<Layout> layouts = {
+      {DType::kInt64,
+       {Int64s({5, 300}), Ld(3, i5 + i300), Ld(3, i5) + Ld(3, i300), Ld(3, unknown + i5 + i300),
+        unknown + Int64s({5, 300}), Ld(3, Ld(1, Varint(5)) + Ld(1, Varint(300))),
+        Ld(3, Ld(1, Varint(5)) + i300)}},
+      {DType::kFloat32,
+       {Floats({1.5f, -2}), Ld(2, f1 + f2), Ld(2, f1) + Ld(2, f2), Ld(2, Ld(1, Fixed32(1.5f)) + f2),
+        Ld(2, long_length + Fixed32(1.5f) + Fixed32(-2)), Floats({1.5f, -2}) + unknown}},
+      {DType::kString,
+       {Bytes({"ab", ""}), Bytes({"ab"}) + Bytes({""}), Ld(1, unknown + Ld(1, "ab") + Ld(1, "")),
+        Ld(1, Tag(1, 2) + "\x82" + std::string(1, '\0') + "ab" + Ld(1, "")),
+        Int64s({9}) + Bytes({"ab", ""})}},
+  };
+  for (const Layout& l : layouts) {
+    for (size_t k = 0; k < l.features.size(); ++k) {
+      SCOPED_TRACE(std::string(DTypeName(l.dtype)) + " layout " + std::to_string(k));
+      const std::string rec = Example(Entry("a", l.features[k]));
+      const Tensor fixed = ParseExamples({rec}, FixedSpec(l.dtype, {2})).fixed[0];
+      const Tensor var = ParseExamples({rec}, VarSpec(l.dtype)).var_len[0].values();
+      if (l.dtype == DType::kInt64) {
+        EXPECT_EQ(fixed.ToVector<int64_t>(), (std::vector<int64_t>{5, 300}));
+        EXPECT_EQ(var.ToVector<int64_t>(), (std::vector<int64_t>{5, 300}));
+      } else if (l.dtype == DType::kFloat32) {
+        EXPECT_EQ(fixed.ToVector<float>(), (std::vector<float>{1.5f, -2}));
+        EXPECT_EQ(var.ToVector<float>(), (std::vector<float>{1.5f, -2}));
+      } else {
+        EXPECT_EQ(fixed.ToVector<std::string>(), (std::vector<std::string>{"ab", ""}));
+        EXPECT_EQ(var.ToVector<std::string>(), (std::vector<std::string>{"ab", ""}));
+      }
+      for (int64_t n : {1, 3}) {
+        ExpectError([&] { ParseExamples({rec}, FixedSpec(l.dtype, {n})); },
+                    {"record 0, feature 'a'", "holds 2 values", "needs " + std::to_string(n)});
+      }
+    }
+  }
+}
+
+// Keys are found by the one after the last found, else by a hash table: keys of every length,
+// in any order, among keys that differ from them in one byte.
+TEST(TfExampleTest, KeysOfEveryLengthInAnyOrderFindTheirFeature) {
+  std::mt19937 rng(5);
+  ExampleSpec spec;
+  std::vector<std::string> entries;
+  for (int len = 0; len <= 40; ++len) {
+    std::string key;
+    for (int i = 0; i < len; ++i) key.push_back(static_cast<char>('a' + (i * 7 + len) % 26));
+    spec.fixed.push_back({key, DType::kInt64, {}, Tensor::FromScalar(int64_t{-1})});
+    if (len % 10 == 9) continue;  // missing: its default
+    entries.push_back(Entry(key, Int64s({len})));
+    for (int i : {0, len / 3, len / 2, len - 1}) {
+      if (len == 0) break;
+      std::string near = key;
+      near[static_cast<size_t>(i)] ^= 1;
+      entries.push_back(Entry(near, Int64s({1000 + len})));
+    }
+  }
+  for (int trial = 0; trial < 4; ++trial) {
+    if (trial > 0) std::shuffle(entries.begin(), entries.end(), rng);
+    std::string body;
+    for (const std::string& e : entries) body += e;
+    const ParsedExamples p = ParseExamples({Example(body)}, spec);
+    for (int len = 0; len <= 40; ++len) {
+      EXPECT_EQ(p.fixed[len].ToVector<int64_t>()[0], len % 10 == 9 ? -1 : len)
+          << "key of " << len << " bytes, trial " << trial;
+    }
+  }
 }
 
 TEST(TfExampleTest, MalformedWireIsCorruptNamingTheRecordAndByte) {
