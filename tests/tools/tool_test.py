@@ -129,6 +129,28 @@ def tfrecord(records):
     return out
 
 
+def npz_arrays(path):
+    """{member: (descr, values)} of a stored or deflated .npz of 1-D numeric or byte-string
+    arrays, read with the standard library."""
+    import zipfile
+    out = {}
+    with zipfile.ZipFile(path) as z:
+        for name in z.namelist():
+            data = z.read(name)
+            hlen = struct.unpack("<H", data[8:10])[0]
+            header = ast.literal_eval(data[10:10 + hlen].decode("latin1"))
+            body = data[10 + hlen:]
+            descr = header["descr"]
+            if descr.startswith("|S"):
+                values = body.decode("latin1")
+            else:
+                code = {"<i8": "q", "<f8": "d", "<f4": "f", "|u1": "B"}[descr]
+                values = list(struct.unpack("<%d%s" % (len(body) // struct.calcsize(code), code),
+                                            body))
+            out[name[:-4]] = (descr, values)
+    return out
+
+
 def varint(v):
     out = b""
     while True:
@@ -612,6 +634,61 @@ class ToolTest(unittest.TestCase):
         r = run("validate", junk)
         self.assertEqual(r.returncode, 1)
         self.assertIn("record 1", r.stdout)
+
+    def test_convert_a_tfrecord_file_to_ragged_npz_members(self):
+        recs = [example({"ids": ("int64", [1, 2, 3]), "score": ("float", [0.5]),
+                         "tag": ("bytes", [b"a\x00b", b""])}),
+                example({"ids": ("int64", [7]), "tag": ("bytes", [])}),
+                example({"score": ("float", [1.0, 2.0]), "ids": ("int64", [-1, 5])})]
+        import gzip
+        for name, data in [("d.tfrecord", tfrecord(recs)),
+                           ("g.tfrecord", gzip.compress(tfrecord(recs)))]:
+            src = self.write(name, data)
+            out = self.path(name + ".npz")
+            r = run("convert", src, out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            z = npz_arrays(out)
+            self.assertEqual(sorted(z), ["ids.row_splits", "ids.values", "score.row_splits",
+                                         "score.values", "tag.row_splits", "tag.value_splits",
+                                         "tag.values"])
+            self.assertEqual(z["ids.row_splits"], ("<i8", [0, 3, 4, 6]))
+            self.assertEqual(z["ids.values"], ("<i8", [1, 2, 3, 7, -1, 5]))
+            self.assertEqual(z["score.row_splits"], ("<i8", [0, 1, 1, 3]))
+            self.assertEqual(z["score.values"], ("<f4", [0.5, 1.0, 2.0]))
+            self.assertEqual(z["tag.row_splits"], ("<i8", [0, 2, 2, 2]))
+            self.assertEqual(z["tag.value_splits"], ("<i8", [0, 3, 3]))
+            self.assertEqual(z["tag.values"], ("|u1", list(b"a\x00b")))
+        # Forced to a wrong compression: an error, exit 1, no output; .npz only.
+        r = run("convert", "--compression", "GZIP", self.path("d.tfrecord"), self.path("x.npz"))
+        self.assertEqual(r.returncode, 1)
+        self.assertFalse(os.path.exists(self.path("x.npz")))
+        r = run("convert", self.path("d.tfrecord"), self.path("x.mtx"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("is not an .npz", r.stderr)
+
+    def test_libsvm_conversion_streams_in_bounded_memory(self):
+        # 150k lines of 20 features (about 25 MB, 3M entries): the streamed conversion holds a
+        # few chunks, not the file nor the 72 MB tensor read from it.
+        lines = []
+        for i in range(150_000):
+            lines.append("%d " % (i % 3) + " ".join("%d:%d" % (7 * k + i % 5 + 1, k)
+                                                    for k in range(20)))
+        src = self.write("big.svm", "\n".join(lines) + "\n")
+        code, err, kib = peak_kib(["convert", src, self.path("big.npz")])
+        self.assertEqual(code, 0, err)
+        if not sanitized():
+            self.assertLess(kib, 40 * 1024, "peak %d KiB" % kib)
+        z = npz_arrays(self.path("big.npz"))
+        self.assertEqual(z["format"][1], "csr")
+        self.assertEqual(z["shape"], ("<i8", [150_000, 138]))
+        self.assertEqual(len(z["indices"][1]), 3_000_000)
+        self.assertEqual(z["indptr"][1][:3], [0, 20, 40])
+        self.assertEqual(z["labels"][1][:4], [0.0, 1.0, 2.0, 0.0])
+        # The same file read whole and written gives the same bytes.
+        whole = self.path("whole.npz")
+        r = run("convert", "--compress", src, whole)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(npz_arrays(whole), z)
 
     def test_more_entries_than_cells_and_density(self):
         m = self.write("rep.mtx", "%%MatrixMarket matrix coordinate real general\n1 2 3\n"
