@@ -105,21 +105,6 @@ TEST(HostileLibsvm, TruncatedAndEmptyInputs) {
 
 // --- TFRecord ---------------------------------------------------------------------------------
 
-// `bytes` as one gzip member (zlib, as tf.io.TFRecordOptions("GZIP") writes).
-std::string GzipOf(const std::string& bytes) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, MAX_WBITS + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, bytes.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  zs.avail_in = static_cast<uInt>(bytes.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
 // A framed record of `data` whose length field says `length`, with that field's CRC right (so
 // the length itself is what the reader must judge), or left as framed (`fix_crc` false).
 std::string LyingHeader(uint64_t length, const std::string& data, bool fix_crc) {
@@ -138,7 +123,7 @@ TEST(HostileTfrecord, LengthFieldsOf4GiBAndMoreCostNothing) {
       // Uncompressed: the length is judged against the file's size; GZIP: against
       // max_record_bytes and what deflate could make of the bytes left.
       std::string framed = LyingHeader(length, "tiny", true);
-      if (c == TFRecordCompression::kGzip) framed = GzipOf(framed);
+      if (c == TFRecordCompression::kGzip) framed = testing::ZlibCompress(framed, MAX_WBITS + 16);
       TFRecordOptions o;
       o.compression = c;
       ExpectError(

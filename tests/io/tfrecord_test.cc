@@ -88,21 +88,6 @@ std::vector<std::string> BatchFromMemory(const std::string& bytes, TFRecordCompr
   return out;
 }
 
-// zlib's own compressor with TensorFlow's window bits: gzip (31) or zlib (15) wrapper.
-std::string Compress(const std::string& s, int window_bits) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, s.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.data()));
-  zs.avail_in = static_cast<uInt>(s.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
 std::string Decompress(const std::string& s, int window_bits) {
   z_stream zs{};
   EXPECT_EQ(inflateInit2(&zs, window_bits), Z_OK);
@@ -206,16 +191,19 @@ TEST(TFRecordTest, WriteAndReadEveryCompression) {
 TEST(TFRecordTest, ReadsWhatZlibCompressesAndConcatenatedGzipMembers) {
   const auto records = SomeRecords();
   const std::string framed = NaiveFrame(records);
-  EXPECT_EQ(ReadAllFromMemory(Compress(framed, 31), TFRecordCompression::kGzip), records);
-  EXPECT_EQ(ReadAllFromMemory(Compress(framed, 15), TFRecordCompression::kZlib), records);
+  EXPECT_EQ(ReadAllFromMemory(testing::ZlibCompress(framed, 31), TFRecordCompression::kGzip),
+            records);
+  EXPECT_EQ(ReadAllFromMemory(testing::ZlibCompress(framed, 15), TFRecordCompression::kZlib),
+            records);
   // Two gzip members (cat a.gz b.gz) read as one stream.
   const std::string first = NaiveFrame({records.begin(), records.begin() + 5});
   const std::string rest = NaiveFrame({records.begin() + 5, records.end()});
-  EXPECT_EQ(ReadAllFromMemory(Compress(first, 31) + Compress(rest, 31), TFRecordCompression::kGzip),
+  EXPECT_EQ(ReadAllFromMemory(testing::ZlibCompress(first, 31) + testing::ZlibCompress(rest, 31),
+                              TFRecordCompression::kGzip),
             records);
   // Reading the gzip stream as zlib (or as uncompressed) fails cleanly.
   EXPECT_EQ(CatchError([&] {
-              ReadAllFromMemory(Compress(framed, 31), TFRecordCompression::kZlib);
+              ReadAllFromMemory(testing::ZlibCompress(framed, 31), TFRecordCompression::kZlib);
             }).code(),
             ErrorCode::kCorrupt);
 }
@@ -259,7 +247,7 @@ TEST(TFRecordTest, TruncationAtEveryByte) {
   // The compressed stream cut at every byte: never a wrong record, always kCorrupt or fewer
   // whole records.
   for (TFRecordCompression c : {TFRecordCompression::kGzip, TFRecordCompression::kZlib}) {
-    const std::string z = Compress(file, c == TFRecordCompression::kGzip ? 31 : 15);
+    const std::string z = testing::ZlibCompress(file, c == TFRecordCompression::kGzip ? 31 : 15);
     for (size_t len = 0; len < z.size(); ++len) {
       try {
         auto got = ReadAllFromMemory(z.substr(0, len), c);
@@ -349,7 +337,7 @@ TEST(TFRecordTest, AHugeOrLyingLengthIsAnErrorNotAnAllocation) {
                                " bytes but only 10 follow its header");
     }
     for (TFRecordCompression c : {TFRecordCompression::kGzip, TFRecordCompression::kZlib}) {
-      const std::string z = Compress(file, c == TFRecordCompression::kGzip ? 31 : 15);
+      const std::string z = testing::ZlibCompress(file, c == TFRecordCompression::kGzip ? 31 : 15);
       Error e = CatchError([&] { ReadAllFromMemory(z, c); });
       EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
       EXPECT_HAS(e.what(), "record 1 at byte 18 of the decompressed stream");
@@ -360,7 +348,7 @@ TEST(TFRecordTest, AHugeOrLyingLengthIsAnErrorNotAnAllocation) {
   o.compression = TFRecordCompression::kGzip;
   o.max_record_bytes = 1000;
   const std::string big = NaiveFrame({std::string(5000, 'z')});
-  const std::string z = Compress(big, 31);
+  const std::string z = testing::ZlibCompress(big, 31);
   std::string_view r;
   EXPECT_HAS(
       CatchError([&] { TFRecordReader::FromMemory(z.data(), z.size(), "m", o).Next(&r); }).what(),
@@ -392,7 +380,7 @@ TEST(TFRecordTest, ABatchReusedForAnotherFileHoldsOnlyThatFile) {
     TFRecordBatch batch;
     for (const auto* records : {&big, &small}) {
       std::string file = NaiveFrame(*records);
-      if (c == TFRecordCompression::kGzip) file = Compress(file, 31);
+      if (c == TFRecordCompression::kGzip) file = testing::ZlibCompress(file, 31);
       ReadTFRecordBatchFromMemory(file.data(), file.size(), "m", o, &batch);
       ASSERT_EQ(batch.size(), static_cast<int64_t>(records->size()));
       EXPECT_EQ(batch.bytes.size(), (*records)[0].size() + (*records)[1].size());
