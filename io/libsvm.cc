@@ -391,6 +391,16 @@ FileSummary Summarize(const MappedFile& file, const std::vector<TextChunk>& chun
   return s;
 }
 
+// Pass 2 must find in chunk c what pass 1 counted there; a file rewritten in between would
+// otherwise write pieces over each other's places.
+void CheckUnchanged(const FileSummary& s, int64_t c, const ChunkOut& ch, const std::string& name) {
+  TK_CHECK(static_cast<int64_t>(ch.row_nnz.size()) == s.row0[c + 1] - s.row0[c] &&
+               static_cast<int64_t>(ch.cols.size()) == s.nz0[c + 1] - s.nz0[c] &&
+               static_cast<int64_t>(ch.labels.size()) == s.lab0[c + 1] - s.lab0[c],
+           kCorrupt, kFmt, ": '", name,
+           "' changed while it was converted (its lines differ between two reads)");
+}
+
 // The .npz WriteNpz writes for ReadLibsvm's result with csr and the labels (qids,
 // label_offsets) as extra members, byte for byte, written a chunk at a time at its place.
 void StreamToNpz(const MappedFile& in, const std::vector<TextChunk>& chunks,
@@ -413,6 +423,7 @@ void StreamToNpz(const MappedFile& in, const std::vector<TextChunk>& chunks,
     label_offsets.emplace(&zip, &file, "label_offsets", DType::kInt64, rows + 1, zero, n);
   if (s.qids) qids.emplace(&zip, &file, "qids", DType::kInt64, rows, "", n);
   StreamChunks(in, chunks, o, [&](int64_t c, ChunkOut& ch) {
+    CheckUnchanged(s, c, ch, in.bytes().name);
     for (int64_t& col : ch.cols) col -= shift;
     indices.Put(c, s.nz0[c], BytesOf(ch.cols));
     // Row ends (indptr[r + 1]) replace the per-row counts in place.
@@ -451,6 +462,7 @@ void StreamToMtx(const MappedFile& in, const std::vector<TextChunk>& chunks,
   WriteChunksInOrder(&file, static_cast<int64_t>(chunks.size()), [&](int64_t c, std::string* text) {
     text->clear();
     StreamChunks(in, {chunks[c]}, o, [&](int64_t, const ChunkOut& ch) {
+      CheckUnchanged(s, c, ch, in.bytes().name);
       // Lines go through a small buffer: the text keeps the capacity of what it held, and a
       // window of them is in memory at once.
       char line[3 * kMaxNumberChars + 3];
