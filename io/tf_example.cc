@@ -980,27 +980,41 @@ std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::stri
       if (count_lengths) ++s.lengths[f.count];
     }
   });
-  Table all;  // chunks in order: the first type seen is the first record's
-  for (Table& t : parts) {
-    for (auto& [key, s] : t) {
-      auto it = all.find(key);
-      if (it == all.end()) {
-        all.emplace(key, s);
-        continue;
-      }
-      ExampleFeatureSummary& a = it->second;
-      a.mixed_types = a.mixed_types || s.mixed_types || a.dtype != s.dtype;
-      a.min_values = std::min(a.min_values, s.min_values);
-      a.max_values = std::max(a.max_values, s.max_values);
-      a.records += s.records;
-      a.values += s.values;
-      a.bytes += s.bytes;
-      for (const auto& [length, n] : s.lengths) a.lengths[length] += n;
+  std::vector<ExampleFeatureSummary> out;  // chunks in order: the first type seen is the first
+  for (Table& t : parts) {                 // record's
+    std::vector<ExampleFeatureSummary> part;
+    part.reserve(t.size());
+    for (auto& [key, s] : t) part.push_back(std::move(s));
+    MergeExampleSummaries(&out, std::move(part));
+  }
+  return out;
+}
+
+void MergeExampleSummaries(std::vector<ExampleFeatureSummary>* into,
+                           std::vector<ExampleFeatureSummary> later) {
+  std::vector<ExampleFeatureSummary> out;
+  out.reserve(into->size() + later.size());
+  auto a = into->begin();
+  auto b = later.begin();
+  while (a != into->end() || b != later.end()) {
+    if (b == later.end() || (a != into->end() && a->key < b->key)) {
+      out.push_back(std::move(*a++));
+    } else if (a == into->end() || b->key < a->key) {
+      out.push_back(std::move(*b++));
+    } else {  // one key in both: the earlier records' type stays first
+      ExampleFeatureSummary& s = *a;
+      s.mixed_types = s.mixed_types || b->mixed_types || s.dtype != b->dtype;
+      s.min_values = std::min(s.min_values, b->min_values);
+      s.max_values = std::max(s.max_values, b->max_values);
+      s.records += b->records;
+      s.values += b->values;
+      s.bytes += b->bytes;
+      for (const auto& [length, n] : b->lengths) s.lengths[length] += n;
+      out.push_back(std::move(*a++));
+      ++b;
     }
   }
-  std::vector<ExampleFeatureSummary> out;
-  for (auto& [key, s] : all) out.push_back(std::move(s));
-  return out;
+  *into = std::move(out);
 }
 
 ParsedExamples ParseExampleBatch(const TFRecordBatch& batch, const ExampleSpec& spec) {

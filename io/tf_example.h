@@ -250,6 +250,20 @@ struct ExampleFeatureSummary {
 };
 std::vector<ExampleFeatureSummary> SummarizeExamples(const std::vector<std::string_view>& records,
                                                      bool count_lengths = false);
+// Adds the summary of later records to *into (both in key order): what SummarizeExamples of the
+// two batches together gives.
+void MergeExampleSummaries(std::vector<ExampleFeatureSummary>* into,
+                           std::vector<ExampleFeatureSummary> later);
+// SummarizeExamples of every record of a TFRecord file, read a batch at a time (memory: one batch
+// of at most 64 MiB of records, whatever the file's size); errors name the file and the records.
+struct ExampleFileSummary {
+  int64_t records = 0;
+  int64_t bytes = 0;  // of the records, without their framing
+  std::vector<ExampleFeatureSummary> features;
+};
+ExampleFileSummary SummarizeExampleFile(const std::string& path,
+                                        const TFRecordOptions& options = {},
+                                        bool count_lengths = false);
 
 // Converts a TFRecord file of tf.Example records into the .npz `out` without holding either
 // in memory (two passes over the records, a batch at a time; members stored, written

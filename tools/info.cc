@@ -177,12 +177,14 @@ std::string FeatureRowsText(const RowStats& s, int64_t absent) {
 
 int RunTfrecord(const Args& a) {
   io::TFRecordOptions o;
-  const io::TFRecordBatch batch = ReadTfrecordFile(a.file, a.compression, &o.compression);
-  std::vector<std::string_view> records(static_cast<size_t>(batch.size()));
-  for (int64_t i = 0; i < batch.size(); ++i) records[i] = batch[i];
-  const std::vector<io::ExampleFeatureSummary> fs = io::SummarizeExamples(records, a.rows);
+  io::ExampleFileSummary file;  // read a batch at a time: memory does not grow with the file
+  WithTfrecordCompression(a.file, a.compression, [&](const io::TFRecordOptions& with) {
+    o = with;
+    file = io::SummarizeExampleFile(a.file, with, a.rows);
+  });
+  const std::vector<io::ExampleFeatureSummary>& fs = file.features;
   auto stats = [&](const io::ExampleFeatureSummary& f) {
-    return RowStatsOf(FeatureLengths(f, batch.size()));
+    return RowStatsOf(FeatureLengths(f, file.records));
   };
   const char* comp = io::TFRecordCompressionName(o.compression);
   auto type = [](const io::ExampleFeatureSummary& f) {
@@ -193,8 +195,8 @@ int RunTfrecord(const Args& a) {
   };
   if (a.json) {
     std::cout << "{\"file\": " << JsonQuote(a.file) << ", \"format\": \"tfrecord\""
-              << ", \"compression\": " << JsonQuote(comp) << ", \"records\": " << batch.size()
-              << ", \"bytes\": " << batch.bytes.size() << ", \"features\": [";
+              << ", \"compression\": " << JsonQuote(comp) << ", \"records\": " << file.records
+              << ", \"bytes\": " << file.bytes << ", \"features\": [";
     for (size_t i = 0; i < fs.size(); ++i) {
       const io::ExampleFeatureSummary& f = fs[i];
       std::cout << (i ? ", " : "") << "{\"key\": " << JsonQuote(f.key)
@@ -202,7 +204,7 @@ int RunTfrecord(const Args& a) {
                 << ", \"values\": " << f.values << ", \"min_values\": " << f.min_values
                 << ", \"max_values\": " << f.max_values;
       if (a.rows) {
-        std::cout << ", \"absent\": " << batch.size() - f.records
+        std::cout << ", \"absent\": " << file.records - f.records
                   << ", \"rows\": " << RowStatsJson(stats(f));
       }
       std::cout << "}";
@@ -212,13 +214,13 @@ int RunTfrecord(const Args& a) {
   }
   std::cout << "file:     " << a.file << "\n"
             << "format:   tfrecord (" << comp << ")\n"
-            << "records:  " << batch.size() << " (" << batch.bytes.size() << " bytes)\n"
+            << "records:  " << file.records << " (" << file.bytes << " bytes)\n"
             << "features: " << fs.size() << "\n";
   for (const io::ExampleFeatureSummary& f : fs) {
     std::cout << "  " << f.key << ": " << type(f) << ", in " << f.records << " records, "
               << f.values << " values (" << f.min_values << " to " << f.max_values
               << " a record)\n";
-    if (a.rows) std::cout << FeatureRowsText(stats(f), batch.size() - f.records);
+    if (a.rows) std::cout << FeatureRowsText(stats(f), file.records - f.records);
   }
   return kExitOk;
 }

@@ -32,16 +32,6 @@ bool IsTfrecordPath(const std::string& path) {
   return ext == "tfrecord" || ext == "tfrecords";
 }
 
-io::TFRecordBatch ReadTfrecordFile(const std::string& path, const std::string& compression,
-                                   io::TFRecordCompression* used) {
-  io::TFRecordBatch batch;
-  WithTfrecordCompression(path, compression, [&](const io::TFRecordOptions& o) {
-    *used = o.compression;
-    batch = io::ReadTFRecordBatch(path, o);
-  });
-  return batch;
-}
-
 void WithTfrecordCompression(const std::string& path, const std::string& compression,
                              const std::function<void(const io::TFRecordOptions&)>& read) {
   io::TFRecordOptions o;

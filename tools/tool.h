@@ -65,13 +65,10 @@ void ConvertFile(const std::string& in, const std::string& out, const ConvertOpt
 
 // Whether `path` names a TFRecord file (.tfrecord or .tfrecords, any case).
 bool IsTfrecordPath(const std::string& path);
-// Every record of a TFRecord file, its compression `compression` ("NONE", "GZIP", "ZLIB") or
-// "auto": GZIP or ZLIB when the first bytes are their header, else none (a plain file whose
-// first bytes only look like a zlib header is read again as plain). *used: the one read.
-io::TFRecordBatch ReadTfrecordFile(const std::string& path, const std::string& compression,
-                                   io::TFRecordCompression* used);
-// Calls read(options) with the compression `compression` names, or "auto" as above (read is
-// called again with none when the guessed compression fails).
+// Calls read(options) with the TFRecord compression `compression` names ("NONE", "GZIP",
+// "ZLIB"), or "auto": GZIP or ZLIB when the first bytes are their header, else none (read is
+// called again with none when the guessed compression fails: a plain file whose first bytes
+// only look like a zlib header).
 void WithTfrecordCompression(const std::string& path, const std::string& compression,
                              const std::function<void(const io::TFRecordOptions&)>& read);
 

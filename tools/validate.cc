@@ -18,11 +18,12 @@ int RunTfrecord(const std::string& file) {
   int64_t records = 0;
   size_t features = 0;
   try {
-    const io::TFRecordBatch batch = ReadTfrecordFile(file, "auto", &used);
-    std::vector<std::string_view> views(static_cast<size_t>(batch.size()));
-    for (int64_t i = 0; i < batch.size(); ++i) views[i] = batch[i];
-    records = batch.size();
-    features = io::SummarizeExamples(views).size();
+    WithTfrecordCompression(file, "auto", [&](const io::TFRecordOptions& o) {
+      used = o.compression;
+      const io::ExampleFileSummary s = io::SummarizeExampleFile(file, o);  // a batch at a time
+      records = s.records;
+      features = s.features.size();
+    });
   } catch (const Error& e) {
     std::cout << "invalid: " << file << ": " << e.what() << "\n";
     return kExitFailed;

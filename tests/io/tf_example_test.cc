@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "io/io_test_util.h"
@@ -991,6 +992,45 @@ TEST(TfExampleTest, ConvertToNpzGivesEachFeatureAsRaggedArrays) {
                 sv.data<std::string>()[k]);
     }
   }
+}
+
+TEST(TfExampleTest, SummarizeExampleFileMergesItsBatchesAsOneSummary) {
+  testing::TempDir dir;
+  std::vector<std::string> records;
+  const int64_t n = (int64_t{1} << 16) + 5000;  // two batches
+  for (int64_t r = 0; r < n; ++r) {
+    std::string e = Entry("i", Int64s(std::vector<int64_t>(r % 4, r)));
+    if (r % 7 == 0) e += Entry("s", Bytes({"ab", std::string(r % 3, 'x')}));
+    if (r == n - 1) e += Entry("late", Floats({1, 2}));
+    if (r == n - 2) e += Entry("i", Floats({1}));  // a second list type, in the second batch
+    records.push_back(Example(e));
+  }
+  WriteTFRecords(dir / "in.tfrecord",
+                 std::vector<std::string_view>(records.begin(), records.end()));
+  const ExampleFileSummary f = SummarizeExampleFile(dir / "in.tfrecord", {}, true);
+  const std::vector<ExampleFeatureSummary> all =
+      SummarizeExamples(std::vector<std::string_view>(records.begin(), records.end()), true);
+  EXPECT_EQ(f.records, n);
+  int64_t bytes = 0;
+  for (const std::string& r : records) bytes += static_cast<int64_t>(r.size());
+  EXPECT_EQ(f.bytes, bytes);
+  ASSERT_EQ(f.features.size(), all.size());
+  for (size_t k = 0; k < all.size(); ++k) {
+    SCOPED_TRACE(all[k].key);
+    const ExampleFeatureSummary &a = f.features[k], &b = all[k];
+    EXPECT_EQ(std::tie(a.key, a.dtype, a.mixed_types, a.records, a.values, a.bytes, a.min_values,
+                       a.max_values, a.lengths),
+              std::tie(b.key, b.dtype, b.mixed_types, b.records, b.values, b.bytes, b.min_values,
+                       b.max_values, b.lengths));
+  }
+  EXPECT_TRUE(f.features[0].mixed_types);  // "i"
+  // A malformed record in the second batch: named with the batch's first record.
+  records[n - 3] = "\x0a\x05";
+  WriteTFRecords(dir / "in.tfrecord",
+                 std::vector<std::string_view>(records.begin(), records.end()));
+  ExpectError([&] { SummarizeExampleFile(dir / "in.tfrecord"); }, ErrorCode::kCorrupt,
+              {"SummarizeExampleFile", "records 65536 to " + std::to_string(n - 1),
+               "record " + std::to_string(n - 3 - 65536)});
 }
 
 TEST(TfExampleTest, ConvertToNpzErrorsNameTheFeatureAndRecordsAndLeaveNothing) {

@@ -1,8 +1,9 @@
-// ConvertExamplesToNpz: a TFRecord file of tf.Example records into an .npz of ragged feature
-// arrays, in two passes over the records a batch at a time. Pass 1 (SummarizeExamples) finds
-// every key, its list type and, per batch, its values and bytes, so every member's size and
-// each batch's place in it are known; pass 2 parses each batch as VarLenFeatures and writes its
-// pieces at their places (StreamedNpyMember). Memory: one batch of records and its parse.
+// TFRecord files of tf.Example records read a batch at a time: SummarizeExampleFile, and
+// ConvertExamplesToNpz into an .npz of ragged feature arrays, in two passes over the records. Pass
+// 1 (SummarizeExamples) finds every key, its list type and, per batch, its values and bytes, so
+// every member's size and each batch's place in it are known; pass 2 parses each batch as
+// VarLenFeatures and writes its pieces at their places (StreamedNpyMember). Memory: one batch of
+// records and its parse.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -46,11 +47,11 @@ bool NextBatch(TFRecordReader* reader, TFRecordBatch* batch, std::vector<std::st
 // Runs body() on the batch whose first record is `first`, naming the records in an Error
 // (the parsers count records from the batch's start).
 template <typename Body>
-void InBatch(const std::string& path, int64_t first, int64_t n, const Body& body) {
+void InBatch(const char* op, const std::string& path, int64_t first, int64_t n, const Body& body) {
   try {
     body();
   } catch (const Error& e) {
-    Throw(e.code(), kOp, ": '", path, "' records ", first, " to ", first + n - 1,
+    Throw(e.code(), op, ": '", path, "' records ", first, " to ", first + n - 1,
           " (the record numbers below count from ", first, "): ", e.what());
   }
 }
@@ -77,7 +78,7 @@ std::map<std::string, Plan> PlanFeatures(const std::string& path, const TFRecord
   record0->assign(1, 0);
   for (size_t b = 0; NextBatch(&reader, &batch, &views); ++b) {
     std::vector<ExampleFeatureSummary> sums;
-    InBatch(path, record0->back(), batch.size(), [&] { sums = SummarizeExamples(views); });
+    InBatch(kOp, path, record0->back(), batch.size(), [&] { sums = SummarizeExamples(views); });
     for (const ExampleFeatureSummary& s : sums) {
       auto [it, added] = plans.try_emplace(s.key);
       Plan& p = it->second;
@@ -117,6 +118,25 @@ void ConvertUnguarded(const std::string& in, const std::string& out,
                       const TFRecordOptions& options);
 
 }  // namespace
+
+ExampleFileSummary SummarizeExampleFile(const std::string& path, const TFRecordOptions& options,
+                                        bool count_lengths) {
+  const std::string op = "SummarizeExampleFile: '" + path + "'";
+  return alloc_fault::ReportingAllocationFailure(op.c_str(), [&] {
+    ExampleFileSummary out;
+    TFRecordReader reader = TFRecordReader::Open(path, options);
+    TFRecordBatch batch;
+    std::vector<std::string_view> views;
+    while (NextBatch(&reader, &batch, &views)) {
+      InBatch("SummarizeExampleFile", path, out.records, batch.size(), [&] {
+        MergeExampleSummaries(&out.features, SummarizeExamples(views, count_lengths));
+      });
+      out.records += batch.size();
+      out.bytes += static_cast<int64_t>(batch.bytes.size());
+    }
+    return out;
+  });
+}
 
 void ConvertExamplesToNpz(const std::string& in, const std::string& out,
                           const TFRecordOptions& options) {
@@ -161,7 +181,7 @@ void ConvertUnguarded(const std::string& in, const std::string& out,
     const bool more = NextBatch(&reader, &batch, &views);
     TK_CHECK(more && batch.size() == record0[b + 1] - record0[b], kCorrupt, kOp, ": '", in,
              "' changed while it was converted (its records differ between two reads)");
-    InBatch(in, record0[b], batch.size(), [&] {
+    InBatch(kOp, in, record0[b], batch.size(), [&] {
       const ParsedExamples parsed = ParseExamples(views, spec);
       ParallelFor(0, static_cast<int64_t>(members.size()), 1, [&](int64_t f0, int64_t f1) {
         for (int64_t f = f0; f < f1; ++f) {
