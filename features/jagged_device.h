@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "tensorkit/common/host_device.h"
+#include "tensorkit/sparse/keys.h"
 
 namespace tensorkit::jagged_internal {
 
@@ -46,16 +47,7 @@ TK_HOST_DEVICE int64_t GatheredElement(const int64_t* starts, int64_t num_blocks
 // ---------------------------------------------------------------------------------------------
 
 TK_HOST_DEVICE inline int64_t RowOfItem(const int64_t* off, int64_t b, int64_t i) {
-  int64_t lo = 0, hi = b;  // off[lo] <= i < off[hi]
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (off[mid] <= i) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
+  return sparse_keys::SliceOf(i, off, b);  // the search of CSR row pointers
 }
 
 TK_HOST_DEVICE inline int64_t PaddedSource(const int64_t* off, int64_t len, int64_t inner,
