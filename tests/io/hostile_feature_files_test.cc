@@ -38,6 +38,16 @@ std::string Varint(uint64_t v) {
 std::string Ld(int field, const std::string& payload) {
   return Varint(uint64_t(field) << 3 | 2) + Varint(payload.size()) + payload;
 }
+// `core` inside `depth` length-delimited fields `field`, built outside in (no copy per level).
+std::string Nested(int depth, int field, const std::string& core) {
+  std::vector<uint64_t> size(static_cast<size_t>(depth) + 1, core.size());  // level k's payload
+  for (int k = 1; k <= depth; ++k) {
+    size[k] = Varint(uint64_t(field) << 3 | 2).size() + Varint(size[k - 1]).size() + size[k - 1];
+  }
+  std::string out;
+  for (int k = depth; k >= 1; --k) out += Varint(uint64_t(field) << 3 | 2) + Varint(size[k - 1]);
+  return out + core;
+}
 std::string Int64List(const std::vector<int64_t>& v) {  // a Feature holding a packed int64_list
   std::string p;
   for (int64_t x : v) p += Varint(static_cast<uint64_t>(x));
@@ -184,8 +194,10 @@ TEST(HostileExample, HugeVarintsAndLyingLengths) {
 TEST(HostileExample, DeepNestingIsSkippedWithoutRecursion) {
   // An unknown field holding 100,000 nested length-delimited messages, inside the Example, a
   // Features map entry and a SequenceExample's feature lists: skipped as bytes, never walked.
-  std::string deep = "x";
-  for (int i = 0; i < 100000; ++i) deep = Ld(9, deep);
+  std::string shallow = "x";  // the helper against the plain construction, 300 levels
+  for (int i = 0; i < 300; ++i) shallow = Ld(9, shallow);
+  ASSERT_EQ(Nested(300, 9, "x"), shallow);
+  const std::string deep = Nested(100000, 9, "x");
   const std::string example = Example(Entry("v", Int64List({5})) + Ld(7, deep));
   EXPECT_EQ(ParseExamples({example}, VarLen("v")).var_len[0].values().ToVector<int64_t>(),
             std::vector<int64_t>{5});
