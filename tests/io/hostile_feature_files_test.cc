@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "io/io_test_util.h"
+#include "io/proto_encoder.h"
 #include "tensorkit/io/crc32c.h"
 #include "tensorkit/io/libsvm.h"
 #include "tensorkit/io/tf_example.h"
@@ -25,38 +26,16 @@ namespace {
 
 using tensorkit::testing::ExpectError;
 
-// --- a protobuf encoder written from the wire format's definition ----------------------------
-std::string Varint(uint64_t v) {
-  std::string s;
-  do {
-    const uint8_t b = v & 0x7f;
-    v >>= 7;
-    s.push_back(static_cast<char>(b | (v ? 0x80 : 0)));
-  } while (v);
-  return s;
-}
-std::string Ld(int field, const std::string& payload) {
-  return Varint(uint64_t(field) << 3 | 2) + Varint(payload.size()) + payload;
-}
-// `core` inside `depth` length-delimited fields `field`, built outside in (no copy per level).
-std::string Nested(int depth, int field, const std::string& core) {
-  std::vector<uint64_t> size(static_cast<size_t>(depth) + 1, core.size());  // level k's payload
-  for (int k = 1; k <= depth; ++k) {
-    size[k] = Varint(uint64_t(field) << 3 | 2).size() + Varint(size[k - 1]).size() + size[k - 1];
-  }
-  std::string out;
-  for (int k = depth; k >= 1; --k) out += Varint(uint64_t(field) << 3 | 2) + Varint(size[k - 1]);
-  return out + core;
-}
-std::string Int64List(const std::vector<int64_t>& v) {  // a Feature holding a packed int64_list
-  std::string p;
-  for (int64_t x : v) p += Varint(static_cast<uint64_t>(x));
-  return Ld(3, Ld(1, p));
-}
-std::string Entry(const std::string& key, const std::string& feature) {
-  return Ld(1, Ld(1, key) + Ld(2, feature));
-}
-std::string Example(const std::string& entries) { return Ld(1, entries); }
+using proto_test::Bytes;
+using proto_test::Entry;
+using proto_test::Example;
+using proto_test::Fixed32;
+using proto_test::Floats;
+using proto_test::Int64s;
+using proto_test::Ld;
+using proto_test::Nested;
+using proto_test::Tag;
+using proto_test::Varint;
 
 LibsvmData Svm(const std::string& text) {
   return ReadLibsvmFromMemory(text.data(), text.size(), "h.svm");
@@ -164,14 +143,14 @@ TEST(HostileTfrecord, BadCrcsAndTruncationsNameTheRecordAndOffset) {
 
 TEST(HostileExample, AMillionFeaturesOrValuesInOneRecord) {
   std::string entries;
-  for (int i = 0; i < 1000000; ++i) entries += Entry("k" + std::to_string(i), Int64List({i}));
+  for (int i = 0; i < 1000000; ++i) entries += Entry("k" + std::to_string(i), Int64s({i}));
   const std::string many_keys = Example(entries);
   const ParsedExamples p = ParseExamples({many_keys}, VarLen("k999999"));
   EXPECT_EQ(p.var_len[0].values().ToVector<int64_t>(), std::vector<int64_t>{999999});
   EXPECT_EQ(SummarizeExamples({many_keys}).size(), 1000000u);
   std::vector<int64_t> values(1000000);
   for (int64_t i = 0; i < 1000000; ++i) values[i] = i * 7919;
-  const std::string many_values = Example(Entry("v", Int64List(values)));
+  const std::string many_values = Example(Entry("v", Int64s(values)));
   EXPECT_EQ(ParseExamples({many_values}, VarLen("v")).var_len[0].values().ToVector<int64_t>(),
             values);
 }
@@ -198,15 +177,15 @@ TEST(HostileExample, DeepNestingIsSkippedWithoutRecursion) {
   for (int i = 0; i < 300; ++i) shallow = Ld(9, shallow);
   ASSERT_EQ(Nested(300, 9, "x"), shallow);
   const std::string deep = Nested(100000, 9, "x");
-  const std::string example = Example(Entry("v", Int64List({5})) + Ld(7, deep));
+  const std::string example = Example(Entry("v", Int64s({5})) + Ld(7, deep));
   EXPECT_EQ(ParseExamples({example}, VarLen("v")).var_len[0].values().ToVector<int64_t>(),
             std::vector<int64_t>{5});
   // SequenceExample{context = 1; feature_lists = 2}: a list "s" of two steps, plus the deep
   // field at every level.
-  const std::string step = Int64List({1, 2});
+  const std::string step = Int64s({1, 2});
   const std::string feature_list = Ld(1, step) + Ld(1, step) + Ld(5, deep);
   const std::string lists = Ld(1, Ld(1, "s") + Ld(2, feature_list)) + Ld(6, deep);
-  const std::string seq = Ld(1, Entry("c", Int64List({3}))) + Ld(2, lists) + Ld(4, deep);
+  const std::string seq = Ld(1, Entry("c", Int64s({3}))) + Ld(2, lists) + Ld(4, deep);
   SequenceExampleSpec spec;
   spec.context.var_len.push_back({"c", DType::kInt64});
   spec.feature_list_sparse.push_back({"s", DType::kInt64});
@@ -214,14 +193,14 @@ TEST(HostileExample, DeepNestingIsSkippedWithoutRecursion) {
   EXPECT_EQ(p.context.var_len[0].values().ToVector<int64_t>(), std::vector<int64_t>{3});
   EXPECT_EQ(p.FeatureListSparse("s").nnz(), 4);
   // A group (wire type 3) is refused at once, however deep the rest.
-  const std::string group = Example(Entry("v", Int64List({5})) + "\x3b" + deep);
+  const std::string group = Example(Entry("v", Int64s({5})) + "\x3b" + deep);
   ExpectError([&] { ParseExamples({group}, VarLen("v")); }, ErrorCode::kCorrupt, {"record 0"});
 }
 
 TEST(HostileExample, NulBytesInKeysAndValuesAreData) {
   const std::string key("a\0b", 3);
   const std::string record =
-      Example(Entry(key, Ld(1, Ld(1, std::string("\0\0", 2)))) + Entry("a", Int64List({1})));
+      Example(Entry(key, Ld(1, Ld(1, std::string("\0\0", 2)))) + Entry("a", Int64s({1})));
   ExampleSpec spec;
   spec.var_len.push_back({key, DType::kString});
   const ParsedExamples p = ParseExamples({record}, spec);

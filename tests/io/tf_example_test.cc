@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "io/io_test_util.h"
+#include "io/proto_encoder.h"
 #include "tensorkit/io/io.h"
 #include "test_util.h"
 
@@ -21,44 +22,15 @@ using tensorkit::testing::AtThreadCounts;
 using tensorkit::testing::ExpectError;
 using testing::CatchError;
 
-// --- a naive protobuf encoder, written from the wire format's definition -------------------
-std::string Varint(uint64_t v) {
-  std::string s;
-  do {
-    uint8_t b = v & 0x7f;
-    v >>= 7;
-    s.push_back(static_cast<char>(b | (v ? 0x80 : 0)));
-  } while (v);
-  return s;
-}
-std::string Tag(int field, int wire) { return Varint(uint64_t(field) << 3 | wire); }
-std::string Ld(int field, const std::string& payload) {
-  return Tag(field, 2) + Varint(payload.size()) + payload;
-}
-std::string Fixed32(float f) {
-  std::string s(4, '\0');
-  std::memcpy(s.data(), &f, 4);
-  return s;
-}
-std::string Int64s(const std::vector<int64_t>& v) {  // Feature with a packed int64_list
-  std::string p;
-  for (int64_t x : v) p += Varint(static_cast<uint64_t>(x));
-  return Ld(3, Ld(1, p));
-}
-std::string Floats(const std::vector<float>& v) {
-  std::string p;
-  for (float x : v) p += Fixed32(x);
-  return Ld(2, Ld(1, p));
-}
-std::string Bytes(const std::vector<std::string>& v) {
-  std::string p;
-  for (const auto& x : v) p += Ld(1, x);
-  return Ld(1, p);
-}
-std::string Entry(const std::string& key, const std::string& feature) {
-  return Ld(1, Ld(1, key) + Ld(2, feature));
-}
-std::string Example(const std::string& entries) { return Ld(1, entries); }
+using proto_test::Bytes;
+using proto_test::Entry;
+using proto_test::Example;
+using proto_test::Fixed32;
+using proto_test::Floats;
+using proto_test::Int64s;
+using proto_test::Ld;
+using proto_test::Tag;
+using proto_test::Varint;
 
 ExampleSpec VarSpec(DType d, const std::string& key = "a") {
   ExampleSpec s;
