@@ -194,6 +194,9 @@ void WriteNpz(const std::string& path, const TensorData& data, const WriteOption
 // --- .mtx and .tns ---
 TensorData ReadMtxBytes(const Bytes& bytes, const ReadOptions& options);
 void WriteMtx(const std::string& path, const TensorData& data);
+// The banner and size line of a general coordinate .mtx of `dtype` values (real or integer).
+std::string MtxCoordinateHeader(DType dtype, int64_t rows, int64_t cols, int64_t nnz);
+
 TensorData ReadTnsBytes(const Bytes& bytes, const ReadOptions& options);
 void WriteTns(const std::string& path, const SparseTensor& st);
 

@@ -456,8 +456,7 @@ void StreamToNpz(const MappedFile& in, const std::vector<TextChunk>& chunks,
 void StreamToMtx(const MappedFile& in, const std::vector<TextChunk>& chunks,
                  const LibsvmReadOptions& o, const FileSummary& s, const std::string& out) {
   AtomicFile file(out);
-  file.Write("%%MatrixMarket matrix coordinate real general\n" + std::to_string(s.shape[0]) + " " +
-             std::to_string(s.shape[1]) + " " + std::to_string(s.nz0.back()) + "\n");
+  file.Write(MtxCoordinateHeader(o.dtype, s.shape[0], s.shape[1], s.nz0.back()));
   const int64_t one = 1 - s.extent.shift;  // 1-based rows and columns
   WriteChunksInOrder(&file, static_cast<int64_t>(chunks.size()), [&](int64_t c, std::string* text) {
     text->clear();
@@ -465,18 +464,16 @@ void StreamToMtx(const MappedFile& in, const std::vector<TextChunk>& chunks,
       CheckUnchanged(s, c, ch, in.bytes().name);
       // Lines go through a small buffer: the text keeps the capacity of what it held, and a
       // window of them is in memory at once.
-      char line[3 * kMaxNumberChars + 3];
+      char line[kMaxPairLineChars];
       int64_t k = 0;
       for (size_t r = 0; r < ch.row_nnz.size(); ++r) {
+        const int64_t row = s.row0[c] + static_cast<int64_t>(r) + 1;
         for (int64_t j = 0; j < ch.row_nnz[r]; ++j, ++k) {
-          char* p = WriteNumber(s.row0[c] + static_cast<int64_t>(r) + 1, line);
-          *p++ = ' ';
-          p = WriteNumber(ch.cols[k] + one, p);
-          *p++ = ' ';
-          p = o.dtype == DType::kFloat32 ? WriteNumber(static_cast<float>(ch.vals[k]), p)
-                                         : WriteNumber(ch.vals[k], p);
-          *p++ = '\n';
-          text->append(line, static_cast<size_t>(p - line));
+          const char* end =
+              o.dtype == DType::kFloat32
+                  ? WritePairLine(row, ch.cols[k] + one, static_cast<float>(ch.vals[k]), line)
+                  : WritePairLine(row, ch.cols[k] + one, ch.vals[k], line);
+          text->append(line, static_cast<size_t>(end - line));
         }
       }
     });

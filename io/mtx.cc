@@ -408,6 +408,12 @@ TensorData ReadMtxBytes(const Bytes& bytes, const ReadOptions& options) {
   return out;
 }
 
+std::string MtxCoordinateHeader(DType dtype, int64_t rows, int64_t cols, int64_t nnz) {
+  return std::string("%%MatrixMarket matrix coordinate ") + (IsFloat(dtype) ? "real" : "integer") +
+         " general\n" + std::to_string(rows) + " " + std::to_string(cols) + " " +
+         std::to_string(nnz) + "\n";
+}
+
 void WriteMtx(const std::string& path, const TensorData& data) {
   const DType dtype = data.is_sparse() ? data.sparse.dtype() : data.dense.dtype();
   TK_CHECK(dtype != DType::kString, kUnsupported, "mtx: cannot write string values to '", path,
@@ -419,22 +425,13 @@ void WriteMtx(const std::string& path, const TensorData& data) {
              "mtx: Matrix Market holds matrices; cannot write a rank-", st.rank(), " tensor to '",
              path, "' (use .tns for any rank)");
     AtomicFile file(path);
-    file.Write(std::string("%%MatrixMarket matrix coordinate ") + field + " general\n" +
-               std::to_string(st.shape()[0]) + " " + std::to_string(st.shape()[1]) + " " +
-               std::to_string(st.nnz()) + "\n");
+    file.Write(MtxCoordinateHeader(dtype, st.shape()[0], st.shape()[1], st.nnz()));
     const int64_t* idx = st.indices().data<int64_t>();
     Dispatch<kNumericDTypes>(dtype, "mtx: write", [&]<typename T>() {
       const T* v = st.values().data<T>();
-      WriteBoundedLinesParallel(&file, st.nnz(), 3 * kMaxNumberChars + 3,
-                                [&](int64_t i, char* out) {
-                                  out = WriteNumber(idx[2 * i] + 1, out);
-                                  *out++ = ' ';
-                                  out = WriteNumber(idx[2 * i + 1] + 1, out);
-                                  *out++ = ' ';
-                                  out = WriteNumber(v[i], out);
-                                  *out++ = '\n';
-                                  return out;
-                                });
+      WriteBoundedLinesParallel(&file, st.nnz(), kMaxPairLineChars, [&](int64_t i, char* out) {
+        return WritePairLine(idx[2 * i] + 1, idx[2 * i + 1] + 1, v[i], out);
+      });
     });
     file.Commit();
     return;

@@ -186,6 +186,20 @@ char* WriteNumber(T v, char* out) {
   }
 }
 
+// Writes the line "i j v\n" of a two-index coordinate entry (a .mtx line) at out, at most
+// kMaxPairLineChars bytes; returns its end.
+inline constexpr int64_t kMaxPairLineChars = 3 * kMaxNumberChars + 3;
+template <typename T>
+char* WritePairLine(int64_t i, int64_t j, T v, char* out) {
+  out = WriteNumber(i, out);
+  *out++ = ' ';
+  out = WriteNumber(j, out);
+  *out++ = ' ';
+  out = WriteNumber(v, out);
+  *out++ = '\n';
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Definitions
 // ---------------------------------------------------------------------------------------------
