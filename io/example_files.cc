@@ -26,23 +26,50 @@ constexpr const char* kOp = "ConvertExamplesToNpz";
 constexpr int64_t kBatchRecords = int64_t{1} << 16;
 constexpr int64_t kBatchBytes = int64_t{64} << 20;
 
-// Copies the next batch of records into *batch (at least one unless the file is done) and
-// gives back the pages they came from; false when no record is left.
-bool NextBatch(TFRecordReader* reader, TFRecordBatch* batch, std::vector<std::string_view>* views) {
-  batch->bytes.clear();
-  batch->offsets.assign(1, 0);
-  alloc_fault::MaybeFailBuffer();  // the batch's buffers
-  std::string_view r;
-  while (batch->size() < kBatchRecords && static_cast<int64_t>(batch->bytes.size()) < kBatchBytes &&
-         reader->Next(&r)) {
-    batch->bytes.append(r);
-    batch->offsets.push_back(static_cast<int64_t>(batch->bytes.size()));
+// The records of a TFRecord file a batch at a time (at least one record a batch until the file
+// is done): views into the mapped file when it is uncompressed, whose pages are given back once
+// the batch is done with; copies otherwise (a compressed reader's view lasts one record).
+class RecordBatches {
+ public:
+  RecordBatches(const std::string& path, const TFRecordOptions& options)
+      : reader_(TFRecordReader::Open(path, options)),
+        copy_(options.compression != TFRecordCompression::kNone) {}
+
+  // The next batch into records(); false when no record is left.
+  bool Next() {
+    reader_.ReleaseRead();  // the previous batch's pages
+    views_.clear();
+    buffer_.clear();
+    std::vector<int64_t> ends;       // of the copies in buffer_
+    alloc_fault::MaybeFailBuffer();  // the batch's buffers
+    bytes_ = 0;
+    std::string_view r;
+    while (static_cast<int64_t>(views_.size()) < kBatchRecords && bytes_ < kBatchBytes &&
+           reader_.Next(&r)) {
+      bytes_ += static_cast<int64_t>(r.size());
+      if (copy_) {
+        buffer_.append(r);
+        ends.push_back(static_cast<int64_t>(buffer_.size()));
+      }
+      views_.push_back(r);
+    }
+    for (size_t i = 0; copy_ && i < views_.size(); ++i) {  // buffer_ no longer moves
+      const int64_t begin = i == 0 ? 0 : ends[i - 1];
+      views_[i] = std::string_view(buffer_).substr(begin, ends[i] - begin);
+    }
+    return !views_.empty();
   }
-  reader->ReleaseRead();
-  views->resize(static_cast<size_t>(batch->size()));
-  for (int64_t i = 0; i < batch->size(); ++i) (*views)[i] = (*batch)[i];
-  return batch->size() > 0;
-}
+  const std::vector<std::string_view>& records() const { return views_; }
+  int64_t size() const { return static_cast<int64_t>(views_.size()); }
+  int64_t bytes() const { return bytes_; }  // of the batch's records
+
+ private:
+  TFRecordReader reader_;
+  bool copy_;
+  std::string buffer_;
+  std::vector<std::string_view> views_;
+  int64_t bytes_ = 0;
+};
 
 // Runs body() on the batch whose first record is `first`, naming the records in an Error
 // (the parsers count records from the batch's start).
@@ -72,13 +99,12 @@ struct Plan {
 std::map<std::string, Plan> PlanFeatures(const std::string& path, const TFRecordOptions& options,
                                          std::vector<int64_t>* record0) {
   std::map<std::string, Plan> plans;
-  TFRecordReader reader = TFRecordReader::Open(path, options);
-  TFRecordBatch batch;
-  std::vector<std::string_view> views;
+  RecordBatches batch(path, options);
   record0->assign(1, 0);
-  for (size_t b = 0; NextBatch(&reader, &batch, &views); ++b) {
+  for (size_t b = 0; batch.Next(); ++b) {
     std::vector<ExampleFeatureSummary> sums;
-    InBatch(kOp, path, record0->back(), batch.size(), [&] { sums = SummarizeExamples(views); });
+    InBatch(kOp, path, record0->back(), batch.size(),
+            [&] { sums = SummarizeExamples(batch.records()); });
     for (const ExampleFeatureSummary& s : sums) {
       auto [it, added] = plans.try_emplace(s.key);
       Plan& p = it->second;
@@ -124,15 +150,13 @@ ExampleFileSummary SummarizeExampleFile(const std::string& path, const TFRecordO
   const std::string op = "SummarizeExampleFile: '" + path + "'";
   return alloc_fault::ReportingAllocationFailure(op.c_str(), [&] {
     ExampleFileSummary out;
-    TFRecordReader reader = TFRecordReader::Open(path, options);
-    TFRecordBatch batch;
-    std::vector<std::string_view> views;
-    while (NextBatch(&reader, &batch, &views)) {
+    RecordBatches batch(path, options);
+    while (batch.Next()) {
       InBatch("SummarizeExampleFile", path, out.records, batch.size(), [&] {
-        MergeExampleSummaries(&out.features, SummarizeExamples(views, count_lengths));
+        MergeExampleSummaries(&out.features, SummarizeExamples(batch.records(), count_lengths));
       });
       out.records += batch.size();
-      out.bytes += static_cast<int64_t>(batch.bytes.size());
+      out.bytes += batch.bytes();
     }
     return out;
   });
@@ -174,15 +198,13 @@ void ConvertUnguarded(const std::string& in, const std::string& out,
     }
   }
   // Pass 2: each batch parsed and its pieces written at their places.
-  TFRecordReader reader = TFRecordReader::Open(in, options);
-  TFRecordBatch batch;
-  std::vector<std::string_view> views;
+  RecordBatches batch(in, options);
   for (size_t b = 0; b < batches; ++b) {
-    const bool more = NextBatch(&reader, &batch, &views);
+    const bool more = batch.Next();
     TK_CHECK(more && batch.size() == record0[b + 1] - record0[b], kCorrupt, kOp, ": '", in,
              "' changed while it was converted (its records differ between two reads)");
     InBatch(kOp, in, record0[b], batch.size(), [&] {
-      const ParsedExamples parsed = ParseExamples(views, spec);
+      const ParsedExamples parsed = ParseExamples(batch.records(), spec);
       ParallelFor(0, static_cast<int64_t>(members.size()), 1, [&](int64_t f0, int64_t f1) {
         for (int64_t f = f0; f < f1; ++f) {
           const Plan& p = plans.at(spec.var_len[f].key);
@@ -206,6 +228,7 @@ void ConvertUnguarded(const std::string& in, const std::string& out,
           }
           const std::string* s = v.data<std::string>();
           std::string joined;
+          joined.reserve(static_cast<size_t>(p.byte0[b + 1] - p.byte0[b]));
           std::vector<int64_t> value_ends(static_cast<size_t>(v.NumElements()));
           for (int64_t i = 0; i < v.NumElements(); ++i) {
             joined += s[i];
