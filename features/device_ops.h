@@ -147,10 +147,6 @@ FillPlan PlanFillOnDevice(const Tensor& idx, int64_t rows, bool sorted, const ch
 void FillOnDevice(const FillPlan& plan, const Tensor& idx, const Tensor& values, uint64_t fill_bits,
                   Tensor* out_idx, Tensor* out_values, Tensor* empty, Tensor* reverse,
                   const char* op);
-
-// FillEmptyRowsGrad's check on the device of `reverse` (contiguous int64 [n]): the first
-// position whose entry lies outside [0, n_full), or -1 (fetched).
-int64_t FirstMapEntryOutside(const Tensor& reverse, int64_t n_full, const char* op);
 // FillEmptyRowsGrad on the device (entries checked; grad contiguous [n_full] of an integer or
 // float dtype): d_values [n] = grad[reverse], and d_default (rank 0, grad's dtype) the sum of
 // grad over the positions no entry names, in chunks of `chunk` positions joined in order

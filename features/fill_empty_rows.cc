@@ -290,7 +290,9 @@ FillEmptyRowsGradResult GradOnDevice(const Tensor& reverse_index_map, const Tens
   const Tensor rev = si::Contiguous(reverse_index_map);
   const Tensor grad = si::Contiguous(grad_values);
   const int64_t n_full = grad.Dim(0);
-  const int64_t bad = features_cuda::FirstMapEntryOutside(rev, n_full, kGradOp);
+  // The map's entries are ids into grad_values: EmbeddingBag's device check.
+  const int64_t bad =
+      features_cuda::FirstIdsOutOfRange(rev, {0, rev.NumElements()}, {n_full}, kGradOp)[0];
   if (bad >= 0) {
     ThrowMapEntryOutside(bad, Slice(rev, 0, bad, bad + 1).ToVector<int64_t>()[0], n_full);
   }

@@ -29,7 +29,7 @@ namespace fi = features_internal;
 // The sort keys (each position's id, as device rows [n, 1]) and the positions.
 template <typename I>
 __global__ void IdKeysKernel(const I* ids, int64_t n, int64_t* keys, int64_t* pos) {
-  for (int64_t i = FirstThread(); i < n; i += ThreadStep()) {
+  for (int64_t i = FirstItem(); i < n; i += ItemStep()) {
     keys[i] = static_cast<int64_t>(ids[i]);
     pos[i] = i;
   }
@@ -38,7 +38,7 @@ __global__ void IdKeysKernel(const I* ids, int64_t n, int64_t* keys, int64_t* po
 // flags[v] = 1 for an id v < num_rows that occurs and is not the padding id; flags[num_rows] = 0.
 __global__ void RunFlagsKernel(const int64_t* ptr, int64_t num_rows, int64_t padding_id,
                                int64_t* flags) {
-  for (int64_t v = FirstThread(); v <= num_rows; v += ThreadStep()) {
+  for (int64_t v = FirstItem(); v <= num_rows; v += ItemStep()) {
     flags[v] = v < num_rows && v != padding_id && ptr[v + 1] > ptr[v] ? 1 : 0;
   }
 }
@@ -46,7 +46,7 @@ __global__ void RunFlagsKernel(const int64_t* ptr, int64_t num_rows, int64_t pad
 // run_ids[slot[v]] = v for every flagged id: the ids that occur, ascending.
 __global__ void RunIdsKernel(const int64_t* flags, const int64_t* slot, int64_t num_rows,
                              int64_t* run_ids) {
-  for (int64_t v = FirstThread(); v < num_rows; v += ThreadStep()) {
+  for (int64_t v = FirstItem(); v < num_rows; v += ItemStep()) {
     if (flags[v] != 0) run_ids[slot[v]] = v;
   }
 }
@@ -54,7 +54,7 @@ __global__ void RunIdsKernel(const int64_t* flags, const int64_t* slot, int64_t 
 template <typename C>
 __global__ void DivisorsKernel(const int64_t* ids, const int64_t* off, const C* weights,
                                int64_t padding_id, Combiner combiner, int64_t batch, C* divisors) {
-  for (int64_t b = FirstThread(); b < batch; b += ThreadStep()) {
+  for (int64_t b = FirstItem(); b < batch; b += ItemStep()) {
     divisors[b] = ei::GradDivisor<C>(ids, off, weights, padding_id, combiner, b);
   }
 }

@@ -29,7 +29,7 @@ namespace fi = features_internal;
 // The sort keys (row of each entry, as device rows [nnz, 1]) and the entries' positions.
 __global__ void RowKeysKernel(const int64_t* idx, int64_t nnz, int rank, int64_t* keys,
                               int64_t* pos) {
-  for (int64_t i = FirstThread(); i < nnz; i += ThreadStep()) {
+  for (int64_t i = FirstItem(); i < nnz; i += ItemStep()) {
     keys[i] = idx[i * rank];
     pos[i] = i;
   }
@@ -37,7 +37,7 @@ __global__ void RowKeysKernel(const int64_t* idx, int64_t nnz, int rank, int64_t
 
 // flags[r] = 1 for a row without entries (r < rows), flags[rows] = 0: the scan's input.
 __global__ void EmptyFlagsKernel(const int64_t* start, int64_t rows, int64_t* flags) {
-  for (int64_t r = FirstThread(); r <= rows; r += ThreadStep()) {
+  for (int64_t r = FirstItem(); r <= rows; r += ItemStep()) {
     flags[r] = r < rows && start[r + 1] == start[r] ? 1 : 0;
   }
 }
@@ -47,7 +47,7 @@ template <typename W>
 __global__ void PlaceEntriesKernel(const int64_t* idx, const W* values, const int64_t* perm,
                                    const int64_t* empties, int64_t nnz, int rank, int64_t* out_idx,
                                    W* out_values, int64_t* reverse) {
-  for (int64_t q = FirstThread(); q < nnz; q += ThreadStep()) {
+  for (int64_t q = FirstItem(); q < nnz; q += ItemStep()) {
     const int64_t i = perm != nullptr ? perm[q] : q;
     const int64_t* row = idx + i * rank;
     const int64_t slot = fi::EntrySlot(empties, row[0], q);
@@ -63,7 +63,7 @@ template <typename W>
 __global__ void PlaceDefaultsKernel(const int64_t* start, const int64_t* empties, int64_t rows,
                                     int rank, W fill, int64_t* out_idx, W* out_values,
                                     bool* empty) {
-  for (int64_t r = FirstThread(); r < rows; r += ThreadStep()) {
+  for (int64_t r = FirstItem(); r < rows; r += ItemStep()) {
     const bool none = start[r + 1] == start[r];
     empty[r] = none;
     if (!none || out_idx == nullptr) continue;
@@ -74,23 +74,12 @@ __global__ void PlaceDefaultsKernel(const int64_t* start, const int64_t* empties
   }
 }
 
-// *first = the lowest position whose map entry lies outside [0, n_full) (all ones: none). The
-// minimum does not depend on timing.
-__global__ void MapCheckKernel(const int64_t* reverse, int64_t n, uint64_t n_full,
-                               unsigned long long* first) {
-  for (int64_t i = FirstThread(); i < n; i += ThreadStep()) {
-    if (static_cast<uint64_t>(reverse[i]) >= n_full) {
-      atomicMin(first, static_cast<unsigned long long>(i));
-    }
-  }
-}
-
 // d_values[i] = grad[reverse[i]], and the positions some entry names marked (every writer of a
 // byte writes 1, so the order of the writes does not matter).
 template <typename T>
 __global__ void GradGatherKernel(const int64_t* reverse, const T* grad, int64_t n, T* d_values,
                                  uint8_t* used) {
-  for (int64_t i = FirstThread(); i < n; i += ThreadStep()) {
+  for (int64_t i = FirstItem(); i < n; i += ItemStep()) {
     d_values[i] = grad[reverse[i]];
     used[reverse[i]] = 1;
   }
@@ -99,7 +88,7 @@ __global__ void GradGatherKernel(const int64_t* reverse, const T* grad, int64_t 
 template <typename Acc, typename T>
 __global__ void ChunkSumsKernel(const T* grad, const uint8_t* used, int64_t n_full, int64_t chunk,
                                 int64_t num_chunks, Acc* parts) {
-  for (int64_t c = FirstThread(); c < num_chunks; c += ThreadStep()) {
+  for (int64_t c = FirstItem(); c < num_chunks; c += ItemStep()) {
     const int64_t end = (c + 1) * chunk < n_full ? (c + 1) * chunk : n_full;
     parts[c] = fi::UnusedSum<Acc>(grad, used, c * chunk, end);
   }
@@ -172,19 +161,6 @@ void FillOnDevice(const FillPlan& plan, const Tensor& idx, const Tensor& values,
       TK_CUDA_CHECK(op, cudaGetLastError());
     }
   });
-}
-
-int64_t FirstMapEntryOutside(const Tensor& reverse, int64_t n_full, const char* op) {
-  const int64_t n = reverse.NumElements();
-  if (n == 0) return -1;
-  const int device = reverse.device().index;
-  cb::DeviceGuard guard(device, op);
-  Tensor verdict = Tensor::FromVector(std::vector<int64_t>{-1}).To(reverse.device());
-  MapCheckKernel<<<WarpGridFor(n, true), kWarpThreads, 0, cb::Stream(device)>>>(
-      reverse.data<int64_t>(), n, static_cast<uint64_t>(n_full),
-      static_cast<unsigned long long*>(verdict.raw_data()));
-  TK_CUDA_CHECK(op, cudaGetLastError());
-  return verdict.ToVector<int64_t>()[0];  // the one wait; all ones reads as -1
 }
 
 void FillGradOnDevice(const Tensor& reverse, const Tensor& grad, int64_t chunk, Tensor* d_values,

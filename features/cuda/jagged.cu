@@ -25,7 +25,7 @@ namespace ji = jagged_internal;
 template <typename W>
 __global__ void ToPaddedKernel(const W* src, const int64_t* off, int64_t len, int64_t inner,
                                int64_t total, W pad, W* out) {
-  for (int64_t e = FirstThread(); e < total; e += ThreadStep()) {
+  for (int64_t e = FirstItem(); e < total; e += ItemStep()) {
     const int64_t from = ji::PaddedSource(off, len, inner, e);
     out[e] = from < 0 ? pad : src[from];
   }
@@ -34,7 +34,7 @@ __global__ void ToPaddedKernel(const W* src, const int64_t* off, int64_t len, in
 template <typename W>
 __global__ void FromPaddedKernel(const W* dense, const int64_t* off, int64_t b, int64_t len,
                                  int64_t inner, int64_t total, W* out) {
-  for (int64_t e = FirstThread(); e < total; e += ThreadStep()) {
+  for (int64_t e = FirstItem(); e < total; e += ItemStep()) {
     out[e] = dense[ji::UnpaddedSource(off, b, len, inner, e)];
   }
 }
@@ -43,7 +43,7 @@ __global__ void FromPaddedKernel(const W* dense, const int64_t* off, int64_t b, 
 template <typename W>
 __global__ void GatherKernel(const int64_t* starts, const uint64_t* sources, int64_t num_blocks,
                              int64_t inner, int64_t total, W* out) {
-  for (int64_t e = FirstThread(); e < total; e += ThreadStep()) {
+  for (int64_t e = FirstItem(); e < total; e += ItemStep()) {
     int64_t at = 0;
     const int64_t k = ji::GatheredElement(starts, num_blocks, inner, e, &at);
     out[e] = reinterpret_cast<const W*>(sources[k])[at];
@@ -51,7 +51,7 @@ __global__ void GatherKernel(const int64_t* starts, const uint64_t* sources, int
 }
 
 __global__ void IndicesKernel(const int64_t* off, int64_t b, int64_t n, int64_t* idx) {
-  for (int64_t i = FirstThread(); i < n; i += ThreadStep()) {
+  for (int64_t i = FirstItem(); i < n; i += ItemStep()) {
     const int64_t r = ji::RowOfItem(off, b, i);
     idx[2 * i] = r;
     idx[2 * i + 1] = i - off[r];
@@ -109,16 +109,15 @@ void GatherItemBlocksOnDevice(const std::vector<int64_t>& starts,
   const int64_t total = out->NumElements();
   const int64_t num_blocks = static_cast<int64_t>(sources.size());
   if (total == 0 || num_blocks == 0) return;
-  const int device = out->device().index;
-  cb::DeviceGuard guard(device, op);
+  const On on(*out, op);
   std::vector<uint64_t> addresses(sources.size());
   for (size_t k = 0; k < sources.size(); ++k) {
     addresses[k] = reinterpret_cast<uint64_t>(sources[k]);
   }
-  const cb::DeviceBuffer dev_starts = Upload(starts, device, op);
-  const cb::DeviceBuffer dev_sources = Upload(addresses, device, op);
+  const cb::DeviceBuffer dev_starts = Upload(starts, on);
+  const cb::DeviceBuffer dev_sources = Upload(addresses, on);
   BySize(DTypeSize(out->dtype()), [&]<typename W>() {
-    GatherKernel<<<WarpGridFor(total, true), kWarpThreads, 0, cb::Stream(device)>>>(
+    GatherKernel<<<WarpGridFor(total, true), kWarpThreads, 0, on.stream>>>(
         dev_starts.as<int64_t>(), dev_sources.as<uint64_t>(), num_blocks, inner, total,
         static_cast<W*>(out->raw_data()));
   });

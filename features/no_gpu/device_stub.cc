@@ -100,11 +100,6 @@ void FillOnDevice(const FillPlan&, const Tensor& idx, const Tensor&, uint64_t, T
         " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
 }
 
-int64_t FirstMapEntryOutside(const Tensor& reverse, int64_t, const char* op) {
-  Throw(ErrorCode::kUnsupported, op, ": ", reverse.device(),
-        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
-}
-
 void FillGradOnDevice(const Tensor& reverse, const Tensor&, int64_t, Tensor*, Tensor*,
                       const char* op) {
   Throw(ErrorCode::kUnsupported, op, ": ", reverse.device(),
