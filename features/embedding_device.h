@@ -25,6 +25,28 @@
 
 namespace tensorkit::embedding_internal {
 
+// The divisor of a bag's sum (see embedding_internal.h's glossary): `count` counts the
+// non-padding ids, the sums run over their weights.
+template <typename C>
+TK_HOST_DEVICE inline C BagDivisor(Combiner combiner, bool weighted, int64_t count, C weight_sum,
+                                   C square_sum) {
+  switch (combiner) {
+    case Combiner::kMean:
+      return weighted ? weight_sum : static_cast<C>(count);
+    case Combiner::kSqrtN:
+      return std::sqrt(weighted ? square_sum : static_cast<C>(count));
+    default:
+      return C(1);
+  }
+}
+
+// True when v replaces cur as the winner of a column (kMax or kMin; a later row replaces only
+// when strictly better, so NaN never does).
+template <typename C>
+TK_HOST_DEVICE inline bool Replaces(Combiner combiner, C v, C cur) {
+  return combiner == Combiner::kMax ? v > cur : v < cur;
+}
+
 using features_internal::Rounded;
 
 // ---------------------------------------------------------------------------------------------
@@ -54,9 +76,9 @@ struct BagJob {
 template <int K, typename T, typename I, typename C>
 TK_HOST_DEVICE void ReduceBagColumns(const BagJob<C>& a, int64_t bag, int64_t c, int64_t step);
 
-// Bag b's divisor for the gradient (kSum 1, kMean the count or weight sum, kSqrtN its root;
-// embedding_internal.h's BagDivisor) over the non-padding ids (int64) of offsets off, the
-// weights (null: unweighted) summed in position order.
+// Bag b's divisor for the gradient (BagDivisor: kSum 1, kMean the count or weight sum, kSqrtN
+// its root) over the non-padding ids (int64) of offsets off, the weights (null: unweighted)
+// summed in position order.
 template <typename C>
 TK_HOST_DEVICE C GradDivisor(const int64_t* ids, const int64_t* off, const C* weights,
                              int64_t padding_id, Combiner combiner, int64_t b);
@@ -98,7 +120,6 @@ TK_HOST_DEVICE inline void ReduceBagColumns(const BagJob<C>& a, int64_t bag, int
   const T* table = static_cast<const T*>(a.table);
   const I* ids = static_cast<const I*>(a.ids);
   const bool extreme = a.combiner == Combiner::kMax || a.combiner == Combiner::kMin;
-  const bool is_max = a.combiner == Combiner::kMax;
   const bool weighted = a.weights != nullptr;
   C acc[K];
   for (int k = 0; k < K; ++k) acc[k] = C(0);  // also the max of a bag without ids
@@ -118,20 +139,14 @@ TK_HOST_DEVICE inline void ReduceBagColumns(const BagJob<C>& a, int64_t bag, int
       if (col >= a.d) break;
       const C v = static_cast<C>(row[col]);
       if (extreme) {
-        const bool wins = is_max ? v > acc[k] : v < acc[k];
-        acc[k] = count == 0 || wins ? v : acc[k];
+        acc[k] = count == 0 || Replaces(a.combiner, v, acc[k]) ? v : acc[k];
       } else {
         acc[k] = Rounded<false>(acc[k], weighted ? Rounded<true>(w, v) : v);
       }
     }
     ++count;
   }
-  C divisor = C(1);
-  if (a.combiner == Combiner::kMean) {
-    divisor = weighted ? weight_sum : static_cast<C>(count);
-  } else if (a.combiner == Combiner::kSqrtN) {
-    divisor = std::sqrt(weighted ? square_sum : static_cast<C>(count));
-  }
+  const C divisor = BagDivisor<C>(a.combiner, weighted, count, weight_sum, square_sum);
   const bool divide = !extreme && a.combiner != Combiner::kSum;
   T* out = static_cast<T*>(a.out) + (bag - a.first_bag) * a.out_ld;
   for (int k = 0; k < K; ++k) {
@@ -156,10 +171,7 @@ TK_HOST_DEVICE inline C GradDivisor(const int64_t* ids, const int64_t* off, cons
       square_sum = Rounded<false>(square_sum, Rounded<true>(weights[p], weights[p]));
     }
   }
-  const bool weighted = weights != nullptr;
-  if (combiner == Combiner::kMean) return weighted ? weight_sum : static_cast<C>(count);
-  if (combiner == Combiner::kSqrtN) return std::sqrt(weighted ? square_sum : static_cast<C>(count));
-  return C(1);
+  return BagDivisor<C>(combiner, weights != nullptr, count, weight_sum, square_sum);
 }
 
 template <typename T>
@@ -172,9 +184,7 @@ TK_HOST_DEVICE inline int64_t BagWinner(const T* table, int64_t ld, const int64_
   for (int64_t p = off[b]; p < off[b + 1]; ++p) {
     if (ids[p] == padding_id) continue;
     const C v = static_cast<C>(table[ids[p] * ld + c]);
-    // A later row replaces only when strictly better, so NaN never does.
-    const bool wins = combiner == Combiner::kMax ? v > best : v < best;
-    if (winner < 0 || wins) {
+    if (winner < 0 || Replaces(combiner, v, best)) {
       best = v;
       winner = p;
     }

@@ -20,6 +20,7 @@
 #include "tensorkit/common/dtype.h"
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/features/combiner.h"
+#include "tensorkit/features/embedding_device.h"
 #include "tensorkit/features/features_internal.h"
 #include "tensorkit/features/jagged.h"
 
@@ -67,33 +68,11 @@ void CheckIdsInRange(const Tensor& values, int64_t begin, int64_t end, const int
 // Weights converted to the compute type C (contiguous), or an undefined tensor without them.
 Tensor ComputeWeights(const Tensor& weights, DType compute_dtype);
 
-// See the glossary; `count` counts the non-padding ids, the sums run over their weights.
-template <typename C>
-C BagDivisor(Combiner combiner, bool weighted, int64_t count, C weight_sum, C square_sum);
-// True when v replaces cur as the winner of a column.
-template <typename C>
-bool Replaces(Combiner combiner, C v, C cur);
+// BagDivisor and Replaces, shared with the device bodies, are in embedding_device.h.
 
 // ---------------------------------------------------------------------------------------------
 // Definitions
 // ---------------------------------------------------------------------------------------------
-
-template <typename C>
-C BagDivisor(Combiner combiner, bool weighted, int64_t count, C weight_sum, C square_sum) {
-  switch (combiner) {
-    case Combiner::kMean:
-      return weighted ? weight_sum : static_cast<C>(count);
-    case Combiner::kSqrtN:
-      return std::sqrt(weighted ? square_sum : static_cast<C>(count));
-    default:
-      return C(1);
-  }
-}
-
-template <typename C>
-inline bool Replaces(Combiner combiner, C v, C cur) {
-  return combiner == Combiner::kMax ? v > cur : v < cur;
-}
 
 }  // namespace tensorkit::embedding_internal
 

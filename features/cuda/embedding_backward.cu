@@ -17,6 +17,7 @@
 #include "tensorkit/features/cuda/warps.cuh"
 #include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/embedding_device.h"
+#include "tensorkit/features/features_internal.h"
 #include "tensorkit/sparse/cuda/structure.h"
 
 namespace tensorkit::features_cuda {
@@ -94,16 +95,6 @@ __global__ void SumRunsKernel(ei::GradJob<C> a, const int64_t* run_ids, const in
   });
 }
 
-// Calls f.template operator()<I>() for the int32 / int64 dtype of ids.
-template <typename F>
-void WithIdType(const Tensor& ids, F&& f) {
-  if (ids.dtype() == DType::kInt64) {
-    f.template operator()<int64_t>();
-  } else {
-    f.template operator()<int32_t>();
-  }
-}
-
 // The ids that occur (not the padding id), ascending, and each id's run pointers: ptr [V + 1]
 // over *perm, the positions sorted stably by id. *keys receives the ids as int64 [n, 1].
 Tensor RunsOfIds(const Tensor& ids, int64_t num_rows, int64_t padding_id, Tensor* keys,
@@ -114,7 +105,7 @@ Tensor RunsOfIds(const Tensor& ids, int64_t num_rows, int64_t padding_id, Tensor
   *keys = Tensor::Empty({n, 1}, DType::kInt64, ids.device());
   Tensor pos = Tensor::Empty({n}, DType::kInt64, ids.device());
   if (n > 0) {
-    WithIdType(ids, [&]<typename I>() {
+    Dispatch<fi::kIdDTypes>(ids.dtype(), op, [&]<typename I>() {
       IdKeysKernel<<<WarpGridFor(n, true), kWarpThreads, 0, stream>>>(
           ids.data<I>(), n, keys->data<int64_t>(), pos.data<int64_t>());
     });

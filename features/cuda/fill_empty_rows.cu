@@ -99,12 +99,6 @@ __global__ void JoinChunksKernel(const Acc* parts, int64_t num_chunks, T* out) {
   *out = static_cast<T>(fi::SumInOrder(parts, num_chunks));
 }
 
-// Calls f.template operator()<T>() for the integer or float dtype of grad.
-template <typename F>
-void WithGradType(DType dtype, const char* op, F&& f) {
-  Dispatch<kIntDTypes | kFloatDTypes>(dtype, op, f);
-}
-
 }  // namespace
 
 FillPlan PlanFillOnDevice(const Tensor& idx, int64_t rows, bool sorted, const char* op) {
@@ -172,7 +166,7 @@ void FillGradOnDevice(const Tensor& reverse, const Tensor& grad, int64_t chunk, 
   const int64_t num_chunks = (n_full + chunk - 1) / chunk;
   Tensor used = Tensor::Zeros({n_full}, DType::kUInt8, grad.device());
   uint8_t* marks = n_full > 0 ? used.data<uint8_t>() : nullptr;
-  WithGradType(grad.dtype(), op, [&]<typename T>() {
+  Dispatch<kIntDTypes | kFloatDTypes>(grad.dtype(), op, [&]<typename T>() {
     using Acc = ComputeType<T>;
     if (n > 0) {
       GradGatherKernel<<<WarpGridFor(n, true), kWarpThreads, 0, stream>>>(
