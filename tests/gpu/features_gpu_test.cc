@@ -475,17 +475,6 @@ JaggedTensor RandomJaggedOf(std::mt19937_64& rng, DType dtype, int64_t b, int64_
   return JaggedTensor::FromLengths(RandomBytes(rng, dtype, dims), Tensor::FromVector(lengths));
 }
 
-// The message of the Error that `call` throws ("" when none).
-template <typename F>
-std::string MessageOf(F&& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(FeaturesGpu, JaggedConversionsEqualTheCpu) {
   TK_REQUIRE_GPU();
   std::mt19937_64 rng(31);
@@ -549,14 +538,14 @@ TEST(FeaturesGpu, JaggedConversionsEqualTheCpu) {
        {sparse({0, 0, 0, 0}, {2, 2}), sparse({1, 1, 0, 0, 1, 1}, {2, 2}),
         sparse({0, 1, 2, 0}, {2, 2}), sparse({1, 0, 0, 5}, {2, 2}),
         sparse({0, 1, 1, 1, 0, 1}, {2, 2}), sparse({1, 0, 0, 1, 0, 0, 0, 1}, {2, 2})}) {
-    const std::string cpu = MessageOf([&] { JaggedTensor::FromSparse(bad); });
+    const std::string cpu = testing::ErrorOf([&] { JaggedTensor::FromSparse(bad); });
     ASSERT_FALSE(cpu.empty());
-    EXPECT_EQ(MessageOf([&] { JaggedTensor::FromSparse(bad.To(kGpu)); }), cpu);
+    EXPECT_EQ(testing::ErrorOf([&] { JaggedTensor::FromSparse(bad.To(kGpu)); }), cpu);
   }
   const Tensor dense = Tensor::Zeros({3, 4}, DType::kFloat32);
   const Tensor lengths = Tensor::FromVector(std::vector<int64_t>{1, 5, 2});
-  EXPECT_EQ(MessageOf([&] { JaggedTensor::FromPadded(dense.To(kGpu), lengths.To(kGpu)); }),
-            MessageOf([&] { JaggedTensor::FromPadded(dense, lengths); }));
+  EXPECT_EQ(testing::ErrorOf([&] { JaggedTensor::FromPadded(dense.To(kGpu), lengths.To(kGpu)); }),
+            testing::ErrorOf([&] { JaggedTensor::FromPadded(dense, lengths); }));
   testing::ExpectError([&] { JaggedTensor::FromPadded(dense.To(kGpu), lengths); },
                        ErrorCode::kDeviceMismatch, {"JaggedTensor::FromPadded"});
 }
@@ -664,8 +653,8 @@ TEST(FeaturesGpu, FillEmptyRowsEqualsTheCpu) {
   const SparseTensor outside =
       SparseTensor::Create(Tensor::FromVector(std::vector<int64_t>{0, 1, 1, 2}, {2, 2}),
                            Tensor::FromVector(std::vector<float>{1, 2}), {2, 2});
-  EXPECT_EQ(MessageOf([&] { FillEmptyRows(outside.To(kGpu), 0); }),
-            MessageOf([&] { FillEmptyRows(outside, 0); }));
+  EXPECT_EQ(testing::ErrorOf([&] { FillEmptyRows(outside.To(kGpu), 0); }),
+            testing::ErrorOf([&] { FillEmptyRows(outside, 0); }));
 }
 
 TEST(FeaturesGpu, FillEmptyRowsGradEqualsTheCpuBits) {
@@ -694,8 +683,8 @@ TEST(FeaturesGpu, FillEmptyRowsGradEqualsTheCpuBits) {
   }
   const Tensor r = Tensor::FromVector(std::vector<int64_t>{0, 3, 1});
   const Tensor g = Tensor::FromVector(std::vector<float>{1, 2, 3});
-  EXPECT_EQ(MessageOf([&] { FillEmptyRowsGrad(r.To(kGpu), g.To(kGpu)); }),
-            MessageOf([&] { FillEmptyRowsGrad(r, g); }));
+  EXPECT_EQ(testing::ErrorOf([&] { FillEmptyRowsGrad(r.To(kGpu), g.To(kGpu)); }),
+            testing::ErrorOf([&] { FillEmptyRowsGrad(r, g); }));
 }
 
 TEST(FeaturesGpu, EmbeddingBagBackwardEqualsTheCpuBits) {
@@ -741,8 +730,9 @@ TEST(FeaturesGpu, EmbeddingBagBackwardEqualsTheCpuBits) {
       JaggedTensor::FromLengths(Tensor::FromVector(std::vector<int64_t>{0, 4, 1}),
                                 Tensor::FromVector(std::vector<int64_t>{1, 2}));
   const Tensor grad = Tensor::Zeros({2, 3}, DType::kFloat32);
-  EXPECT_EQ(MessageOf([&] { EmbeddingBagBackward(grad.To(kGpu), OnGpu(bad), Combiner::kSum, 4); }),
-            MessageOf([&] { EmbeddingBagBackward(grad, bad, Combiner::kSum, 4); }));
+  EXPECT_EQ(
+      testing::ErrorOf([&] { EmbeddingBagBackward(grad.To(kGpu), OnGpu(bad), Combiner::kSum, 4); }),
+      testing::ErrorOf([&] { EmbeddingBagBackward(grad, bad, Combiner::kSum, 4); }));
   testing::ExpectError([&] { EmbeddingBagBackward(grad, OnGpu(bad), Combiner::kSum, 5); },
                        ErrorCode::kDeviceMismatch, {"EmbeddingBagBackward", "grad"});
 }
