@@ -110,6 +110,19 @@ Tensor ComputeWeights(const Tensor& weights, DType compute_dtype) {
   return sparse_internal::Contiguous(Converted(weights, compute_dtype));
 }
 
+void CheckIdsOnDevice(const Tensor& values, const std::vector<int64_t>& begins,
+                      const std::vector<int64_t>& rows, const int64_t* host_offsets, int64_t batch,
+                      const std::vector<std::string>& wheres, const char* op) {
+  const std::vector<int64_t> bad = features_cuda::FirstIdsOutOfRange(values, begins, rows, op);
+  for (size_t f = 0; f < bad.size(); ++f) {
+    if (bad[f] < 0) continue;
+    const Tensor id = Converted(Slice(values, 0, bad[f], bad[f] + 1), DType::kInt64);
+    ThrowIdOutOfRange(id.To(Device::Cpu()).ToVector<int64_t>()[0], bad[f], host_offsets,
+                      static_cast<int64_t>(f) * batch, static_cast<int64_t>(f + 1) * batch, rows[f],
+                      wheres[f], op);
+  }
+}
+
 }  // namespace embedding_internal
 
 namespace {
@@ -355,14 +368,7 @@ Tensor BagsOnDevice(const std::vector<Tensor>& tables, const std::vector<Combine
     col[f + 1] = col[f] + tables[f].Dim(1);
   }
   begins[num_tables] = host_offsets[static_cast<int64_t>(num_tables) * batch];
-  const std::vector<int64_t> bad = features_cuda::FirstIdsOutOfRange(values, begins, rows, op);
-  for (size_t f = 0; f < num_tables; ++f) {
-    if (bad[f] < 0) continue;
-    const Tensor id = Converted(Slice(values, 0, bad[f], bad[f] + 1), DType::kInt64);
-    ei::ThrowIdOutOfRange(id.To(Device::Cpu()).ToVector<int64_t>()[0], bad[f], host_offsets,
-                          static_cast<int64_t>(f) * batch, static_cast<int64_t>(f + 1) * batch,
-                          rows[f], wheres[f], op);
-  }
+  ei::CheckIdsOnDevice(values, begins, rows, host_offsets, batch, wheres, op);
   Tensor out = Tensor::Empty({batch, col[num_tables]}, tables[0].dtype(), values.device());
   if (batch == 0 || col[num_tables] == 0) return out;
   Tensor weights;

@@ -220,13 +220,8 @@ features_cuda::GradRows BackwardOnDevice(const Tensor& grad, const JaggedTensor&
                                          const ei::Ids& ids, Combiner combiner, int64_t num_rows,
                                          int64_t padding_id, const Tensor& table,
                                          Tensor* table_grad, const char* op) {
-  const int64_t bad =
-      features_cuda::FirstIdsOutOfRange(ids.values, {0, ids.num_values}, {num_rows}, op)[0];
-  if (bad >= 0) {
-    const Tensor id = Converted(Slice(ids.values, 0, bad, bad + 1), DType::kInt64);
-    ei::ThrowIdOutOfRange(id.ToVector<int64_t>()[0], bad, ids.offsets, 0, ids.batch_size, num_rows,
-                          "", op);
-  }
+  ei::CheckIdsOnDevice(ids.values, {0, ids.num_values}, {num_rows}, ids.offsets, ids.batch_size,
+                       {""}, op);
   Tensor weights;
   Dispatch<ei::kTableDTypes>(grad.dtype(), op, [&]<typename T>() {
     weights = ei::ComputeWeights(ids_in.weights(), DTypeOf<ComputeType<T>>);

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tensorkit/common/dtype.h"
 #include "tensorkit/dense/tensor.h"
@@ -65,6 +66,12 @@ void CheckIdsInRange(const Tensor& values, int64_t begin, int64_t end, const int
 [[noreturn]] void ThrowIdOutOfRange(int64_t id, int64_t pos, const int64_t* offsets,
                                     int64_t bag_begin, int64_t bag_end, int64_t num_rows,
                                     const std::string& where, const char* op);
+// CheckIdsInRange on the ids' CUDA device for ranges r = [begins[r], begins[r + 1]) of values,
+// each the ids of bags [r * batch, (r + 1) * batch) of host_offsets and below rows[r]: one wait
+// for every range's verdict, then ThrowIdOutOfRange's Error for the first range with a bad id.
+void CheckIdsOnDevice(const Tensor& values, const std::vector<int64_t>& begins,
+                      const std::vector<int64_t>& rows, const int64_t* host_offsets, int64_t batch,
+                      const std::vector<std::string>& wheres, const char* op);
 // Weights converted to the compute type C (contiguous), or an undefined tensor without them.
 Tensor ComputeWeights(const Tensor& weights, DType compute_dtype);
 
