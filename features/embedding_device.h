@@ -96,14 +96,17 @@ template <typename C>
 struct GradJob {
   const void* grad = nullptr;
   int64_t d = 0;
-  const int64_t* off = nullptr;
-  int64_t batch = 0;
   const int64_t* perm = nullptr;
+  const int64_t* bags = nullptr;  // bags[q]: the bag of position perm[q] (PositionBag)
   const C* weights = nullptr;
   const C* divisors = nullptr;
   const int64_t* winners = nullptr;  // non-null: kMax / kMin
 };
 
+// The bag of sorted position q, found once per position (GradJob::bags) rather than in every
+// column's sum.
+TK_HOST_DEVICE int64_t PositionBag(const int64_t* perm, const int64_t* off, int64_t batch,
+                                   int64_t q);
 // Column c of the gradient row of one id, whose positions are perm[begin, end): each position
 // p of bag b adds grad[b, c] * w_p / (b's divisor), that product rounded first (or grad[b, c]
 // where p is the column's winner), in sequence from 0.
@@ -192,13 +195,18 @@ TK_HOST_DEVICE inline int64_t BagWinner(const T* table, int64_t ld, const int64_
   return winner;
 }
 
+TK_HOST_DEVICE inline int64_t PositionBag(const int64_t* perm, const int64_t* off, int64_t batch,
+                                          int64_t q) {
+  return jagged_internal::RowOfItem(off, batch, perm[q]);
+}
+
 template <typename T, typename C>
 TK_HOST_DEVICE inline C RunColumnSum(const GradJob<C>& a, int64_t begin, int64_t end, int64_t c) {
   const T* grad = static_cast<const T*>(a.grad);
   C acc = C(0);
   for (int64_t q = begin; q < end; ++q) {
     const int64_t p = a.perm[q];
-    const int64_t b = jagged_internal::RowOfItem(a.off, a.batch, p);
+    const int64_t b = a.bags[q];
     const C g = static_cast<C>(grad[b * a.d + c]);
     if (a.winners != nullptr) {
       if (a.winners[b * a.d + c] == p) acc = Rounded<false>(acc, g);

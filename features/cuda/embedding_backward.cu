@@ -52,6 +52,14 @@ __global__ void RunIdsKernel(const int64_t* flags, const int64_t* slot, int64_t 
   }
 }
 
+// bags[q] = the bag of sorted position q (PositionBag), once for all of the sums' column passes.
+__global__ void PositionBagsKernel(const int64_t* perm, const int64_t* off, int64_t batch,
+                                   int64_t n, int64_t* bags) {
+  for (int64_t q = FirstItem(); q < n; q += ItemStep()) {
+    bags[q] = ei::PositionBag(perm, off, batch, q);
+  }
+}
+
 template <typename C>
 __global__ void DivisorsKernel(const int64_t* ids, const int64_t* off, const C* weights,
                                int64_t padding_id, Combiner combiner, int64_t batch, C* divisors) {
@@ -156,14 +164,18 @@ GradRows EmbeddingGradOnDevice(const Tensor& grad, const Tensor& ids, const Tens
   const int64_t* id = keys.data<int64_t>();
   const int64_t* off = offsets.data<int64_t>();
   const bool extreme = combiner == Combiner::kMax || combiner == Combiner::kMin;
+  const int64_t n = perm.NumElements();
+  Tensor bags = Tensor::Empty({n}, DType::kInt64, ids.device());
+  PositionBagsKernel<<<WarpGridFor(n, true), kWarpThreads, 0, stream>>>(
+      perm.data<int64_t>(), off, batch, n, bags.data<int64_t>());
+  TK_CUDA_CHECK(op, cudaGetLastError());
   Dispatch<kFloatDTypes>(grad.dtype(), op, [&]<typename T>() {
     using C = ComputeType<T>;
     ei::GradJob<C> a;
     a.grad = grad.data<T>();
     a.d = d;
-    a.off = off;
-    a.batch = batch;
     a.perm = perm.data<int64_t>();
+    a.bags = bags.data<int64_t>();
     a.weights = weights.defined() ? weights.data<C>() : nullptr;
     Tensor winners, divisors;
     if (extreme) {

@@ -644,12 +644,16 @@ TEST(EmbeddingBagBackward, TheDeviceSumsGiveTheCpuBits) {
                                                 bags.offsets.data(), pad, combiner, bag, c);
             }
           }
+          std::vector<int64_t> position_bags(static_cast<size_t>(n));
+          for (int64_t q = 0; q < n; ++q) {
+            position_bags[q] =
+                embedding_internal::PositionBag(perm.data(), bags.offsets.data(), b, q);
+          }
           embedding_internal::GradJob<C> a;
           a.grad = grad.data<T>();
           a.d = d;
-          a.off = bags.offsets.data();
-          a.batch = b;
           a.perm = perm.data();
+          a.bags = position_bags.data();
           a.weights = w;
           if (IsExtreme(combiner)) {
             a.winners = winners.data();
