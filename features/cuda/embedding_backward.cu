@@ -1,7 +1,7 @@
 // CUDA body of EmbeddingBagBackward (device_ops.h; embedding_backward.cc Note [sorted
 // gradient]): the positions sorted stably by id with sparse/'s device radix sort, each id's run
-// found by binary search (RunPointers) and the ids that occur listed by a scan; then one warp
-// per run, lanes over columns, each column summed in bag order by embedding_device.h's
+// found by binary search (RunPointers) and the ids that occur listed by sparse/'s Select; then
+// one warp per run, lanes over columns, each column summed in bag order by embedding_device.h's
 // RunColumnSum, the CPU body's sequence. Every output element is written by one thread, so
 // there are no atomics and the bits are the CPU's.
 #include <cuda_runtime.h>
@@ -36,21 +36,12 @@ __global__ void IdKeysKernel(const I* ids, int64_t n, int64_t* keys, int64_t* po
   }
 }
 
-// flags[v] = 1 for an id v < num_rows that occurs and is not the padding id; flags[num_rows] = 0.
-__global__ void RunFlagsKernel(const int64_t* ptr, int64_t num_rows, int64_t padding_id,
-                               int64_t* flags) {
-  for (int64_t v = FirstItem(); v <= num_rows; v += ItemStep()) {
-    flags[v] = v < num_rows && v != padding_id && ptr[v + 1] > ptr[v] ? 1 : 0;
-  }
-}
-
-// run_ids[slot[v]] = v for every flagged id: the ids that occur, ascending.
-__global__ void RunIdsKernel(const int64_t* flags, const int64_t* slot, int64_t num_rows,
-                             int64_t* run_ids) {
-  for (int64_t v = FirstItem(); v < num_rows; v += ItemStep()) {
-    if (flags[v] != 0) run_ids[slot[v]] = v;
-  }
-}
+// Whether id v occurs (its run of sorted positions is not empty) and is not the padding id.
+struct OccursAt {
+  const int64_t* ptr;
+  int64_t padding_id;
+  __device__ bool operator()(int64_t v) const { return v != padding_id && ptr[v + 1] > ptr[v]; }
+};
 
 // bags[q] = the bag of sorted position q (PositionBag), once for all of the sums' column passes.
 __global__ void PositionBagsKernel(const int64_t* perm, const int64_t* off, int64_t batch,
@@ -123,20 +114,11 @@ Tensor RunsOfIds(const Tensor& ids, int64_t num_rows, int64_t padding_id, Tensor
   Tensor sorted;
   sparse_cuda::SortEntries(*keys, pos, {num_rows}, {0}, &sorted, perm);
   *ptr = sparse_cuda::RunPointers(sorted, 0, num_rows);
-  Tensor flags = Tensor::Empty({num_rows + 1}, DType::kInt64, ids.device());
-  Tensor slot = Tensor::Empty({num_rows + 1}, DType::kInt64, ids.device());
-  RunFlagsKernel<<<WarpGridFor(num_rows + 1, true), kWarpThreads, 0, stream>>>(
-      ptr->data<int64_t>(), num_rows, padding_id, flags.data<int64_t>());
-  TK_CUDA_CHECK(op, cudaGetLastError());
-  ExclusiveSum(flags.data<int64_t>(), slot.data<int64_t>(), num_rows + 1, device, op);
-  const int64_t runs = Slice(slot, 0, num_rows, num_rows + 1).ToVector<int64_t>()[0];  // a wait
-  Tensor run_ids = Tensor::Empty({runs}, DType::kInt64, ids.device());
-  if (runs > 0) {
-    RunIdsKernel<<<WarpGridFor(num_rows, true), kWarpThreads, 0, stream>>>(
-        flags.data<int64_t>(), slot.data<int64_t>(), num_rows, run_ids.data<int64_t>());
-    TK_CUDA_CHECK(op, cudaGetLastError());
-  }
-  return run_ids;
+  // The ids that occur, ascending (sparse/'s select; the count is the one wait).
+  Tensor all = Tensor::Empty({num_rows}, DType::kInt64, ids.device());
+  const int64_t runs = sparse_cuda::Select(num_rows, OccursAt{ptr->data<int64_t>(), padding_id},
+                                           static_cast<uint64_t*>(all.raw_data()), On(ids, op));
+  return Slice(all, 0, 0, runs);
 }
 
 }  // namespace
