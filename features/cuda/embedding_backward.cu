@@ -151,6 +151,17 @@ GradRows EmbeddingGradOnDevice(const Tensor& grad, const Tensor& ids, const Tens
   PositionBagsKernel<<<WarpGridFor(n, true), kWarpThreads, 0, stream>>>(
       perm.data<int64_t>(), off, batch, n, bags.data<int64_t>());
   TK_CUDA_CHECK(op, cudaGetLastError());
+  // kMax / kMin: each column's winning position, which depends on the table only.
+  Tensor winners;
+  if (extreme) {
+    winners = Tensor::Empty({batch, d}, DType::kInt64, grad.device());
+    Dispatch<kFloatDTypes>(table.dtype(), op, [&]<typename U>() {
+      WinnersKernel<<<WarpGridFor(batch), kWarpThreads, 0, stream>>>(
+          table.data<U>(), table.Stride(0), id, off, padding_id, combiner, batch, d,
+          winners.data<int64_t>());
+    });
+    TK_CUDA_CHECK(op, cudaGetLastError());
+  }
   Dispatch<kFloatDTypes>(grad.dtype(), op, [&]<typename T>() {
     using C = ComputeType<T>;
     ei::GradJob<C> a;
@@ -159,14 +170,8 @@ GradRows EmbeddingGradOnDevice(const Tensor& grad, const Tensor& ids, const Tens
     a.perm = perm.data<int64_t>();
     a.bags = bags.data<int64_t>();
     a.weights = weights.defined() ? weights.data<C>() : nullptr;
-    Tensor winners, divisors;
+    Tensor divisors;
     if (extreme) {
-      winners = Tensor::Empty({batch, d}, DType::kInt64, grad.device());
-      Dispatch<kFloatDTypes>(table.dtype(), op, [&]<typename U>() {
-        WinnersKernel<<<WarpGridFor(batch), kWarpThreads, 0, stream>>>(
-            table.data<U>(), table.Stride(0), id, off, padding_id, combiner, batch, d,
-            winners.data<int64_t>());
-      });
       a.winners = winners.data<int64_t>();
     } else {
       divisors = Tensor::Empty({batch}, DTypeOf<C>, grad.device());
