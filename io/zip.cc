@@ -196,11 +196,7 @@ void ZipMemberSource::Read(void* dst, int64_t n) {
       }
     }
   }
-  for (int64_t done = 0; done < n;) {  // zlib's crc32 takes 32-bit lengths
-    const uInt k = static_cast<uInt>(std::min<int64_t>(n - done, 1 << 30));
-    crc_ = static_cast<uint32_t>(crc32(crc_, out + done, k));
-    done += k;
-  }
+  crc_ = Crc32(crc_, std::string_view(reinterpret_cast<const char*>(out), static_cast<size_t>(n)));
   out_done_ += static_cast<uint64_t>(n);
 }
 
