@@ -21,7 +21,9 @@
 #include <memory>
 #include <utility>
 
+#include "tensorkit/common/streaming.h"
 #include "tensorkit/dense/ops.h"
+#include "tensorkit/dense/transpose_internal.h"
 #include "tensorkit/sparse/device_ops.h"
 #include "tensorkit/sparse/internal.h"
 #include "tensorkit/sparse/sparse_tensor.h"
@@ -168,6 +170,89 @@ void FillAndScatterSorted(const T* src, const Locator& loc, int64_t n, const T& 
   });
 }
 
+// Memory index of entry i for a rank known at compile time (R > 0; R == 0: any rank), as
+// Locator::At computes it; the loop unrolls for the usual ranks.
+template <int R>
+int64_t DestAt(const Locator& loc, int64_t i, bool* out) {
+  if constexpr (R == 0) {
+    return loc.At(i, out);
+  } else {
+    const int64_t* row = loc.rows + i * R;
+    int64_t m = loc.offset;
+    for (int k = 0; k < R; ++k) {
+      const bool o = static_cast<uint64_t>(row[k]) >= static_cast<uint64_t>(loc.dims[k]);
+      *out |= o;
+      m += (o ? 0 : row[k]) * loc.strides[k];
+    }
+    return m;
+  }
+}
+
+// Note [checked fill and scatter]: FillAndScatterSorted without the checking pass before it,
+// for a target whose earlier contents do not matter. Each block of `dense` is filled and given
+// the entries a binary search assigns it, and checks them as it writes: every entry in bounds,
+// inside the block, and after the entry before it (strictly when `strict`). Nothing is written
+// outside the block. The blocks' entry ranges come from one search function at consecutive
+// block edges, so when each range is well formed (first <= last) they tile [0, n) exactly and
+// every entry, and every pair of neighbours, was checked once. Returns false when any check
+// failed (the caller then takes the checked path); a failing block stops the others early.
+// A target too large for the caches is assembled 16 KiB at a time in an L1 buffer and
+// streamed out (common/streaming.h), so that no line of it is read before it is written.
+template <int R, typename T>
+bool CheckedFillAndScatter(const T* src, const Locator& loc, int64_t n, const T& v, bool strict,
+                           Tensor& dense) {
+  T* const data = dense.data<T>();
+  T* const base = static_cast<T*>(dense.storage()->data());
+  const int64_t total = dense.NumElements();
+  constexpr int64_t kBuffer = 16384 / sizeof(T) > 0 ? 16384 / sizeof(T) : 1;
+  const bool stream = std::is_trivially_copyable_v<T> && total * static_cast<int64_t>(sizeof(T)) >=
+                                                             transpose_internal::StreamingBytes();
+  const int64_t step = strict ? 1 : 0;
+  std::atomic<bool> failed{false};
+  ParallelChunks(total, si::kChunk, [&](int64_t, int64_t lo, int64_t hi) {
+    if (failed.load(std::memory_order_relaxed)) return;
+    const int64_t mlo = loc.offset + lo, mhi = loc.offset + hi;
+    const int64_t first = lo == 0 ? 0 : loc.LowerBound(0, n, mlo);
+    const int64_t last = hi == total ? n : loc.LowerBound(0, n, mhi);
+    if (first > last) return failed.store(true, std::memory_order_relaxed);
+    bool bad = false;
+    int64_t i = first;
+    int64_t prev = mlo - step;
+    if (first > 0) prev = DestAt<R>(loc, first - 1, &bad);
+    // Writes entries i.. with destinations below `stop` to out[m - out_base], checking each.
+    const auto scatter = [&](int64_t stop, T* out, int64_t out_base) {
+      for (; i < last; ++i) {
+        bool o = false;
+        const int64_t m = DestAt<R>(loc, i, &o);
+        if (o || m < prev + step) {
+          bad = true;
+          return;
+        }
+        if (m >= stop) return;
+        out[m - out_base] = src[i];
+        prev = m;
+      }
+    };
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      if (stream) {
+        alignas(64) T buf[kBuffer];
+        for (int64_t s = lo; s < hi && !bad; s += kBuffer) {
+          const int64_t len = std::min(kBuffer, hi - s);
+          std::fill(buf, buf + len, v);
+          scatter(loc.offset + s + len, buf, loc.offset + s);
+          StreamingCopy(data + s, buf, len * static_cast<int64_t>(sizeof(T)));
+        }
+      }
+    }
+    if (!stream) {
+      std::fill(data + lo, data + hi, v);
+      if (!bad) scatter(mhi, base, 0);
+    }
+    if (bad || i != last) failed.store(true, std::memory_order_relaxed);
+  });
+  return !failed.load();
+}
+
 template <typename T>
 bool IsZero(const T& v) {
   if constexpr (std::is_same_v<T, std::string>) {
@@ -179,9 +264,14 @@ bool IsZero(const T& v) {
   }
 }
 
-// Both ToDense overloads: unwritten elements become *fill (a CPU scalar of the values' dtype),
-// zero when `zero`, else stay as they are.
-void Scatter(const SparseTensor& st, Tensor* dense, bool zero, const Tensor* fill) {
+// How Scatter may treat the target: keep it unchanged on an Error (ToDense), or treat it as
+// scratch (FillDense), optionally validating the indices as ValidateIndices does.
+enum class Target { kKeep, kScratch, kScratchValidate };
+
+// Both ToDense overloads and FillDense: unwritten elements become *fill (a CPU scalar of the
+// values' dtype), zero when `zero`, else stay as they are.
+void Scatter(const SparseTensor& st, Tensor* dense, bool zero, const Tensor* fill,
+             Target target = Target::kKeep) {
   si::CheckCreated(st, "ToDense");
   const std::vector<int64_t>& shape = st.shape();
   TK_CHECK(dense != nullptr && dense->defined(), kInvalidArgument,
@@ -204,7 +294,11 @@ void Scatter(const SparseTensor& st, Tensor* dense, bool zero, const Tensor* fil
            "; every operand of a compute op must be on one device: move the sparse tensor with "
            "SparseTensor::To(",
            dense->device(), ") or allocate the target on ", st.device());
-  if (si::OnCuda(st)) return sparse_cuda::ToDense(st, dense, zero, fill);
+  const bool validate = target == Target::kScratchValidate;
+  if (si::OnCuda(st)) {
+    if (validate) st.ValidateIndices();
+    return sparse_cuda::ToDense(st, dense, zero, fill);
+  }
   const bool fills = zero || fill != nullptr;
   const Tensor idx = si::HostContiguous(st.indices());
   const Tensor vals = si::HostContiguous(st.values());
@@ -213,6 +307,27 @@ void Scatter(const SparseTensor& st, Tensor* dense, bool zero, const Tensor* fil
   const int64_t n = st.nnz();
   const Locator loc{rows, st.rank(), shape.data(), dense->pattern().Strides(),
                     dense->pattern().offset};
+  // Note [checked fill and scatter]: strictly increasing C-order destinations are the validity
+  // ValidateIndices asks for when the order is unknown or C order.
+  if (target != Target::kKeep && fills && dense->IsContiguous() && dense->NumElements() > 0 &&
+      (!validate || !st.OrderKnown() || st.order() == si::Iota(st.rank()))) {
+    const bool done = Dispatch(st.dtype(), "ToDense", [&]<typename T>() {
+      const T v = fill != nullptr ? fill_host.data<T>()[0] : T{};
+      const T* src = n > 0 ? vals.data<T>() : nullptr;
+      switch (st.rank()) {
+        case 1:
+          return CheckedFillAndScatter<1>(src, loc, n, v, validate, *dense);
+        case 2:
+          return CheckedFillAndScatter<2>(src, loc, n, v, validate, *dense);
+        case 3:
+          return CheckedFillAndScatter<3>(src, loc, n, v, validate, *dense);
+        default:
+          return CheckedFillAndScatter<0>(src, loc, n, v, validate, *dense);
+      }
+    });
+    if (done) return;
+  }
+  if (validate) st.ValidateIndices();  // names the first bad entry
   int64_t bad = -1;
   bool sorted = false;
   CheckDestinations(loc, n, &bad, &sorted);
@@ -248,6 +363,10 @@ void SparseTensor::ToDense(Tensor* dense, bool initialize) const {
 
 void SparseTensor::ToDense(Tensor* dense, const Tensor& fill) const {
   Scatter(*this, dense, false, &fill);
+}
+
+void SparseTensor::FillDense(Tensor* dense, const Tensor& fill, bool validate) const {
+  Scatter(*this, dense, false, &fill, validate ? Target::kScratchValidate : Target::kScratch);
 }
 
 Tensor SparseTensor::ToDense() const {

@@ -75,6 +75,11 @@ class SparseTensor {
   // e.g. TensorFlow's default_value). With sorted entries and a contiguous target the fill and
   // the scatter are one pass over `dense`.
   void ToDense(Tensor* dense, const Tensor& fill) const;
+  // ToDense(dense, fill) for a target whose contents before the call do not matter (a new
+  // output), after ValidateIndices()' checks when `validate`. With entries in C order and a
+  // contiguous target this is one pass over the entries and `dense`, checking as it writes, so
+  // on an Error (the same ValidateIndices and ToDense throw) `dense` may be partly written.
+  void FillDense(Tensor* dense, const Tensor& fill, bool validate = true) const;
   // A new dense tensor on the tensor's device (shape() must have at most kMaxAxes axes).
   Tensor ToDense() const;
   // The nonzero elements of `dense` in C order (order {0..rank-1}), on dense's device. Zero:

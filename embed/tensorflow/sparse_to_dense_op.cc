@@ -82,10 +82,14 @@ class SparseToDenseKernel : public tfw::OpKernel {
       }
       SparseTensor st = SparseTensor::Create(IndicesAsInt64(ind, n, rank), values, shape,
                                              StdOrder(static_cast<int>(rank)));
-      if (validate_indices_) st.ValidateIndices();  // sorted, no repeats, in bounds
-      // Past kMaxAxes dims the leading axes merge into one (the output buffer is the same).
+      // Sorted, no repeats, in bounds: checked by FillDense as it writes, or here before the
+      // leading axes of a shape past kMaxAxes dims merge into one (the output buffer is the
+      // same).
+      bool validate = validate_indices_;
       std::vector<int64_t> dims = shape;
       if (rank > kMaxAxes) {
+        if (validate) st.ValidateIndices();
+        validate = false;
         CheckIndexBounds(st, op);  // before merging, which could hide a bad coordinate
         std::vector<std::vector<int>> groups(1);
         for (int a = 0; a < rank; ++a) {
@@ -97,13 +101,13 @@ class SparseToDenseKernel : public tfw::OpKernel {
       }
       if (bit) {
         Tensor dense = Wrap(*AllocateTf(ctx, 0, shape), *bit, dims);
-        st.ToDense(&dense, Wrap(def, *bit));  // checks bounds before writing
+        st.FillDense(&dense, Wrap(def, *bit), validate);  // never writes out of bounds
         return;
       }
       Tensor where = Tensor::Empty(dims, DType::kInt64);
       Tensor none = Tensor::Empty({}, DType::kInt64);
       Set(-1, &none);
-      st.ToDense(&where, none);
+      st.FillDense(&where, none, validate);
       tfw::Tensor* dense = AllocateTf(ctx, 0, shape);
       DispatchByPosition(vals.dtype(), op,
                          [&]<typename T>() { FillByPosition<T>(vals, def, where, dense); });

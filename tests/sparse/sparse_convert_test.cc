@@ -7,6 +7,7 @@
 #include <random>
 
 #include "sparse/sparse_test_util.h"
+#include "tensorkit/dense/transpose_internal.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
 namespace tensorkit {
@@ -194,6 +195,128 @@ TEST(SparseToDenseFill, Misuse) {
   ExpectError([&] { bad.ToDense(&untouched, Tensor::FromVector<float>({0}, {})); },
               {"ToDense", "entry 1 at [1 3]"});
   EXPECT_EQ(untouched.ToVector<float>(), std::vector<float>(6, 4.0f));
+}
+
+// The message ValidateIndices gives for st, or "" when it passes.
+std::string ValidationError(const SparseTensor& st) {
+  try {
+    st.ValidateIndices();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SparseFillDense, EqualsValidateThenToDenseOnEveryPath) {
+  // Sorted unique, sorted with repeats, unsorted and out-of-bounds entries, of ranks 1 to 5, on
+  // small targets and across blocks, plain and streamed, at 1 to 3 threads: FillDense(validate)
+  // writes what ToDense writes when ValidateIndices passes and throws its Error when not;
+  // without validation it is ToDense.
+  std::mt19937_64 rng(31);
+  const Tensor fill = Tensor::FromVector<double>({-3.0}, {});
+  for (int trial = 0; trial < 40; ++trial) {
+    std::vector<int64_t> shape;
+    for (int a = 0; a < 1 + trial % 5; ++a) shape.push_back(1 + static_cast<int64_t>(rng() % 7));
+    if (trial % 4 == 1) shape = {200 + trial, 900};  // several blocks
+    const int64_t cells = Product(shape);
+    const int64_t n = static_cast<int64_t>(rng() % static_cast<uint64_t>(cells / 3 + 2));
+    const int kind = trial % 5;  // 0 sorted unique, 1 sorted repeats, 2 unsorted, 3 out of bounds
+    std::vector<int64_t> rows =
+        kind == 0 || kind == 4 ? RandomUniqueRows(rng, n, shape) : RandomRows(rng, n, shape);
+    if (kind == 3 && n > 0) {
+      const int64_t i = static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+      const size_t a = static_cast<size_t>(rng() % shape.size());
+      const int64_t wrong[] = {-1, shape[a], int64_t{1} << 62, std::numeric_limits<int64_t>::min()};
+      rows[static_cast<size_t>(i) * shape.size() + a] = wrong[trial % 4];
+    }
+    SparseTensor st = MakeSparse<double>(rows, RandomValues(rng, n), shape);
+    if (kind != 2 && kind != 3) {
+      std::vector<int> order(shape.size());
+      std::iota(order.begin(), order.end(), 0);
+      st.Reorder(order);
+    }
+    if (kind == 4) st = MakeSparse<double>(Rows(st), st.values().ToVector<double>(), shape);
+    const std::string invalid = ValidationError(st);
+    for (int64_t streaming : {int64_t{-1}, int64_t{0}}) {
+      transpose_internal::SetStreamingBytesForTesting(streaming);
+      for (int threads : {1, 2, 3}) {
+        SetNumThreads(threads);
+        for (bool validate : {true, false}) {
+          Tensor dense = Tensor::Empty(shape, DType::kFloat64);
+          std::string got;
+          try {
+            st.FillDense(&dense, fill, validate);
+          } catch (const Error& e) {
+            got = e.what();
+          }
+          const std::string context = "trial " + std::to_string(trial) + " threads " +
+                                      std::to_string(threads) + " validate " +
+                                      std::to_string(validate);
+          if (validate && !invalid.empty()) {
+            EXPECT_EQ(got, invalid) << context;
+          } else if (kind == 3) {
+            EXPECT_NE(got.find("ToDense"), std::string::npos) << context << ": " << got;
+          } else {
+            EXPECT_EQ(got, "") << context;
+            EXPECT_EQ(dense.ToVector<double>(), NaiveFilled(st, -3.0)) << context;
+          }
+        }
+      }
+    }
+  }
+  transpose_internal::SetStreamingBytesForTesting(-1);
+  SetNumThreads(2);
+}
+
+TEST(SparseFillDense, NeverWritesOutsideItsTarget) {
+  // The target is the middle of a larger buffer (an offset view); out-of-bounds and unsorted
+  // entries next to its edges never reach the guard elements around it.
+  const std::vector<int64_t> shape = {3, 70000};  // two blocks
+  for (int64_t streaming : {int64_t{-1}, int64_t{0}}) {
+    transpose_internal::SetStreamingBytesForTesting(streaming);
+    for (const std::vector<int64_t>& rows :
+         {std::vector<int64_t>{0, 0, 0, 5, 3, 0}, std::vector<int64_t>{0, 5, 0, -1, 2, 1},
+          std::vector<int64_t>{2, 69999, 0, 70000}, std::vector<int64_t>{1, 3, 1, 2, 2, 0},
+          std::vector<int64_t>{-1, 69999, 0, 1}}) {
+      const int64_t n = static_cast<int64_t>(rows.size()) / 2;
+      SparseTensor st = MakeSparse<float>(rows, std::vector<float>(n, 1.0f), shape);
+      Tensor buffer = Tensor::FromVector<float>(std::vector<float>(5 * 70000, 9.0f), {5, 70000});
+      Tensor view = buffer.WithPattern(MakePattern(shape, {70000, 1}, 70000));
+      for (bool validate : {true, false}) {
+        try {
+          st.FillDense(&view, Tensor::FromVector<float>({0}, {}), validate);
+        } catch (const Error&) {
+        }
+        const std::vector<float> all = buffer.ToVector<float>();
+        EXPECT_EQ(std::vector<float>(all.begin(), all.begin() + 70000),
+                  std::vector<float>(70000, 9.0f));
+        EXPECT_EQ(std::vector<float>(all.begin() + 4 * 70000, all.end()),
+                  std::vector<float>(70000, 9.0f));
+      }
+    }
+  }
+  transpose_internal::SetStreamingBytesForTesting(-1);
+}
+
+TEST(SparseFillDense, OtherOrdersStringsAndEmpty) {
+  // Sorted by axis 1 first: valid in its own order though not in C order.
+  SparseTensor by_col = MakeSparse<int32_t>({1, 0, 0, 1, 1, 1}, {4, 5, 6}, {2, 2}, {1, 0});
+  Tensor dense = Tensor::Empty({2, 2}, DType::kInt32);
+  by_col.FillDense(&dense, Tensor::FromVector<int32_t>({-1}, {}));
+  EXPECT_EQ(dense.ToVector<int32_t>(), (std::vector<int32_t>{-1, 5, 4, 6}));
+  SparseTensor words = MakeSparse<std::string>({0, 2, 1, 0}, {"a", "b"}, {2, 3});
+  Tensor text = Tensor::Empty({2, 3}, DType::kString);
+  words.FillDense(&text, Tensor::FromVector<std::string>({"z"}, {}));
+  EXPECT_EQ(text.ToVector<std::string>(), (std::vector<std::string>{"z", "z", "a", "b", "z", "z"}));
+  SparseTensor repeated = MakeSparse<std::string>({0, 2, 0, 2}, {"a", "b"}, {2, 3});
+  ExpectError([&] { repeated.FillDense(&text, Tensor::FromVector<std::string>({"z"}, {})); },
+              {"ValidateIndices", "entry 1"});
+  repeated.FillDense(&text, Tensor::FromVector<std::string>({"z"}, {}), false);
+  EXPECT_EQ(text.ToVector<std::string>()[2], "b");
+  SparseTensor none = MakeSparse<float>({}, {}, {0, 4});
+  Tensor nothing = Tensor::Empty({0, 4}, DType::kFloat32);
+  none.FillDense(&nothing, Tensor::FromVector<float>({1}, {}));
+  EXPECT_EQ(nothing.NumElements(), 0);
 }
 
 TEST(SparseFromDense, RoundTripKeepsCOrder) {
