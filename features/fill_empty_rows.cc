@@ -27,15 +27,85 @@ constexpr const char* kGradOp = "FillEmptyRowsGrad";
 // Rows per task when a pass goes over the rows of the dense shape.
 constexpr int64_t kRowGrain = 1 << 12;
 
-// The checked input: contiguous host rows and whether they are sorted in C order.
+// The checked input: contiguous host rows, whether their rows (axis 0) never decrease, as
+// TensorFlow's kernel asks, and if so, per fixed chunk (si::kChunk) of entries, how many empty
+// rows its entries skip, and whether each row's entries are in C order too.
 struct CheckedRows {
   Tensor idx;
-  bool sorted = false;
+  bool rows_sorted = false;
+  bool c_sorted = false;
+  std::vector<int64_t> skipped;
 };
 
-// Throws naming the first entry outside the shape; one pass over the rows finds that and
-// whether they are already sorted (FirstInvalid stops at the first entry that is either, so
-// only an unsorted input pays for a second, bounds-only pass).
+// Calls f.template operator()<R>() with R the rank when it is 1, 2 or 3 (loops over the axes
+// then unroll into branch-free code), else with R = 0 (any rank).
+template <typename F>
+decltype(auto) WithRank(int rank, const F& f) {
+  switch (rank) {
+    case 1:
+      return f.template operator()<1>();
+    case 2:
+      return f.template operator()<2>();
+    case 3:
+      return f.template operator()<3>();
+    default:
+      return f.template operator()<0>();
+  }
+}
+
+// Whether row x comes before row y on axes 1.. (the minor axes), without branches.
+template <int R>
+inline bool MinorBefore(const int64_t* x, const int64_t* y, int rank) {
+  if constexpr (R == 2) {
+    return x[1] < y[1];
+  } else {
+    const int r = R > 0 ? R : rank;
+    int cmp = 0;
+    for (int a = 1; a < r; ++a) {
+      const int here = (x[a] > y[a]) - (x[a] < y[a]);
+      cmp = cmp != 0 ? cmp : here;
+    }
+    return cmp < 0;
+  }
+}
+
+// The chunk [b, e) of CheckRows' pass: false at an entry outside the shape or before its
+// predecessor's row; else its skipped rows to *skipped and whether some row's entries are out
+// of C order to *down. Blocks of entries are tested without branches; the skipped rows are the
+// rows the chunk spans less the row changes in it.
+template <int R>
+bool CheckRowChunk(const int64_t* idx, int64_t b, int64_t e, int rank, const int64_t* shape,
+                   int64_t* skipped, bool* down) {
+  const int r = R > 0 ? R : rank;
+  constexpr int64_t kBlock = 256;
+  const int64_t start = b == 0 ? -1 : idx[(b - 1) * r];
+  int64_t prev = start, changes = 0;
+  bool unordered = false;
+  for (int64_t s = b; s < e; s += kBlock) {
+    const int64_t t = std::min(e, s + kBlock);
+    bool bad = false;
+    for (int64_t i = s; i < t; ++i) {
+      const int64_t* x = idx + i * r;
+      for (int a = 0; a < r; ++a) {
+        bad |= static_cast<uint64_t>(x[a]) >= static_cast<uint64_t>(shape[a]);
+      }
+      bad |= x[0] < prev;
+      changes += x[0] != prev;
+      const int64_t* y = i > 0 ? x - r : x;  // entry 0 has no predecessor
+      unordered |= (x[0] == prev) & MinorBefore<R>(x, y, rank);
+      prev = x[0];
+    }
+    if (bad) return false;
+  }
+  *skipped = prev - start - changes;
+  *down = unordered;
+  return true;
+}
+
+// Throws naming the first entry outside the shape. One pass over the rows finds that, whether
+// the rows never decrease, and, for sorted rows, each chunk's skipped rows (the first entry
+// outside the shape or out of row order stops it, so only an input with unsorted rows pays
+// for a second, bounds-only pass).
 CheckedRows CheckRows(const SparseTensor& st) {
   CheckedRows out;
   out.idx = si::HostContiguous(st.indices());
@@ -43,8 +113,27 @@ CheckedRows CheckRows(const SparseTensor& st) {
   const int64_t nnz = st.nnz();
   const std::vector<int64_t>& shape = st.shape();
   const int rank = st.rank();
-  const int64_t first = si::FirstInvalid(idx, nnz, shape, si::Iota(rank), /*strict=*/false);
-  out.sorted = first < 0;
+  out.skipped.assign(static_cast<size_t>(NumChunks(nnz, si::kChunk)), 0);
+  std::atomic<bool> minor_down{false};
+  const int64_t first = WithRank(rank, [&]<int R>() {
+    return si::FirstFailure(
+        nnz,
+        [&](int64_t b, int64_t e) {
+          bool down = false;
+          if (!CheckRowChunk<R>(idx, b, e, rank, shape.data(),
+                                &out.skipped[static_cast<size_t>(b / si::kChunk)], &down)) {
+            return false;
+          }
+          if (down) minor_down.store(true, std::memory_order_relaxed);
+          return true;
+        },
+        [&](int64_t i) {
+          const int64_t* x = idx + i * rank;
+          return si::OutOfBounds(x, shape.data(), rank) || (i > 0 && x[0] < x[-rank]);
+        });
+  });
+  out.rows_sorted = first < 0;
+  out.c_sorted = out.rows_sorted && !minor_down.load();
   if (first >= 0) {
     if (si::OutOfBounds(idx + first * rank, shape.data(), rank)) {
       si::ThrowOutOfBounds(kFillOp, idx, first, shape);
@@ -108,36 +197,30 @@ inline void WriteFilled(int64_t r, int64_t slot, int rank, const T& fill, int64_
   out_val[slot] = fill;
 }
 
-// Sorted input: row r's entries are the run [rstart[r], rstart[r + 1]), found in one pass; each
-// run moves by the number of empty rows before it, so every task copies whole runs.
+// Rows never decreasing: each entry moves by the number of empty rows before its row, which
+// the chunks' skipped rows (CheckRows) give at each chunk's start; the entry after a gap writes
+// the gap's filled entries first. Tasks take whole chunks; only gaps branch.
 template <typename T>
-FillEmptyRowsResult FillSorted(const SparseTensor& st, const Tensor& idx_t, const T& fill,
+FillEmptyRowsResult FillSorted(const SparseTensor& st, const CheckedRows& checked, const T& fill,
                                const FillEmptyRowsAllocator* allocate) {
-  const Input<T> in(st, idx_t);
+  const Input<T> in(st, checked.idx);
   const int64_t nnz = in.nnz, rows = in.rows, vstride = in.vstride;
   const int rank = in.rank;
   const int64_t* idx = in.idx;
   const T* vals = in.vals;
-  // rstart[r] = the first entry whose row is >= r.
-  Tensor rstart_t = Tensor::Empty({rows + 1}, DType::kInt64);
-  int64_t* rstart = rstart_t.data<int64_t>();
-  fi::StartsOfSortedKeys(
-      nnz, rows, [&](int64_t i) { return idx[i * rank]; }, rstart);
-  // Empty rows before each chunk of rows, then the total.
-  const int64_t num_row_chunks = NumChunks(rows, kRowGrain);
-  std::vector<int64_t> empties(static_cast<size_t>(num_row_chunks) + 1, 0);
-  ParallelChunks(rows, kRowGrain, [&](int64_t c, int64_t b, int64_t e) {
-    int64_t k = 0;
-    for (int64_t r = b; r < e; ++r) k += rstart[r + 1] == rstart[r];
-    empties[c + 1] = k;
-  });
-  for (int64_t c = 0; c < num_row_chunks; ++c) empties[c + 1] += empties[c];
-  const int64_t num_empty = empties[num_row_chunks];
+  // Empty rows before each chunk's first entry's row, then the total.
+  const int64_t num_chunks = static_cast<int64_t>(checked.skipped.size());
+  std::vector<int64_t> before(static_cast<size_t>(num_chunks) + 1, 0);
+  for (int64_t c = 0; c < num_chunks; ++c) before[c + 1] = before[c] + checked.skipped[c];
+  const int64_t last_row = nnz > 0 ? idx[(nnz - 1) * rank] : -1;
+  const int64_t num_empty = before[num_chunks] + (rows - 1 - last_row);
 
+  const std::vector<int> iota = si::Iota(rank);
+  const std::vector<int> out_order = checked.c_sorted ? iota : std::vector<int>(rank, -1);
   FillEmptyRowsResult res;
   if (num_empty == 0 && st.values().IsContiguous()) {
     // Nothing moves: the outputs are the inputs (as TensorFlow returns them).
-    res.output = SparseTensor::Create(idx_t, st.values(), st.shape(), si::Iota(rank));
+    res.output = SparseTensor::Create(checked.idx, st.values(), st.shape(), out_order);
     res.empty_row_indicator = Tensor::Zeros({rows}, DType::kBool);
     res.reverse_index_map = Tensor::Empty({nnz}, DType::kInt64);
     int64_t* rev = res.reverse_index_map.data<int64_t>();
@@ -147,30 +230,50 @@ FillEmptyRowsResult FillSorted(const SparseTensor& st, const Tensor& idx_t, cons
     return res;
   }
   Outputs out(nnz + num_empty, rank, st.dtype(), rows, nnz, allocate);
-  int64_t* out_idx = out.idx.data<int64_t>();
-  T* out_val = out.values.data<T>();
-  bool* empty = out.empty.data<bool>();
-  int64_t* rev = out.reverse.data<int64_t>();
-  ParallelChunks(rows, kRowGrain, [&](int64_t c, int64_t b, int64_t e) {
-    int64_t shift = empties[c];  // empty rows before row r
-    for (int64_t r = b; r < e; ++r) {
-      const int64_t i0 = rstart[r], i1 = rstart[r + 1];
-      empty[r] = i0 == i1;
-      if (i0 == i1) {
-        WriteFilled(r, i0 + shift, rank, fill, out_idx, out_val);
-        ++shift;
-        continue;
-      }
-      const int64_t o = i0 + shift;
-      std::memcpy(out_idx + o * rank, idx + i0 * rank,
-                  static_cast<size_t>((i1 - i0) * rank) * sizeof(int64_t));
-      for (int64_t i = i0; i < i1; ++i) {
-        out_val[i + shift] = vals[i * vstride];
-        rev[i] = i + shift;
-      }
+  int64_t* const out_idx = out.idx.data<int64_t>();
+  T* const out_val = out.values.data<T>();
+  bool* const empty = out.empty.data<bool>();
+  int64_t* const rev = out.reverse.data<int64_t>();
+  // Writes the filled entries of the rows strictly between `from` and `to` at slots from
+  // `slot`; returns the slot after them.
+  const auto fill_gap = [&](int64_t from, int64_t to, int64_t slot) {
+    for (int64_t q = from + 1; q < to; ++q, ++slot) {
+      empty[q] = true;
+      WriteFilled(q, slot, rank, fill, out_idx, out_val);
     }
+    return slot;
+  };
+  WithRank(rank, [&]<int R>() {
+    const int r = R > 0 ? R : rank;
+    ParallelChunks(nnz, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
+      int64_t shift = before[c];
+      const int64_t* const x0 = idx;
+      int64_t prev = b == 0 ? -1 : x0[(b - 1) * r];
+      const auto move = [&](int64_t i) {
+        const int64_t o = i + shift;
+        for (int a = 0; a < r; ++a) out_idx[o * r + a] = x0[i * r + a];
+        out_val[o] = vals[i * vstride];
+        rev[i] = o;
+      };
+      int64_t i = b;
+      // The rest of a row that began in the chunk before: that chunk marks the row.
+      for (; i < e && x0[i * r] == prev; ++i) move(i);
+      for (; i < e; ++i) {
+        const int64_t row = x0[i * r];
+        if (row > prev + 1) [[unlikely]] {
+          shift = fill_gap(prev, row, i + shift) - i;
+        }
+        empty[row] = false;
+        prev = row;
+        move(i);
+      }
+      if (e == nnz) fill_gap(prev, rows, e + shift);  // the rows after the last entry
+    });
   });
-  res.output = SparseTensor::Create(out.idx, out.values, st.shape(), si::Iota(rank));
+  if (nnz == 0) {
+    ParallelFor(0, rows, kRowGrain, [&](int64_t b, int64_t e) { fill_gap(b - 1, e, b); });
+  }
+  res.output = SparseTensor::Create(out.idx, out.values, st.shape(), out_order);
   res.empty_row_indicator = out.empty;
   res.reverse_index_map = out.reverse;
   return res;
@@ -224,8 +327,8 @@ template <typename T>
 FillEmptyRowsResult Fill(const SparseTensor& st, const T& fill,
                          const FillEmptyRowsAllocator* allocate = nullptr) {
   const CheckedRows checked = CheckRows(st);
-  return checked.sorted ? FillSorted<T>(st, checked.idx, fill, allocate)
-                        : FillUnsorted<T>(st, checked.idx, fill, allocate);
+  return checked.rows_sorted ? FillSorted<T>(st, checked, fill, allocate)
+                             : FillUnsorted<T>(st, checked.idx, fill, allocate);
 }
 
 // FillEmptyRows on the device of st (Note [device choice] of sparse/device_ops.h): the bounds

@@ -284,6 +284,75 @@ TEST(FillEmptyRows, LargeInputsAreTheSameAtEveryThreadCount) {
   }
 }
 
+// Rows in order, columns not (TensorFlow's ordered-rows case): the reference's output at every
+// thread count, with entries of one row and gaps of empty rows on both sides of the fixed
+// chunks' edges (65536 entries), the order claimed only when the columns are in order too.
+TEST(FillEmptyRows, OrderedRowsWithUnorderedColumnsAcrossChunks) {
+  struct Case {
+    std::vector<int64_t> shape;
+    int64_t nnz;
+    double empty_frac;
+  };
+  // Few rows: the reference is quadratic.
+  for (const Case& c : {Case{{300, 50}, 140000, 0.1}, Case{{7, 3}, 140000, 0.3},
+                        Case{{200, 2, 3}, 150000, 0.5}, Case{{5}, 70000, 0.0}}) {
+    RandomInput in = RandomRows(c.shape, c.nnz, c.empty_frac, false, 41);
+    const int rank = static_cast<int>(c.shape.size());
+    std::vector<int64_t> perm(static_cast<size_t>(in.nnz));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::stable_sort(perm.begin(), perm.end(),
+                     [&](int64_t a, int64_t b) { return in.idx[a * rank] < in.idx[b * rank]; });
+    std::vector<int64_t> idx;
+    for (int64_t p : perm) {
+      idx.insert(idx.end(), in.idx.begin() + p * rank, in.idx.begin() + (p + 1) * rank);
+    }
+    for (bool columns_sorted : {false, true}) {
+      if (columns_sorted) {
+        std::vector<std::vector<int64_t>> rows;
+        for (int64_t i = 0; i < in.nnz; ++i) {
+          rows.emplace_back(idx.begin() + i * rank, idx.begin() + (i + 1) * rank);
+        }
+        std::sort(rows.begin(), rows.end());
+        idx.clear();
+        for (const auto& row : rows) idx.insert(idx.end(), row.begin(), row.end());
+      }
+      SCOPED_TRACE(::testing::Message()
+                   << ShapeString(c.shape) << " columns sorted " << columns_sorted);
+      const std::vector<float> values = RandomValues<float>(in.nnz, 42);
+      const SparseTensor st = SparseTensor::Create(Tensor::FromVector<int64_t>(idx, {in.nnz, rank}),
+                                                   Tensor::FromVector<float>(values), c.shape);
+      const ref::FilledRows<float> want =
+          ref::FillEmptyRows<float>(idx, values, rank, c.shape[0], 7.0f);
+      for (const FillEmptyRowsResult& r :
+           AtThreadCounts({1, 2, 3}, [&] { return FillEmptyRows(st, Scalar(7)); })) {
+        EXPECT_EQ(r.output.indices().ToVector<int64_t>(), want.indices);
+        EXPECT_EQ(r.output.values().ToVector<float>(), want.values);
+        EXPECT_EQ(r.empty_row_indicator.ToVector<bool>(), want.empty);
+        EXPECT_EQ(r.reverse_index_map.ToVector<int64_t>(), want.reverse);
+        EXPECT_EQ(r.output.OrderKnown(), r.output.SortedIn(Iota(rank)));
+        EXPECT_EQ(r.output.OrderKnown(), columns_sorted || rank == 1);
+      }
+    }
+  }
+  // One row fills the first chunk; the next entry, in the second chunk, skips rows 1 to 4.
+  std::vector<int64_t> idx;
+  for (int64_t i = 0; i < 65536; ++i) idx.insert(idx.end(), {0, 65535 - i});
+  idx.insert(idx.end(), {5, 0, 5, 1, 8, 0});
+  const int64_t n = static_cast<int64_t>(idx.size()) / 2;
+  const std::vector<float> values = RandomValues<float>(n, 43);
+  const SparseTensor st = SparseTensor::Create(Tensor::FromVector<int64_t>(idx, {n, 2}),
+                                               Tensor::FromVector<float>(values), {10, 65536});
+  const ref::FilledRows<float> want = ref::FillEmptyRows<float>(idx, values, 2, 10, 7.0f);
+  for (const FillEmptyRowsResult& r :
+       AtThreadCounts({1, 2}, [&] { return FillEmptyRows(st, Scalar(7)); })) {
+    EXPECT_EQ(r.output.indices().ToVector<int64_t>(), want.indices);
+    EXPECT_EQ(r.output.values().ToVector<float>(), want.values);
+    EXPECT_EQ(r.empty_row_indicator.ToVector<bool>(), want.empty);
+    EXPECT_EQ(r.reverse_index_map.ToVector<int64_t>(), want.reverse);
+    EXPECT_FALSE(r.output.OrderKnown());
+  }
+}
+
 TEST(FillEmptyRows, StridedValuesAndIndices) {
   // Values every other element of a longer tensor; indices a transposed view.
   Tensor long_values = Tensor::FromVector<float>({1, 0, 2, 0, 3, 0});
