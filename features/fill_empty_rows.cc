@@ -1,6 +1,7 @@
 // FillEmptyRows and FillEmptyRowsGrad: TensorFlow's SparseFillEmptyRows and its gradient.
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -171,6 +172,17 @@ struct Outputs {
         reverse(Allocate(allocate, 3, {nnz}, DType::kInt64, device)) {}
 };
 
+// The result of the outputs `out` (a tensor of `st`'s shape), in C order when `c_order`.
+FillEmptyRowsResult Finish(const Outputs& out, const SparseTensor& st, bool c_order) {
+  const int rank = st.rank();
+  FillEmptyRowsResult res;
+  res.output = SparseTensor::Create(out.idx, out.values, st.shape(),
+                                    c_order ? si::Iota(rank) : std::vector<int>(rank, -1));
+  res.empty_row_indicator = out.empty;
+  res.reverse_index_map = out.reverse;
+  return res;
+}
+
 // The arrays of a checked input.
 template <typename T>
 struct Input {
@@ -273,10 +285,7 @@ FillEmptyRowsResult FillSorted(const SparseTensor& st, const CheckedRows& checke
   if (nnz == 0) {
     ParallelFor(0, rows, kRowGrain, [&](int64_t b, int64_t e) { fill_gap(b - 1, e, b); });
   }
-  res.output = SparseTensor::Create(out.idx, out.values, st.shape(), out_order);
-  res.empty_row_indicator = out.empty;
-  res.reverse_index_map = out.reverse;
-  return res;
+  return Finish(out, st, checked.c_sorted);
 }
 
 // Any order: a stable counting sort by row (features_internal.h) in which every row takes at
@@ -313,13 +322,114 @@ FillEmptyRowsResult FillUnsorted(const SparseTensor& st, const Tensor& idx_t, co
   // row's entries were already in column order, which only the output itself can tell.
   const int64_t n_out = plan.start[rows];
   const std::vector<int> iota = si::Iota(rank);
-  const bool sorted = si::FirstUnordered(out_idx, n_out, rank, iota, /*strict=*/false) < 0;
-  FillEmptyRowsResult res;
-  res.output = SparseTensor::Create(out.idx, out.values, st.shape(),
-                                    sorted ? iota : std::vector<int>(rank, -1));
-  res.empty_row_indicator = out.empty;
-  res.reverse_index_map = out.reverse;
-  return res;
+  return Finish(out, st, si::FirstUnordered(out_idx, n_out, rank, iota, /*strict=*/false) < 0);
+}
+
+// Note [bucketed placement]: the counting sort's placement takes each entry's slot from its
+// row's cursor and writes it there: for inputs far larger than the caches every cursor read and
+// every write misses. For large inputs the rows are cut into buckets of about kBucketBytes of
+// output, and the entries (index row, value, position) are first grouped by bucket into a
+// scratch buffer with the same stable counting sort over the few buckets, whose cursors stay in
+// cache. Each bucket, one task, then counts its rows, and, once every bucket's slot total is
+// summed, copies its entries to their slots (a stable counting sort within the bucket, whose
+// output stays in cache), fills its empty rows and checks its rows' column order. Only the
+// reverse map is written at random.
+constexpr int64_t kBucketBytes = int64_t{1} << 20;
+// Inputs with fewer entries take the plain placement.
+constexpr int64_t kBucketedEntries = int64_t{1} << 16;
+
+template <typename T>
+FillEmptyRowsResult FillUnsortedBucketed(const SparseTensor& st, const Tensor& idx_t, const T& fill,
+                                         const FillEmptyRowsAllocator* allocate) {
+  const Input<T> in(st, idx_t);
+  const int64_t nnz = in.nnz, rows = in.rows, vstride = in.vstride;
+  const int rank = in.rank;
+  const int64_t* idx = in.idx;
+  const T* vals = in.vals;
+  // Rows per bucket: a power of two near kBucketBytes of output at the average row's slots.
+  const int64_t entry_bytes = 8 * rank + static_cast<int64_t>(sizeof(T));
+  const int64_t want = std::max<int64_t>(1, kBucketBytes / entry_bytes * rows / (nnz + rows));
+  const int shift = std::bit_width(static_cast<uint64_t>(want)) - 1;
+  const int64_t num_buckets = ((rows - 1) >> shift) + 1;
+  // Scratch from tensors: their large blocks come back from the block cache, not as fresh pages.
+  const Tensor scratch_idx = Tensor::Empty({nnz, rank}, DType::kInt64);
+  const Tensor scratch_pos = Tensor::Empty({nnz}, DType::kInt64);
+  const Tensor scratch_val = Tensor::Empty({nnz}, st.dtype());
+  int64_t* const sidx = scratch_idx.data<int64_t>();
+  int64_t* const spos = scratch_pos.data<int64_t>();
+  T* const sval = scratch_val.data<T>();
+  // Entries grouped by bucket, in entry order within each (the one stable counting sort).
+  const auto bucket_of = [&](int64_t i) { return idx[i * rank] >> shift; };
+  fi::CountingPlan plan = fi::PlanCountingSort(nnz, num_buckets, 0, bucket_of);
+  const std::vector<int64_t>& bucket_start = plan.start;
+  fi::PlaceItems(&plan, nnz, bucket_of, [&](int64_t i, int64_t p) {
+    const int64_t* x = idx + i * rank;
+    for (int a = 0; a < rank; ++a) sidx[p * rank + a] = x[a];
+    sval[p] = vals[i * vstride];
+    spos[p] = i;
+  });
+  // Each row's entries, and each bucket's slots (an empty row takes one).
+  const Tensor count_t = Tensor::Empty({rows}, DType::kInt64);  // zeroed by each bucket
+  int64_t* const count = count_t.data<int64_t>();
+  std::vector<int64_t> bucket_slots(static_cast<size_t>(num_buckets) + 1, 0);
+  ParallelFor(0, num_buckets, 1, [&](int64_t b, int64_t e) {
+    for (int64_t q = b; q < e; ++q) {
+      const int64_t k0 = q << shift, k1 = std::min(rows, (q + 1) << shift);
+      std::fill(count + k0, count + k1, 0);
+      for (int64_t p = bucket_start[q]; p < bucket_start[q + 1]; ++p) ++count[sidx[p * rank]];
+      int64_t slots = 0;
+      for (int64_t k = k0; k < k1; ++k) slots += std::max<int64_t>(count[k], 1);
+      bucket_slots[q + 1] = slots;
+    }
+  });
+  for (int64_t q = 0; q < num_buckets; ++q) bucket_slots[q + 1] += bucket_slots[q];
+  const int64_t n_out = bucket_slots[num_buckets];
+  Outputs out(n_out, rank, st.dtype(), rows, nnz, allocate);
+  int64_t* const out_idx = out.idx.data<int64_t>();
+  T* const out_val = out.values.data<T>();
+  bool* const empty = out.empty.data<bool>();
+  int64_t* const rev = out.reverse.data<int64_t>();
+  std::atomic<bool> unordered{false};
+  ParallelFor(0, num_buckets, 1, [&](int64_t b, int64_t e) {
+    std::vector<int64_t> cursor;
+    bool down = false;
+    for (int64_t q = b; q < e; ++q) {
+      const int64_t k0 = q << shift, k1 = std::min(rows, (q + 1) << shift);
+      cursor.resize(static_cast<size_t>(k1 - k0));
+      for (int64_t k = k0, slot = bucket_slots[q]; k < k1; ++k) {
+        cursor[k - k0] = slot;
+        empty[k] = count[k] == 0;
+        if (count[k] == 0) WriteFilled(k, slot, rank, fill, out_idx, out_val);
+        slot += std::max<int64_t>(count[k], 1);
+      }
+      for (int64_t p = bucket_start[q]; p < bucket_start[q + 1]; ++p) {
+        const int64_t* x = sidx + p * rank;
+        const int64_t s = cursor[x[0] - k0]++;
+        for (int a = 0; a < rank; ++a) out_idx[s * rank + a] = x[a];
+        out_val[s] = sval[p];
+        rev[spos[p]] = s;
+      }
+      for (int64_t s = bucket_slots[q] + 1; s < bucket_slots[q + 1]; ++s) {
+        const int64_t* x = out_idx + s * rank;
+        down |= x[0] == x[-rank] && MinorBefore<0>(x, x - rank, rank);
+      }
+    }
+    if (down) unordered.store(true, std::memory_order_relaxed);
+  });
+  return Finish(out, st, !unordered.load());
+}
+
+// Unsorted rows: bucketed placement (Note [bucketed placement]) when the entries are many and
+// their values plain bytes.
+template <typename T>
+FillEmptyRowsResult FillUnsortedAny(const SparseTensor& st, const Tensor& idx_t, const T& fill,
+                                    const FillEmptyRowsAllocator* allocate) {
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    if (st.nnz() >= kBucketedEntries && st.shape()[0] > 0) {
+      return FillUnsortedBucketed<T>(st, idx_t, fill, allocate);
+    }
+  }
+  return FillUnsorted<T>(st, idx_t, fill, allocate);
 }
 
 // The checks TensorFlow makes (and the bounds of every axis), then the fill.
@@ -328,7 +438,7 @@ FillEmptyRowsResult Fill(const SparseTensor& st, const T& fill,
                          const FillEmptyRowsAllocator* allocate = nullptr) {
   const CheckedRows checked = CheckRows(st);
   return checked.rows_sorted ? FillSorted<T>(st, checked, fill, allocate)
-                             : FillUnsorted<T>(st, checked.idx, fill, allocate);
+                             : FillUnsortedAny<T>(st, checked.idx, fill, allocate);
 }
 
 // FillEmptyRows on the device of st (Note [device choice] of sparse/device_ops.h): the bounds
@@ -367,13 +477,8 @@ FillEmptyRowsResult FillOnDevice(const SparseTensor& st, Scalar default_value,
   features_cuda::FillOnDevice(plan, idx, values, fill, &out.idx, &out.values, &out.empty,
                               &out.reverse, kFillOp);
   // Sorted input gives sorted output; otherwise the output itself tells (FillUnsorted).
-  const bool out_sorted =
-      sorted || sparse_cuda::FirstUnordered(out.idx, iota, /*strict=*/false, &pair) < 0;
-  res.output = SparseTensor::Create(out.idx, out.values, st.shape(),
-                                    out_sorted ? iota : std::vector<int>(rank, -1));
-  res.empty_row_indicator = out.empty;
-  res.reverse_index_map = out.reverse;
-  return res;
+  return Finish(out, st,
+                sorted || sparse_cuda::FirstUnordered(out.idx, iota, /*strict=*/false, &pair) < 0);
 }
 
 // The Error for reverse_index_map[pos] = value outside [0, n_full).

@@ -353,6 +353,102 @@ TEST(FillEmptyRows, OrderedRowsWithUnorderedColumnsAcrossChunks) {
   }
 }
 
+// Unsorted rows with at least 65536 entries take the bucketed placement (Note [bucketed
+// placement]): the reference's outputs at 1 to 3 threads, for several ranks and dtypes, rows
+// packed into one bucket or spread over many, one row holding most entries, and the C order
+// claimed exactly when every row's columns came in order.
+template <typename T>
+void CheckBucketed(const std::vector<int64_t>& shape, int64_t nnz, double empty_frac,
+                   int arrangement, uint64_t seed) {
+  SCOPED_TRACE(::testing::Message() << DTypeName(DTypeOf<T>) << " shape " << ShapeString(shape)
+                                    << " arrangement " << arrangement);
+  RandomInput in = RandomRows(shape, nnz, empty_frac, false, seed);
+  const int rank = static_cast<int>(shape.size());
+  std::vector<std::vector<int64_t>> rows;
+  for (int64_t i = 0; i < in.nnz; ++i) {
+    rows.emplace_back(in.idx.begin() + i * rank, in.idx.begin() + (i + 1) * rank);
+    if (arrangement == 1 && i % 4 != 0) rows.back()[0] = shape[0] / 2;  // one row holds most
+  }
+  if (arrangement == 2) {
+    // Columns first: rows out of order, each row's columns in order.
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+      return std::vector<int64_t>(a.begin() + 1, a.end()) <
+                 std::vector<int64_t>(b.begin() + 1, b.end()) ||
+             (std::vector<int64_t>(a.begin() + 1, a.end()) ==
+                  std::vector<int64_t>(b.begin() + 1, b.end()) &&
+              a[0] < b[0]);
+    });
+  }
+  std::vector<int64_t> idx;
+  for (const auto& row : rows) idx.insert(idx.end(), row.begin(), row.end());
+  const std::vector<T> values = RandomValues<T>(in.nnz, seed + 1);
+  const SparseTensor st = SparseTensor::Create(Tensor::FromVector<int64_t>(idx, {in.nnz, rank}),
+                                               Tensor::FromVector<T>(values), shape);
+  const ref::FilledRows<T> want =
+      ref::FillEmptyRows<T>(idx, values, rank, shape[0], static_cast<T>(7));
+  for (const FillEmptyRowsResult& r :
+       AtThreadCounts({1, 2, 3}, [&] { return FillEmptyRows(st, Scalar(7)); })) {
+    EXPECT_EQ(r.output.indices().ToVector<int64_t>(), want.indices);
+    EXPECT_EQ(r.output.values().ToVector<T>(), want.values);
+    EXPECT_EQ(r.empty_row_indicator.ToVector<bool>(), want.empty);
+    EXPECT_EQ(r.reverse_index_map.ToVector<int64_t>(), want.reverse);
+    EXPECT_EQ(r.output.OrderKnown(), r.output.SortedIn(Iota(rank)));
+    if (arrangement == 2 || rank == 1) EXPECT_TRUE(r.output.OrderKnown());
+  }
+}
+
+TEST(FillEmptyRows, BucketedPlacementMatchesTheReference) {
+  // Few rows: the reference is quadratic.
+  CheckBucketed<float>({300, 50}, 140000, 0.1, 0, 51);
+  CheckBucketed<float>({300, 50}, 140000, 0.1, 1, 52);
+  CheckBucketed<float>({300, 50}, 140000, 0.1, 2, 53);
+  CheckBucketed<double>({40}, 70000, 0.2, 0, 54);
+  CheckBucketed<int8_t>({90, 3, 4}, 70000, 0.3, 0, 55);
+  CheckBucketed<int64_t>({1, 9}, 70000, 0.0, 0, 56);  // one row, one bucket
+  CheckBucketed<bool>({200, 7}, 66000, 0.6, 2, 57);
+}
+
+// Many rows of a few entries each (too many for the quadratic reference): the bucketed
+// placement gives what the ordered-rows path gives for the same entries sorted stably by row,
+// the reverse map carried through that sort.
+TEST(FillEmptyRows, BucketedPlacementMatchesTheOrderedRowsPath) {
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{200000, 10}, std::vector<int64_t>{300000}}) {
+    const int rank = static_cast<int>(shape.size());
+    const RandomInput in = RandomRows(shape, 400000, 0.4, false, 61);
+    std::vector<int64_t> perm(static_cast<size_t>(in.nnz));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::stable_sort(perm.begin(), perm.end(),
+                     [&](int64_t a, int64_t b) { return in.idx[a * rank] < in.idx[b * rank]; });
+    std::vector<int64_t> sorted_idx;
+    const std::vector<float> values = RandomValues<float>(in.nnz, 62);
+    std::vector<float> sorted_values;
+    for (int64_t p : perm) {
+      sorted_idx.insert(sorted_idx.end(), in.idx.begin() + p * rank,
+                        in.idx.begin() + (p + 1) * rank);
+      sorted_values.push_back(values[static_cast<size_t>(p)]);
+    }
+    const FillEmptyRowsResult want =
+        FillEmptyRows(SparseTensor::Create(Tensor::FromVector<int64_t>(sorted_idx, {in.nnz, rank}),
+                                           Tensor::FromVector<float>(sorted_values), shape),
+                      Scalar(-1));
+    const std::vector<int64_t> sorted_rev = want.reverse_index_map.ToVector<int64_t>();
+    std::vector<int64_t> want_rev(static_cast<size_t>(in.nnz));
+    for (size_t j = 0; j < perm.size(); ++j) want_rev[static_cast<size_t>(perm[j])] = sorted_rev[j];
+    const SparseTensor st =
+        SparseTensor::Create(Tensor::FromVector<int64_t>(in.idx, {in.nnz, rank}),
+                             Tensor::FromVector<float>(values), shape);
+    for (const FillEmptyRowsResult& r :
+         AtThreadCounts({1, 2}, [&] { return FillEmptyRows(st, Scalar(-1)); })) {
+      EXPECT_EQ(r.output.indices().ToVector<int64_t>(), want.output.indices().ToVector<int64_t>());
+      EXPECT_EQ(r.output.values().ToVector<float>(), want.output.values().ToVector<float>());
+      EXPECT_EQ(r.empty_row_indicator.ToVector<bool>(), want.empty_row_indicator.ToVector<bool>());
+      EXPECT_EQ(r.reverse_index_map.ToVector<int64_t>(), want_rev);
+      EXPECT_EQ(r.output.OrderKnown(), r.output.SortedIn(Iota(rank)));
+    }
+  }
+}
+
 TEST(FillEmptyRows, StridedValuesAndIndices) {
   // Values every other element of a longer tensor; indices a transposed view.
   Tensor long_values = Tensor::FromVector<float>({1, 0, 2, 0, 3, 0});
