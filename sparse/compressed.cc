@@ -113,18 +113,23 @@ void ScatterByMajorAs(KeyView major, KeyView minor, int64_t nnz, int64_t num_maj
 }
 
 // Large inputs: the random scatter of ScatterByMajorAs misses the cache on every entry. Instead,
-// entries first go to 2^kBucketBits buckets of consecutive major keys (few enough output
-// streams to stay in cache), then each bucket is scattered within its own output region, small
-// enough to stay in cache, and its slices are sorted while hot. Both passes keep input order
-// within a major key, so the result is the same stable order.
-constexpr int kBucketBits = 10;
+// entries first go to at most 2^kMaxBucketBits buckets of consecutive major keys (few enough
+// output streams to stay in cache), then each bucket is scattered within its own output region,
+// about kBucketBytes (small enough to stay in cache), and its slices are sorted while hot. Both
+// passes keep input order within a major key, so the result is the same stable order.
+constexpr int kMaxBucketBits = 10;
+constexpr int64_t kBucketBytes = int64_t{256} << 10;
 
 template <typename T>
 void ScatterByBuckets(KeyView major, KeyView minor, int64_t nnz, int64_t num_major, const T* vals,
                       int64_t vstride, int64_t* ptr, int64_t* minor_out, T* vals_out,
                       bool sort_minor) {
+  const int64_t out_bytes = nnz * static_cast<int64_t>(8 + sizeof(T));
+  const int bucket_bits =
+      std::clamp(static_cast<int>(std::bit_width(static_cast<uint64_t>(out_bytes / kBucketBytes))),
+                 1, kMaxBucketBits);
   const int shift = std::max(
-      0, static_cast<int>(std::bit_width(static_cast<uint64_t>(num_major - 1))) - kBucketBits);
+      0, static_cast<int>(std::bit_width(static_cast<uint64_t>(num_major - 1))) - bucket_bits);
   const int64_t num_buckets = ((num_major - 1) >> shift) + 1;
   const Chunking ch(nnz, num_major);
   const int64_t num_chunks = ch.num, chunk = ch.size;
@@ -179,11 +184,11 @@ template <typename T>
 void ScatterSorted(KeyView major, KeyView minor, int64_t nnz, int64_t num_major, const T* vals,
                    int64_t vstride, int64_t* ptr, int64_t* minor_out, T* vals_out,
                    bool sort_minor) {
-  // Buckets pay off once the per-key counters outgrow the caches; with no more keys than
-  // entries the in-bucket key (below 2^31 / 2^kBucketBits keys per bucket) and the counts fit
+  // Buckets pay off once the output outgrows the caches (its random writes miss) and there are
+  // keys enough to spread; with no more keys than entries the in-bucket key and the counts fit
   // int32.
   if constexpr (std::is_trivially_copyable_v<T>) {
-    if (num_major > (int64_t{1} << 18) && num_major <= nnz && nnz > (int64_t{1} << 20) &&
+    if (num_major > (int64_t{1} << 12) && num_major <= nnz && nnz > (int64_t{1} << 20) &&
         nnz < INT32_MAX) {
       ScatterByBuckets<T>(major, minor, nnz, num_major, vals, vstride, ptr, minor_out, vals_out,
                           sort_minor);
