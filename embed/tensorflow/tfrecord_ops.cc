@@ -107,7 +107,9 @@ void OutputOf(tfw::OpKernelContext* ctx, int index, const Tensor& src) {
   auto o = out->flat<tfw::tstring>();
   const Tensor c = src.HostContiguous();
   const std::string* v = c.data<std::string>();
-  for (int64_t i = 0; i < c.NumElements(); ++i) o(i).assign(v[i].data(), v[i].size());
+  ParallelFor(0, c.NumElements(), GrainFor(32), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) o(i).assign(v[i].data(), v[i].size());
+  });
 }
 
 // A contiguous [1, ...] tensor as [...].
