@@ -20,6 +20,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -104,6 +105,10 @@ template <typename F>
 void DispatchByPosition(tfw::DataType dt, const char* op, const F& f);
 // out[i] = in[perm[i]] for values without a bit dtype.
 void GatherByPosition(const tfw::Tensor& in, const Tensor& perm, tfw::Tensor* out);
+// Sets element i of the string tensor `out` to get(i) (a std::string_view) for every i, in
+// parallel (each assign may allocate: long strings live on the heap).
+template <typename Get>
+void AssignStrings(tfw::Tensor* out, const Get& get);
 // "[2,3]": a TensorFlow shape as the messages show it.
 std::string ShapeText(const tfw::Tensor& t);
 
@@ -113,6 +118,17 @@ std::string ShapeText(const tfw::Tensor& t);
 // ---------------------------------------------------------------------------------------------
 // Definitions
 // ---------------------------------------------------------------------------------------------
+
+template <typename Get>
+void AssignStrings(tfw::Tensor* out, const Get& get) {
+  auto o = out->flat<tfw::tstring>();
+  ParallelFor(0, out->NumElements(), GrainFor(32), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const std::string_view s = get(i);
+      o(i).assign(s.data(), s.size());
+    }
+  });
+}
 
 template <typename Body>
 void RunKernel(tfw::OpKernelContext* ctx, const Body& body) {

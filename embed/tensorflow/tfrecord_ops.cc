@@ -103,13 +103,10 @@ void OutputOf(tfw::OpKernelContext* ctx, int index, const Tensor& src) {
     Copy(src, &out);
     return;
   }
-  tfw::Tensor* out = AllocateTf(ctx, index, src.Dims());
-  auto o = out->flat<tfw::tstring>();
   const Tensor c = src.HostContiguous();
   const std::string* v = c.data<std::string>();
-  ParallelFor(0, c.NumElements(), GrainFor(32), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) o(i).assign(v[i].data(), v[i].size());
-  });
+  AssignStrings(AllocateTf(ctx, index, src.Dims()),
+                [&](int64_t i) { return std::string_view(v[i]); });
 }
 
 // A contiguous [1, ...] tensor as [...].
@@ -489,9 +486,7 @@ class TFRecordReadKernel : public tfw::OpKernel {
       o.compression = io::TFRecordCompressionFromName(compression_);
       const io::TFRecordBatch b =
           io::ReadTFRecordBatch(ScalarPath(ctx->input(0), "TensorkitTFRecordRead"), o);
-      tfw::Tensor* out = AllocateTf(ctx, 0, {b.size()});
-      auto r = out->flat<tfw::tstring>();
-      for (int64_t i = 0; i < b.size(); ++i) r(i).assign(b[i].data(), b[i].size());
+      AssignStrings(AllocateTf(ctx, 0, {b.size()}), [&](int64_t i) { return b[i]; });
     });
   }
 
@@ -566,9 +561,8 @@ class SerializeExamplesKernel : public tfw::OpKernel {
         var_len.emplace_back(sparse_keys[i], JaggedTensor::FromOffsets(values, splits));
       }
       const std::vector<std::string> out = io::SerializeExamples(fixed, var_len);
-      tfw::Tensor* t = AllocateTf(ctx, 0, {static_cast<int64_t>(out.size())});
-      auto o = t->flat<tfw::tstring>();
-      for (size_t i = 0; i < out.size(); ++i) o(i).assign(out[i].data(), out[i].size());
+      AssignStrings(AllocateTf(ctx, 0, {static_cast<int64_t>(out.size())}),
+                    [&](int64_t i) { return std::string_view(out[static_cast<size_t>(i)]); });
     });
   }
 
