@@ -16,6 +16,7 @@ namespace {
 
 constexpr int64_t kHugePageBytes = int64_t{2} << 20;
 constexpr int64_t kSmallAlignment = 64;
+constexpr int64_t kPageBytes = 4096;
 
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kCacheEnabled = false;
@@ -35,7 +36,9 @@ struct Block {
   uint64_t stamp = 0;  // when it was freed: the smallest stamp is the oldest
 };
 
-// A fixed number of slots, so that Free never allocates (and so never throws).
+// A fixed number of slots, so that Free never allocates (and so never throws), holding at most
+// limit() bytes.
+template <int kSlots, int64_t (*kLimit)()>
 class BlockCache {
  public:
   void* Take(int64_t bytes) {
@@ -55,7 +58,7 @@ class BlockCache {
 
   // Keeps `p`, or gives it (or older blocks) back to the system to stay within the limit.
   void Put(void* p, int64_t bytes) noexcept {
-    const int64_t limit = CachedBytesLimit();
+    const int64_t limit = kLimit();
     if (bytes > limit) {
       std::free(p);
       return;
@@ -95,8 +98,6 @@ class BlockCache {
   }
 
  private:
-  static constexpr int kSlots = 16;
-
   int FreeSlot() const {
     for (int i = 0; i < kSlots; ++i) {
       if (slots_[i].p == nullptr) return i;
@@ -120,14 +121,25 @@ class BlockCache {
   uint64_t clock_ = 0;
 };
 
+int64_t MediumLimit() { return MediumCachedBytesLimit(); }
+
+using LargeCache = BlockCache<16, CachedBytesLimit>;
+using MediumCache = BlockCache<128, MediumLimit>;
+
 // Never destroyed: Storage objects may be freed by static destructors of other files.
-BlockCache& Cache() {
-  static BlockCache* cache = new BlockCache();
+LargeCache& Cache() {
+  static LargeCache* cache = new LargeCache();
+  return *cache;
+}
+MediumCache& Medium() {
+  static MediumCache* cache = new MediumCache();
   return *cache;
 }
 
 int64_t Rounded(int64_t bytes) {
-  const int64_t align = bytes >= kLargeBlockBytes ? kHugePageBytes : kSmallAlignment;
+  const int64_t align = bytes >= kLargeBlockBytes    ? kHugePageBytes
+                        : bytes >= kMediumBlockBytes ? kPageBytes
+                                                     : kSmallAlignment;
   return (bytes + align - 1) / align * align;
 }
 
@@ -143,6 +155,9 @@ void* AllocateUncounted(int64_t bytes) {
   const int64_t rounded = Rounded(bytes);
   if (rounded < bytes) return nullptr;  // wrapped around: no such allocation exists
   if (bytes < kLargeBlockBytes) {
+    if (kCacheEnabled && bytes >= kMediumBlockBytes) {
+      if (void* p = Medium().Take(rounded)) return p;
+    }
     return std::aligned_alloc(static_cast<size_t>(kSmallAlignment), static_cast<size_t>(rounded));
   }
   if (kCacheEnabled) {
@@ -176,8 +191,12 @@ void AdviseHugePages(void* p, int64_t bytes) noexcept {
 void Free(void* p, int64_t bytes) noexcept {
   if (p == nullptr) return;
   g_live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
-  if (!kCacheEnabled || bytes < kLargeBlockBytes) {
+  if (!kCacheEnabled || bytes < kMediumBlockBytes) {
     std::free(p);
+    return;
+  }
+  if (bytes < kLargeBlockBytes) {
+    Medium().Put(p, Rounded(bytes));
     return;
   }
   Cache().Put(p, Rounded(bytes));
@@ -192,8 +211,15 @@ int64_t CachedBytesLimit() {
   return kCacheEnabled ? limit : 0;
 }
 
-int64_t CachedBytes() { return Cache().Bytes(); }
+int64_t MediumCachedBytesLimit() {
+  return std::min<int64_t>(CachedBytesLimit() / 8, int64_t{64} << 20);
+}
 
-void ReleaseCached() noexcept { Cache().Clear(); }
+int64_t CachedBytes() { return Cache().Bytes() + Medium().Bytes(); }
+
+void ReleaseCached() noexcept {
+  Cache().Clear();
+  Medium().Clear();
+}
 
 }  // namespace tensorkit::cpu_memory

@@ -3,6 +3,8 @@
 // Glossary
 //   large block   an allocation of at least kLargeBlockBytes: 2 MiB aligned and advised for
 //                 transparent huge pages, as NumPy does for big arrays.
+//   medium block  an allocation of at least kMediumBlockBytes and less than kLargeBlockBytes:
+//                 64-byte aligned, cached like large blocks in a cache of its own.
 //   block cache   freed large blocks kept mapped for the next allocation of about their size, so
 //                 repeated operations with big outputs (Reorder, Concat, Coalesce, FromDense)
 //                 do not pay the kernel for faulting in and zeroing fresh pages on every call.
@@ -24,6 +26,10 @@
 namespace tensorkit::cpu_memory {
 
 inline constexpr int64_t kLargeBlockBytes = int64_t{4} << 20;
+// Blocks from this size up to kLargeBlockBytes are kept too, in a second cache of more slots
+// and at most MediumCachedBytesLimit() bytes: a batch of feature tensors of a few hundred KiB
+// each would otherwise go back to the system and be faulted in again on every call.
+inline constexpr int64_t kMediumBlockBytes = int64_t{64} << 10;
 
 // `bytes` (> 0) of memory aligned to at least 64 bytes, or nullptr when the system refuses.
 // Not zeroed.
@@ -39,7 +45,9 @@ void AdviseHugePages(void* p, int64_t bytes) noexcept;
 
 // The most bytes of freed blocks kept for reuse: 1/16 of physical memory, at most 4 GiB.
 int64_t CachedBytesLimit();
-// Bytes held by the cache now (for tests and diagnostics).
+// The most bytes of freed medium blocks kept: 1/8 of CachedBytesLimit(), at most 64 MiB.
+int64_t MediumCachedBytesLimit();
+// Bytes held by the caches now (for tests and diagnostics).
 int64_t CachedBytes();
 // Bytes allocated and not yet freed (cached blocks not counted): what live CPU storage holds.
 int64_t LiveBytes();

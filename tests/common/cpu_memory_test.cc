@@ -60,6 +60,37 @@ TEST(CpuMemory, CacheStaysWithinItsLimit) {
   EXPECT_EQ(CachedBytes(), 0);
 }
 
+TEST(CpuMemory, MediumBlocksAreReusedWithinTheirOwnLimit) {
+  if (!CacheOn()) GTEST_SKIP() << "block cache disabled in this build (sanitizer)";
+  ReleaseCached();
+  constexpr int64_t kKiB = 1024;
+  void* a = Allocate(300 * kKiB);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
+  Free(a, 300 * kKiB);
+  EXPECT_EQ(CachedBytes(), 300 * kKiB);
+  void* b = Allocate(262 * kKiB);  // within 1/4: reused
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(CachedBytes(), 0);
+  Free(b, 262 * kKiB);
+  void* c = Allocate(100 * kKiB);  // a third of it: a new block
+  EXPECT_NE(c, b);
+  Free(c, 100 * kKiB);
+  // Many freed medium blocks: the cache keeps at most its limit.
+  std::vector<void*> blocks;
+  const int64_t size = 3 * kMiB;
+  for (int64_t i = 0; i < 2 * MediumCachedBytesLimit() / size + 4; ++i) {
+    blocks.push_back(Allocate(size));
+  }
+  for (void* p : blocks) {
+    Free(p, size);
+    EXPECT_LE(CachedBytes(), MediumCachedBytesLimit());
+  }
+  EXPECT_GT(CachedBytes(), 0);
+  ReleaseCached();
+  EXPECT_EQ(CachedBytes(), 0);
+}
+
 TEST(CpuMemory, SmallBlocksAreNotCached) {
   const int64_t before = CachedBytes();
   void* p = Allocate(1000);
