@@ -32,15 +32,6 @@ namespace {
 const Device kGpu = Device::Cuda(0);
 constexpr int64_t kMiB = int64_t{1} << 20;
 
-// Keeps the current stream busy for a while (tens of milliseconds on any GPU), so that work
-// enqueued after it on that stream runs late and a missing order shows.
-void BusyWork(Tensor* scratch) {
-  const Tensor a = Tensor::Zeros({2048, 2048}, DType::kFloat32, kGpu);
-  for (int i = 0; i < 24; ++i) AddProduct(1, 0, a, a, scratch);
-}
-
-int64_t SumOf(const Tensor& t) { return Sum(t, {0}).ToVector<int64_t>()[0]; }
-
 // Host waits of `f` (the runtime's counter, common/stream.h).
 template <typename F>
 uint64_t HostWaits(F&& f) {
@@ -50,6 +41,15 @@ uint64_t HostWaits(F&& f) {
 }
 
 #if defined(TENSORKIT_TEST_HAVE_CUDA)
+
+// Keeps the current stream busy for a while (tens of milliseconds on any GPU), so that work
+// enqueued after it on that stream runs late and a missing order shows.
+void BusyWork(Tensor* scratch) {
+  const Tensor a = Tensor::Zeros({2048, 2048}, DType::kFloat32, kGpu);
+  for (int i = 0; i < 24; ++i) AddProduct(1, 0, a, a, scratch);
+}
+
+int64_t SumOf(const Tensor& t) { return Sum(t, {0}).ToVector<int64_t>()[0]; }
 
 // The use-after-free of a tensor read under a StreamGuard and dropped after it: its memory must
 // not go to a new allocation (filled at once on the default stream) before the guarded stream
