@@ -30,14 +30,91 @@ SparseTensor TakeShifted(const SparseTensor& st, const int64_t* rows, const Tens
   return SparseTensor::Create(std::move(indices), std::move(values), std::move(shape), st.order());
 }
 
+// Pieces at most this many split by SplitFew (its counters: one per piece per fixed chunk).
+constexpr int64_t kFewPieces = 256;
+
+// SplitInto for few pieces: one pass per fixed chunk checks the split axis and counts the
+// chunk's entries of every piece; then each chunk writes its entries, shifted, straight into
+// their pieces' new tensors, after those of earlier chunks (so in input order, as TensorFlow
+// keeps them). Two passes over the entries and nothing in between.
+template <typename PieceOf>
+std::vector<SparseTensor> SplitFew(const SparseTensor& st, int axis,
+                                   const std::vector<int64_t>& sizes, const PieceOf& piece_of) {
+  const int rank = st.rank();
+  const int64_t n = st.nnz(), num = static_cast<int64_t>(sizes.size());
+  const Tensor idx = si::HostContiguous(st.indices());
+  const int64_t* rows = n * rank > 0 ? idx.data<int64_t>() : nullptr;
+  const uint64_t dim = static_cast<uint64_t>(st.shape()[axis]);
+  const int64_t num_chunks = NumChunks(n, si::kChunk);
+  std::vector<int64_t> at(static_cast<size_t>(num_chunks * num), 0);  // [chunk][piece]
+  const int64_t bad = si::FirstFailure(
+      n,
+      [&](int64_t b, int64_t e) {
+        int64_t* h = at.data() + b / si::kChunk * num;
+        for (int64_t i = b; i < e; ++i) {
+          const int64_t v = rows[i * rank + axis];
+          if (static_cast<uint64_t>(v) >= dim) return false;
+          ++h[piece_of(v)];
+        }
+        return true;
+      },
+      [&](int64_t i) { return static_cast<uint64_t>(rows[i * rank + axis]) >= dim; });
+  if (bad >= 0) si::ThrowOutOfBounds("Split", rows, bad, st.shape());
+  std::vector<int64_t> count(static_cast<size_t>(num), 0), start(static_cast<size_t>(num), 0);
+  for (int64_t p = 0; p < num; ++p) {
+    for (int64_t c = 0; c < num_chunks; ++c) {
+      const int64_t k = at[c * num + p];
+      at[c * num + p] = count[p];
+      count[p] += k;
+    }
+    if (p > 0) start[p] = start[p - 1] + sizes[p - 1];
+  }
+  const Tensor vals = si::HostContiguous(st.values());
+  std::vector<Tensor> out_idx, out_vals;
+  std::vector<SparseTensor> pieces;
+  for (int64_t p = 0; p < num; ++p) {
+    out_idx.push_back(Tensor::Empty({count[p], rank}, DType::kInt64));
+    out_vals.push_back(Tensor::Empty({count[p]}, st.dtype()));
+  }
+  Dispatch(st.dtype(), "Split", [&]<typename T>() {
+    const T* src = n > 0 ? vals.data<T>() : nullptr;
+    std::vector<int64_t*> to_idx(static_cast<size_t>(num));
+    std::vector<T*> to_val(static_cast<size_t>(num));
+    for (int64_t p = 0; p < num; ++p) {
+      to_idx[p] = count[p] * rank > 0 ? out_idx[p].data<int64_t>() : nullptr;
+      to_val[p] = count[p] > 0 ? out_vals[p].data<T>() : nullptr;
+    }
+    ParallelChunks(n, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
+      int64_t* h = at.data() + c * num;
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t* x = rows + i * rank;
+        const int64_t p = piece_of(x[axis]);
+        const int64_t k = h[p]++;
+        int64_t* y = to_idx[p] + k * rank;
+        for (int a = 0; a < rank; ++a) y[a] = x[a];
+        y[axis] -= start[p];
+        to_val[p][k] = src[i];
+      }
+    });
+  });
+  for (int64_t p = 0; p < num; ++p) {
+    std::vector<int64_t> shape = st.shape();
+    shape[axis] = sizes[p];
+    pieces.push_back(SparseTensor::Create(std::move(out_idx[p]), std::move(out_vals[p]),
+                                          std::move(shape), st.order()));
+  }
+  return pieces;
+}
+
 // Pieces of `sizes` along `axis` (already checked): piece_of(v) is the piece of coordinate v.
-// One pass finds each entry's piece, one stable counting pass (Compress) groups the entries by
-// piece, and each piece gathers its range: O(nnz + pieces).
+// Few pieces: SplitFew. Otherwise one pass finds each entry's piece, one stable counting pass
+// (Compress) groups the entries by piece, and each piece gathers its range: O(nnz + pieces).
 template <typename PieceOf>
 std::vector<SparseTensor> SplitInto(const SparseTensor& st, int axis,
                                     const std::vector<int64_t>& sizes, const PieceOf& piece_of) {
   const int rank = st.rank();
   const int64_t n = st.nnz(), num = static_cast<int64_t>(sizes.size());
+  if (num <= kFewPieces) return SplitFew(st, axis, sizes, piece_of);
   const Tensor idx = si::HostContiguous(st.indices());
   const int64_t* rows = n * rank > 0 ? idx.data<int64_t>() : nullptr;
   // Every entry must land in a piece: check the split axis (other axes are only shifted by 0).

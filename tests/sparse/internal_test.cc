@@ -221,6 +221,58 @@ TEST(SparsePrimitives, SplitPiecesMatchANaiveFilter) {
   EXPECT_EQ(pieces[4].nnz(), 0);
 }
 
+// Many entries (several fixed chunks), a middle axis, strings and numbers, at 1 to 3 threads:
+// every piece holds the entries a naive filter gives, in input order, shifted.
+TEST(SparsePrimitives, LargeSplitsMatchANaiveFilterAtAnyThreadCount) {
+  std::mt19937 rng(10);
+  const std::vector<int64_t> shape = {50, 1000, 7};
+  const int64_t n = 200000;
+  std::vector<int64_t> rows;
+  std::vector<std::string> words;
+  std::vector<float> numbers;
+  for (int64_t e = 0; e < n; ++e) {
+    for (int64_t d : shape) rows.push_back(static_cast<int64_t>(rng() % d));
+    words.push_back("w" + std::to_string(e));
+    numbers.push_back(static_cast<float>(e));
+  }
+  const SparseTensor text = MakeSparse<std::string>(rows, words, shape);
+  const SparseTensor floats = MakeSparse<float>(rows, numbers, shape);
+  for (const std::vector<int64_t>& sizes :
+       {std::vector<int64_t>{250, 250, 250, 250}, std::vector<int64_t>{100, 0, 650, 250}}) {
+    for (int threads : {1, 2, 3}) {
+      SetNumThreads(threads);
+      const bool even = sizes[1] != 0;
+      const std::vector<SparseTensor> a = even ? Split(text, 1, int64_t{4}) : Split(text, 1, sizes);
+      const std::vector<SparseTensor> b =
+          even ? Split(floats, 1, int64_t{4}) : Split(floats, 1, sizes);
+      int64_t lo = 0;
+      for (size_t p = 0; p < sizes.size(); ++p) {
+        std::vector<int64_t> want_rows;
+        std::vector<std::string> want_words;
+        std::vector<float> want_numbers;
+        for (int64_t e = 0; e < n; ++e) {
+          const int64_t v = rows[3 * e + 1];
+          if (v < lo || v >= lo + sizes[p]) continue;
+          want_rows.insert(want_rows.end(), {rows[3 * e], v - lo, rows[3 * e + 2]});
+          want_words.push_back(words[e]);
+          want_numbers.push_back(numbers[e]);
+        }
+        EXPECT_EQ(a[p].shape(), (std::vector<int64_t>{50, sizes[p], 7}));
+        EXPECT_EQ(a[p].indices().ToVector<int64_t>(), want_rows) << threads << " " << p;
+        EXPECT_EQ(a[p].values().ToVector<std::string>(), want_words) << threads << " " << p;
+        EXPECT_EQ(b[p].indices().ToVector<int64_t>(), want_rows) << threads << " " << p;
+        EXPECT_EQ(b[p].values().ToVector<float>(), want_numbers) << threads << " " << p;
+        lo += sizes[p];
+      }
+    }
+  }
+  SetNumThreads(2);
+  // An entry outside the split axis, in the last chunk: named.
+  rows[3 * (n - 5) + 1] = 1000;
+  const SparseTensor bad = MakeSparse<float>(rows, numbers, shape);
+  ExpectError([&] { Split(bad, 1, int64_t{4}); }, {"Split", "entry 199995"});
+}
+
 TEST(SparsePrimitives, ToDeviceCopiesEveryArray) {
   std::mt19937 rng(9);
   const SparseTensor st = RandomCoo<double>(rng, {6, 7}, 20, true, {});
