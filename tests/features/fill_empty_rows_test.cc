@@ -393,7 +393,9 @@ void CheckBucketed(const std::vector<int64_t>& shape, int64_t nnz, double empty_
     EXPECT_EQ(r.empty_row_indicator.ToVector<bool>(), want.empty);
     EXPECT_EQ(r.reverse_index_map.ToVector<int64_t>(), want.reverse);
     EXPECT_EQ(r.output.OrderKnown(), r.output.SortedIn(Iota(rank)));
-    if (arrangement == 2 || rank == 1) EXPECT_TRUE(r.output.OrderKnown());
+    if (arrangement == 2 || rank == 1) {
+      EXPECT_TRUE(r.output.OrderKnown());
+    }
   }
 }
 
