@@ -60,11 +60,13 @@ struct Locator {
   int64_t offset;
 
   // Memory index of entry i; *out |= whether it lies outside the dims (a bad index never forms
-  // an address).
+  // an address). R > 0 is the rank known at compile time (the loop unrolls), R == 0 any rank.
+  template <int R = 0>
   int64_t At(int64_t i, bool* out) const {
+    const int r = R > 0 ? R : rank;
     int64_t m = offset;
-    for (int k = 0; k < rank; ++k) {
-      const int64_t v = rows[i * rank + k];
+    for (int k = 0; k < r; ++k) {
+      const int64_t v = rows[i * r + k];
       const bool o = static_cast<uint64_t>(v) >= static_cast<uint64_t>(dims[k]);
       *out |= o;
       m += (o ? 0 : v) * strides[k];
@@ -170,24 +172,6 @@ void FillAndScatterSorted(const T* src, const Locator& loc, int64_t n, const T& 
   });
 }
 
-// Memory index of entry i for a rank known at compile time (R > 0; R == 0: any rank), as
-// Locator::At computes it; the loop unrolls for the usual ranks.
-template <int R>
-int64_t DestAt(const Locator& loc, int64_t i, bool* out) {
-  if constexpr (R == 0) {
-    return loc.At(i, out);
-  } else {
-    const int64_t* row = loc.rows + i * R;
-    int64_t m = loc.offset;
-    for (int k = 0; k < R; ++k) {
-      const bool o = static_cast<uint64_t>(row[k]) >= static_cast<uint64_t>(loc.dims[k]);
-      *out |= o;
-      m += (o ? 0 : row[k]) * loc.strides[k];
-    }
-    return m;
-  }
-}
-
 // Note [checked fill and scatter]: FillAndScatterSorted without the checking pass before it,
 // for a target whose earlier contents do not matter. Each block of `dense` is filled and given
 // the entries a binary search assigns it, and checks them as it writes: every entry in bounds,
@@ -218,12 +202,12 @@ bool CheckedFillAndScatter(const T* src, const Locator& loc, int64_t n, const T&
     bool bad = false;
     int64_t i = first;
     int64_t prev = mlo - step;
-    if (first > 0) prev = DestAt<R>(loc, first - 1, &bad);
+    if (first > 0) prev = loc.At<R>(first - 1, &bad);
     // Writes entries i.. with destinations below `stop` to out[m - out_base], checking each.
     const auto scatter = [&](int64_t stop, T* out, int64_t out_base) {
       for (; i < last; ++i) {
         bool o = false;
-        const int64_t m = DestAt<R>(loc, i, &o);
+        const int64_t m = loc.At<R>(i, &o);
         if (o || m < prev + step) {
           bad = true;
           return;
