@@ -38,22 +38,6 @@ struct CheckedRows {
   std::vector<int64_t> skipped;
 };
 
-// Calls f.template operator()<R>() with R the rank when it is 1, 2 or 3 (loops over the axes
-// then unroll into branch-free code), else with R = 0 (any rank).
-template <typename F>
-decltype(auto) WithRank(int rank, const F& f) {
-  switch (rank) {
-    case 1:
-      return f.template operator()<1>();
-    case 2:
-      return f.template operator()<2>();
-    case 3:
-      return f.template operator()<3>();
-    default:
-      return f.template operator()<0>();
-  }
-}
-
 // Whether row x comes before row y on axes 1.. (the minor axes), without branches.
 template <int R>
 inline bool MinorBefore(const int64_t* x, const int64_t* y, int rank) {
@@ -87,10 +71,7 @@ bool CheckRowChunk(const int64_t* idx, int64_t b, int64_t e, int rank, const int
     bool bad = false;
     for (int64_t i = s; i < t; ++i) {
       const int64_t* x = idx + i * r;
-      for (int a = 0; a < r; ++a) {
-        bad |= static_cast<uint64_t>(x[a]) >= static_cast<uint64_t>(shape[a]);
-      }
-      bad |= x[0] < prev;
+      bad |= si::OutOfBounds(x, shape, r) | (x[0] < prev);
       changes += x[0] != prev;
       const int64_t* y = i > 0 ? x - r : x;  // entry 0 has no predecessor
       unordered |= (x[0] == prev) & MinorBefore<R>(x, y, rank);
@@ -116,7 +97,7 @@ CheckedRows CheckRows(const SparseTensor& st) {
   const int rank = st.rank();
   out.skipped.assign(static_cast<size_t>(NumChunks(nnz, si::kChunk)), 0);
   std::atomic<bool> minor_down{false};
-  const int64_t first = WithRank(rank, [&]<int R>() {
+  const int64_t first = si::WithRank(rank, [&]<int R>() {
     return si::FirstFailure(
         nnz,
         [&](int64_t b, int64_t e) {
@@ -255,7 +236,7 @@ FillEmptyRowsResult FillSorted(const SparseTensor& st, const CheckedRows& checke
     }
     return slot;
   };
-  WithRank(rank, [&]<int R>() {
+  si::WithRank(rank, [&]<int R>() {
     const int r = R > 0 ? R : rank;
     ParallelChunks(nnz, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
       int64_t shift = before[c];

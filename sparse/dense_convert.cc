@@ -298,16 +298,9 @@ void Scatter(const SparseTensor& st, Tensor* dense, bool zero, const Tensor* fil
     const bool done = Dispatch(st.dtype(), "ToDense", [&]<typename T>() {
       const T v = fill != nullptr ? fill_host.data<T>()[0] : T{};
       const T* src = n > 0 ? vals.data<T>() : nullptr;
-      switch (st.rank()) {
-        case 1:
-          return CheckedFillAndScatter<1>(src, loc, n, v, validate, *dense);
-        case 2:
-          return CheckedFillAndScatter<2>(src, loc, n, v, validate, *dense);
-        case 3:
-          return CheckedFillAndScatter<3>(src, loc, n, v, validate, *dense);
-        default:
-          return CheckedFillAndScatter<0>(src, loc, n, v, validate, *dense);
-      }
+      return si::WithRank(st.rank(), [&]<int R>() {
+        return CheckedFillAndScatter<R>(src, loc, n, v, validate, *dense);
+      });
     });
     if (done) return;
   }

@@ -89,6 +89,10 @@ std::string RowString(const int64_t* row, int rank);
 bool IsPermutation(const std::vector<int>& p, int n);
 // 0..n-1.
 std::vector<int> Iota(int n);
+// Calls f.template operator()<R>() with R the rank when it is 1, 2 or 3 (loops over the axes
+// then unroll into branch-free code), else with R = 0 (any rank); returns what f returns.
+template <typename F>
+decltype(auto) WithRank(int rank, const F& f);
 
 // True when rows a and b agree on every axis (keys.h, shared with the CUDA kernels).
 using sparse_keys::SameRow;
@@ -355,6 +359,20 @@ void ForEachPosition(const std::vector<int64_t>& dims, const std::vector<int64_t
       mem -= strides[a] * (dims[a] - 1);
       index[a] = 0;
     }
+  }
+}
+
+template <typename F>
+decltype(auto) WithRank(int rank, const F& f) {
+  switch (rank) {
+    case 1:
+      return f.template operator()<1>();
+    case 2:
+      return f.template operator()<2>();
+    case 3:
+      return f.template operator()<3>();
+    default:
+      return f.template operator()<0>();
   }
 }
 
