@@ -164,7 +164,7 @@ FillEmptyRowsResult Finish(const Outputs& out, const SparseTensor& st, bool c_or
   return res;
 }
 
-// The arrays of a checked input (taken apart by a structured binding).
+// The arrays of a checked input.
 template <typename T>
 struct Input {
   Input(const SparseTensor& st, const Tensor& idx_t)
@@ -196,7 +196,11 @@ inline void WriteFilled(int64_t r, int64_t slot, int rank, const T& fill, int64_
 template <typename T>
 FillEmptyRowsResult FillSorted(const SparseTensor& st, const CheckedRows& checked, const T& fill,
                                const FillEmptyRowsAllocator* allocate) {
-  const auto [nnz, rows, vstride, rank, idx, vals] = Input<T>(st, checked.idx);
+  const Input<T> in(st, checked.idx);
+  const int64_t nnz = in.nnz, rows = in.rows, vstride = in.vstride;
+  const int rank = in.rank;
+  const int64_t* idx = in.idx;
+  const T* vals = in.vals;
   // Empty rows before each chunk's first entry's row, then the total.
   const int64_t num_chunks = static_cast<int64_t>(checked.skipped.size());
   std::vector<int64_t> before(static_cast<size_t>(num_chunks) + 1, 0);
@@ -270,7 +274,11 @@ FillEmptyRowsResult FillSorted(const SparseTensor& st, const CheckedRows& checke
 template <typename T>
 FillEmptyRowsResult FillUnsorted(const SparseTensor& st, const Tensor& idx_t, const T& fill,
                                  const FillEmptyRowsAllocator* allocate) {
-  const auto [nnz, rows, vstride, rank, idx, vals] = Input<T>(st, idx_t);
+  const Input<T> in(st, idx_t);
+  const int64_t nnz = in.nnz, rows = in.rows, vstride = in.vstride;
+  const int rank = in.rank;
+  const int64_t* idx = in.idx;
+  const T* vals = in.vals;
   auto row_of = [&](int64_t i) { return idx[i * rank]; };
   fi::CountingPlan plan = fi::PlanCountingSort(nnz, rows, 1, row_of);
   Outputs out(plan.start[rows], rank, st.dtype(), rows, nnz, allocate);
@@ -314,7 +322,11 @@ constexpr int64_t kBucketedEntries = int64_t{1} << 16;
 template <typename T>
 FillEmptyRowsResult FillUnsortedBucketed(const SparseTensor& st, const Tensor& idx_t, const T& fill,
                                          const FillEmptyRowsAllocator* allocate) {
-  const auto [nnz, rows, vstride, rank, idx, vals] = Input<T>(st, idx_t);
+  const Input<T> in(st, idx_t);
+  const int64_t nnz = in.nnz, rows = in.rows, vstride = in.vstride;
+  const int rank = in.rank;
+  const int64_t* idx = in.idx;
+  const T* vals = in.vals;
   // Rows per bucket: a power of two near kBucketBytes of output at the average row's slots.
   const int64_t entry_bytes = 8 * rank + static_cast<int64_t>(sizeof(T));
   const int64_t want = std::max<int64_t>(1, kBucketBytes / entry_bytes * rows / (nnz + rows));
