@@ -37,14 +37,13 @@ constexpr int64_t kFewPieces = 256;
 // chunk's entries of every piece; then each chunk writes its entries, shifted, straight into
 // their pieces' new tensors, after those of earlier chunks (so in input order, as TensorFlow
 // keeps them). Two passes over the entries and nothing in between.
-template <typename PieceOf>
-std::vector<SparseTensor> SplitFew(const SparseTensor& st, int axis,
-                                   const std::vector<int64_t>& sizes, const PieceOf& piece_of) {
+// rows: st's host index rows; outside(i): whether entry i lies outside the split axis.
+template <typename PieceOf, typename Outside>
+std::vector<SparseTensor> SplitFew(const SparseTensor& st, const int64_t* rows, int axis,
+                                   const std::vector<int64_t>& sizes, const PieceOf& piece_of,
+                                   const Outside& outside) {
   const int rank = st.rank();
   const int64_t n = st.nnz(), num = static_cast<int64_t>(sizes.size());
-  const Tensor idx = si::HostContiguous(st.indices());
-  const int64_t* rows = n * rank > 0 ? idx.data<int64_t>() : nullptr;
-  const uint64_t dim = static_cast<uint64_t>(st.shape()[axis]);
   const int64_t num_chunks = NumChunks(n, si::kChunk);
   std::vector<int64_t> at(static_cast<size_t>(num_chunks * num), 0);  // [chunk][piece]
   const int64_t bad = si::FirstFailure(
@@ -52,13 +51,12 @@ std::vector<SparseTensor> SplitFew(const SparseTensor& st, int axis,
       [&](int64_t b, int64_t e) {
         int64_t* h = at.data() + b / si::kChunk * num;
         for (int64_t i = b; i < e; ++i) {
-          const int64_t v = rows[i * rank + axis];
-          if (static_cast<uint64_t>(v) >= dim) return false;
-          ++h[piece_of(v)];
+          if (outside(i)) return false;
+          ++h[piece_of(rows[i * rank + axis])];
         }
         return true;
       },
-      [&](int64_t i) { return static_cast<uint64_t>(rows[i * rank + axis]) >= dim; });
+      outside);
   if (bad >= 0) si::ThrowOutOfBounds("Split", rows, bad, st.shape());
   std::vector<int64_t> count(static_cast<size_t>(num), 0), start(static_cast<size_t>(num), 0);
   for (int64_t p = 0; p < num; ++p) {
@@ -114,13 +112,15 @@ std::vector<SparseTensor> SplitInto(const SparseTensor& st, int axis,
                                     const std::vector<int64_t>& sizes, const PieceOf& piece_of) {
   const int rank = st.rank();
   const int64_t n = st.nnz(), num = static_cast<int64_t>(sizes.size());
-  if (num <= kFewPieces) return SplitFew(st, axis, sizes, piece_of);
   const Tensor idx = si::HostContiguous(st.indices());
   const int64_t* rows = n * rank > 0 ? idx.data<int64_t>() : nullptr;
   // Every entry must land in a piece: check the split axis (other axes are only shifted by 0).
   const uint64_t dim = static_cast<uint64_t>(st.shape()[axis]);
-  const int64_t bad = si::FirstWhere(
-      n, [&](int64_t i) { return static_cast<uint64_t>(rows[i * rank + axis]) >= dim; });
+  const auto outside = [&](int64_t i) {
+    return static_cast<uint64_t>(rows[i * rank + axis]) >= dim;
+  };
+  if (num <= kFewPieces) return SplitFew(st, rows, axis, sizes, piece_of, outside);
+  const int64_t bad = si::FirstWhere(n, outside);
   if (bad >= 0) si::ThrowOutOfBounds("Split", rows, bad, st.shape());
   Tensor piece = Tensor::Empty({n}, DType::kInt64);
   Tensor positions = Tensor::Empty({n}, DType::kInt64);
