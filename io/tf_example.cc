@@ -3,9 +3,12 @@
 // Note [two passes]: pass 1 walks each record once, keeps where each spec feature's values are
 // (the last map entry of a key wins), checks the list type, decodes FixedLenFeatures straight
 // into [B, *shape] and counts VarLenFeature values. Prefix sums of the counts give the jagged
-// offsets; pass 2 decodes the VarLenFeature values into place from the kept positions. Both run
-// over fixed chunks of records, so nothing depends on the thread count, and both read the
-// layout writers use by fast paths (Note [fast paths]), anything else by the field loops.
+// offsets; pass 2 puts the VarLenFeature values in place. Values of a trivially copyable type
+// (numbers, BytesRefs) are decoded in pass 1 too, while the record is in cache, into a buffer
+// per chunk and feature that pass 2 copies whole (a chunk's values of a feature are one run of
+// the output); std::strings are decoded by pass 2 from the kept positions. Both passes run over
+// fixed chunks of records, so nothing depends on the thread count, and both read the layout
+// writers use by fast paths (Note [fast paths]), anything else by the field loops.
 #include "tensorkit/io/tf_example.h"
 
 #include <algorithm>
@@ -13,6 +16,7 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <memory>
 #include <unordered_map>
 
 #include "tensorkit/common/error.h"
@@ -170,6 +174,19 @@ inline void Skip(const Ctx& c, Tag t, const uint8_t* at, const uint8_t*& p, cons
   }
 }
 
+// The C++ types a bytes value is written as: a std::string (a kString tensor), or a BytesRef
+// into its record (internal::ParseFixedAndVarLen with bytes_as_refs).
+template <typename T>
+inline constexpr bool kIsBytes =
+    std::is_same_v<T, std::string> || std::is_same_v<T, internal::BytesRef>;
+
+inline void SetBytes(std::string* out, const uint8_t* p, uint64_t n) {
+  out->assign(reinterpret_cast<const char*>(p), n);
+}
+inline void SetBytes(internal::BytesRef* out, const uint8_t* p, uint64_t n) {
+  *out = internal::BytesRef{reinterpret_cast<const char*>(p), n};
+}
+
 // Values in one list message of type `kind` (field 1, packed or not; other fields skipped).
 int64_t CountList(const Ctx& c, Kind kind, const uint8_t* p, const uint8_t* end,
                   int64_t* bytes = nullptr) {
@@ -221,10 +238,10 @@ T* DecodeList(const Ctx& c, Kind kind, const uint8_t* p, const uint8_t* end, T* 
       Skip(c, t, at, p, end);
       continue;
     }
-    if constexpr (std::is_same_v<T, std::string>) {
+    if constexpr (kIsBytes<T>) {
       if (kind == kBytesList && t.wire == 2) {
         const uint64_t len = ReadLength(c, p, end);
-        (out++)->assign(reinterpret_cast<const char*>(p), len);
+        SetBytes(out++, p, len);
         p += len;
         continue;
       }
@@ -329,7 +346,7 @@ inline bool OneList(const uint8_t* p, const uint8_t* end, Kind want, const uint8
 template <typename T>
 int64_t CountFast(const uint8_t* p, const uint8_t* end) {
   if (p == end) return 0;
-  if constexpr (std::is_same_v<T, std::string>) {
+  if constexpr (kIsBytes<T>) {
     int64_t n = 0;
     for (uint64_t len = 0; p < end; p += len, ++n) {
       if (p[0] != 0x0a || (p = ParseVarint(p + 1, end, &len)) == nullptr ||
@@ -358,14 +375,14 @@ int64_t CountFast(const uint8_t* p, const uint8_t* end) {
 template <typename T>
 bool DecodeFast(const uint8_t* p, const uint8_t* end, int64_t n, T* out) {
   if (p == end) return n == 0;
-  if constexpr (std::is_same_v<T, std::string>) {
+  if constexpr (kIsBytes<T>) {
     int64_t k = 0;
     for (uint64_t len = 0; p < end && k < n; p += len, ++k) {
       if (p[0] != 0x0a || (p = ParseVarint(p + 1, end, &len)) == nullptr ||
           len > static_cast<uint64_t>(end - p)) {
         return false;
       }
-      out[k].assign(reinterpret_cast<const char*>(p), len);
+      SetBytes(&out[k], p, len);
     }
     return p == end && k == n;
   } else {
@@ -409,21 +426,37 @@ inline bool SameBytes(const char* a, const char* b, size_t n) {
   return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
 }
 
-// The spec's keys, for the map entries of each record. Writers usually keep one key order, so
-// the key after the last one found is tried first (a length check and SameBytes); else an
-// open-addressing table over the key bytes, without a std::string or a node per lookup.
+// The order of the keys in the records being read: writers keep one order per batch, though
+// not always the spec's (protobuf's map serialisers write their hash order). next[s] is the slot
+// that followed slot s in the last record (next[K]: its first), tried before the table. Kept per
+// chunk of records, so it only speeds up lookups and never changes their results.
+struct KeyOrder {
+  explicit KeyOrder(int keys) : next(static_cast<size_t>(keys) + 1), start(keys), prev(keys) {
+    for (int s = 0; s < keys; ++s) next[s] = s + 1;
+    next[keys] = 0;
+  }
+  void NewRecord() { prev = start; }
+  std::vector<int> next;
+  int start, prev;
+};
+
+// The spec's keys, for the map entries of each record: the slot KeyOrder predicts is tried first
+// (a length check and SameBytes); else an open-addressing table over the key bytes, without a
+// std::string or a node per lookup.
 class KeyIndex {
  public:
   explicit KeyIndex(const std::vector<const std::string*>& keys);
-  // The slot of `key`, or -1; *hint is the slot to try first, and becomes the next one.
-  int Find(std::string_view key, int* hint) const {
-    const int h = *hint;
+  int size() const { return static_cast<int>(keys_.size()); }
+  // The slot of `key`, or -1; a found key becomes `order`'s prediction after its predecessor.
+  int Find(std::string_view key, KeyOrder* order) const {
+    int& guess = order->next[order->prev];
+    const int h = guess;
     if (h < static_cast<int>(keys_.size()) && Equal(keys_[h], key)) {
-      *hint = h + 1;
+      order->prev = h;
       return h;
     }
     const int s = Lookup(key);
-    if (s >= 0) *hint = s + 1;
+    if (s >= 0) guess = order->prev = s;
     return s;
   }
 
@@ -568,15 +601,16 @@ void ForEachEntry(const Ctx& c, uint32_t map_field, const Entry& entry) {
 
 // Pass 1's walk over one record: slots[s] = the value bytes of the last entry of key s in the
 // map at `map_field` (ForEachEntry).
-void FindFeatures(const Ctx& c, const KeyIndex& index, Span* slots, uint32_t map_field = 1) {
-  int hint = 0;
+void FindFeatures(const Ctx& c, const KeyIndex& index, KeyOrder* order, Span* slots,
+                  uint32_t map_field = 1) {
+  order->NewRecord();
   ForEachEntry(c, map_field,
                [&](std::string_view key, const uint8_t* value, const uint8_t* value_end,
                    const uint8_t* second) {
                  if (second != nullptr) {
                    Fail(c, second, "a map entry with two values (key '", Excerpt(key), "')");
                  }
-                 const int s = index.Find(key, &hint);
+                 const int s = index.Find(key, order);
                  if (s < 0) return;
                  // No value is an empty Feature (missing) or an empty FeatureList (present, no
                  // steps).
@@ -685,6 +719,18 @@ FeatureInfo ScanColumn(const Ctx& c, const Column& col, int64_t r, const uint8_t
   return info;
 }
 
+// Calls body.template operator()<T>() with T the C++ type a column of `dtype` is written as:
+// the dtype's, or BytesRef for strings with refs.
+template <typename Body>
+void DispatchValue(DType dtype, bool refs, const Body& body) {
+  Dispatch<internal::kExampleDTypes>(dtype, "ParseExamples", [&]<typename T>() {
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (refs) return body.template operator()<internal::BytesRef>();
+    }
+    body.template operator()<T>();
+  });
+}
+
 // Pass 1 of a FixedLenFeature: record r's n values into dst, from its Feature at `sp` (the
 // fast path first, Note [fast paths]) or, when it holds no list, from the default.
 template <typename T>
@@ -732,6 +778,92 @@ void CountVarLen(Ctx& c, const Column& col, int64_t r, Span sp, Span* lists) {
   col.offsets[r + 1] = count;
 }
 
+// Pass 1's VarLenFeature values of one chunk (Note [two passes]): written in place without
+// being zeroed first, in a buffer that grows by doubling.
+struct Staged {
+  // Room for n more T after the committed ones.
+  template <typename T>
+  T* Reserve(int64_t n) {
+    const size_t need = size + static_cast<size_t>(n) * sizeof(T);
+    if (need > capacity) {
+      capacity = std::max({need, 2 * capacity, internal::kRecordChunk * sizeof(T)});
+      std::unique_ptr<unsigned char[]> grown(new unsigned char[capacity]);
+      if (size > 0) std::memcpy(grown.get(), data.get(), size);
+      data = std::move(grown);
+    }
+    return reinterpret_cast<T*>(data.get() + size);
+  }
+  template <typename T>
+  void Commit(int64_t n) {
+    size += static_cast<size_t>(n) * sizeof(T);
+  }
+  std::unique_ptr<unsigned char[]> data;
+  size_t size = 0, capacity = 0;
+};
+
+// At least the values of the list [p, end) of T's kind: each takes two bytes or more (bytes:
+// tag and length), exactly four (floats) or one or more (varints).
+template <typename T>
+int64_t MaxValues(const uint8_t* p, const uint8_t* end) {
+  if constexpr (kIsBytes<T>) return (end - p) / 2;
+  if constexpr (std::is_same_v<T, float>) return (end - p) / 4;
+  return end - p;
+}
+
+// Decodes all of the list [p, end) of T's kind into out (room for MaxValues) when laid out as
+// writers lay it out, and returns how many; else -1 (Note [fast paths]).
+template <typename T>
+int64_t DecodeFastAll(const uint8_t* p, const uint8_t* end, T* out) {
+  if (p == end) return 0;
+  int64_t k = 0;
+  if constexpr (kIsBytes<T>) {
+    for (uint64_t len = 0; p < end; p += len) {
+      if (p[0] != 0x0a || (p = ParseVarint(p + 1, end, &len)) == nullptr ||
+          len > static_cast<uint64_t>(end - p)) {
+        return -1;
+      }
+      SetBytes(&out[k++], p, len);
+    }
+  } else {
+    const uint8_t* q = p[0] == 0x0a ? SoleField(p, end) : nullptr;
+    if (q == nullptr) return -1;
+    if constexpr (std::is_same_v<T, float>) {
+      if ((end - q) % 4 != 0) return -1;
+      k = (end - q) / 4;
+      if (k > 0) std::memcpy(out, q, static_cast<size_t>(end - q));  // little-endian, as stored
+    } else {
+      for (uint64_t v = 0; q < end;) {
+        if ((q = ParseVarint(q, end, &v)) == nullptr) return -1;
+        out[k++] = static_cast<int64_t>(v);
+      }
+    }
+  }
+  return k;
+}
+
+// Pass 1 of a VarLenFeature of a trivially copyable T (Note [two passes]): record r's values
+// from its Feature at `sp` appended to *staged; returns their count.
+template <typename T>
+int64_t StageVarLen(Ctx& c, const Column& col, int64_t r, Span sp, Staged* staged) {
+  if (sp.begin == kAbsent) return 0;
+  c.key = col.key;
+  const uint8_t* fb = c.base + sp.begin;
+  const uint8_t* fe = fb + sp.size;
+  const uint8_t* list = nullptr;
+  if (OneList(fb, fe, KindOf(col.dtype), &list)) {
+    const int64_t n = DecodeFastAll(list, fe, staged->Reserve<T>(MaxValues<T>(list, fe)));
+    if (n >= 0) {
+      staged->Commit<T>(n);
+      return n;
+    }
+  }
+  const FeatureInfo info = ScanColumn(c, col, r, fb, fe);
+  if (info.kind == kNoList || info.count == 0) return 0;
+  DecodeFeature(c, info.kind, fb + info.run_begin, fe, staged->Reserve<T>(info.count));
+  staged->Commit<T>(info.count);
+  return info.count;
+}
+
 // Pass 2 of a VarLenFeature: the n values of `lists` (CountVarLen's) into dst.
 template <typename T>
 void DecodeVarLen(const Ctx& c, Kind kind, Span lists, int64_t n, T* dst) {
@@ -753,7 +885,8 @@ const JaggedTensor& ParsedExamples::VarLen(std::string_view key) const {
 }
 
 ParsedExamples internal::ParseFixedAndVarLen(const std::vector<std::string_view>& records,
-                                             const ExampleSpec& spec) {
+                                             const ExampleSpec& spec, bool bytes_as_refs,
+                                             const ChunkParsed& chunk_parsed) {
   const Plan plan = CheckSpec(spec);
   const int64_t B = static_cast<int64_t>(records.size());
   const int F = static_cast<int>(spec.fixed.size()), V = static_cast<int>(spec.var_len.size());
@@ -763,21 +896,50 @@ ParsedExamples internal::ParseFixedAndVarLen(const std::vector<std::string_view>
   }
   const KeyIndex index(plan.keys);
 
+  // A column's output: as its dtype, or BytesRef pairs for strings with bytes_as_refs.
+  const bool refs = bytes_as_refs;
+  auto empty = [&](std::vector<int64_t> dims, DType dtype) {
+    if (!refs || dtype != DType::kString) return Tensor::Empty(dims, dtype);
+    dims.push_back(2);
+    return Tensor::Empty(dims, DType::kInt64);
+  };
+  // With refs, string defaults point into the spec's own default_value, which outlives the
+  // refs (plan.defaults does not).
+  std::vector<std::vector<BytesRef>> ref_defaults(static_cast<size_t>(F));
+
   ParsedExamples out;
   std::vector<Column> columns;
   for (int f = 0; f < F; ++f) {
     const FixedLenFeature& x = spec.fixed[f];
     std::vector<int64_t> dims = {B};
     dims.insert(dims.end(), x.shape.begin(), x.shape.end());
-    out.fixed.push_back(Tensor::Empty(dims, x.dtype));
+    out.fixed.push_back(empty(dims, x.dtype));
     out.fixed_keys.push_back(x.key);
     const void* def = plan.defaults[f].defined() ? plan.defaults[f].raw_data() : nullptr;
+    if (refs && def != nullptr && x.dtype == DType::kString) {
+      const Tensor& d = x.default_value;
+      TK_CHECK(d.device().is_cpu() && d.IsContiguous(), kInternal,
+               "ParseFixedAndVarLen: with bytes_as_refs the default_value of '", Excerpt(x.key),
+               "' must be a contiguous CPU tensor");
+      const std::string* v = d.data<std::string>();
+      for (int64_t i = 0; i < plan.fixed_count[f]; ++i) {
+        const std::string& one = v[d.NumElements() == 1 ? 0 : i];
+        ref_defaults[f].push_back(BytesRef{one.data(), one.size()});
+      }
+      def = ref_defaults[f].data();
+    }
     columns.push_back(
         Column{&x.key, x.dtype, true, &x.shape, plan.fixed_count[f], out.fixed[f].raw_data(), def});
   }
   // Per VarLenFeature: its offsets, and where its lists start in each record ([B, V]).
   std::vector<Tensor> offsets(V), values(V);
-  std::vector<Span> var_lists(static_cast<size_t>(B * V));
+  // Staged: the values decoded by pass 1, per chunk and VarLenFeature ([chunks, V]).
+  const size_t chunks = static_cast<size_t>(NumChunks(B, internal::kRecordChunk));
+  std::vector<Staged> staged(chunks * V);
+  std::vector<Span> var_lists;  // std::strings only: where each record's lists start, [B, V]
+  for (const VarLenFeature& f : spec.var_len) {
+    if (f.dtype == DType::kString && !refs) var_lists.resize(static_cast<size_t>(B * V));
+  }
   for (int v = 0; v < V; ++v) {
     offsets[v] = Tensor::Empty({B + 1}, DType::kInt64);
     Column col{&spec.var_len[v].key, spec.var_len[v].dtype, false};
@@ -787,43 +949,68 @@ ParsedExamples internal::ParseFixedAndVarLen(const std::vector<std::string_view>
   const std::vector<ColumnGroup> groups = GroupColumns(columns);
 
   // Pass 1 (Note [two passes]).
-  std::vector<std::vector<Span>> chunk_slots(
-      static_cast<size_t>(NumChunks(B, internal::kRecordChunk)));
+  std::vector<std::vector<Span>> chunk_slots(chunks);
+  std::vector<KeyOrder> chunk_orders(chunks, KeyOrder(index.size()));
   internal::ForRecords(B, [&](int64_t chunk, int64_t r) {
     std::vector<Span>& slots = chunk_slots[chunk];
     slots.assign(columns.size(), Span{});
     Ctx c{reinterpret_cast<const uint8_t*>(records[r].data()),
           static_cast<int64_t>(records[r].size()), r};
-    FindFeatures(c, index, slots.data());
+    FindFeatures(c, index, &chunk_orders[chunk], slots.data());
     for (const ColumnGroup& g : groups) {
-      Dispatch<internal::kExampleDTypes>(g.dtype, "ParseExamples", [&]<typename T>() {
+      DispatchValue(g.dtype, refs, [&]<typename T>() {
         for (int s = g.begin; s < g.end; ++s) {
           const Column& col = columns[s];
           if (g.fixed) {
             ParseFixed(c, col, r, slots[s], static_cast<T*>(col.data) + r * col.n);
+          } else if constexpr (std::is_trivially_copyable_v<T>) {
+            col.offsets[r + 1] = StageVarLen<T>(c, col, r, slots[s],
+                                                &staged[static_cast<size_t>(chunk * V + s - F)]);
           } else {
             CountVarLen<T>(c, col, r, slots[s], &var_lists[static_cast<size_t>(r * V + s - F)]);
           }
         }
       });
     }
+    if (chunk_parsed && (r + 1 == B || (r + 1) % internal::kRecordChunk == 0)) {
+      chunk_parsed(out.fixed, chunk * internal::kRecordChunk, r + 1);
+    }
   });
 
   // Offsets per VarLenFeature, then pass 2.
-  for (int v = 0; v < V; ++v) {
-    int64_t* o = columns[F + v].offsets;
-    o[0] = 0;
-    for (int64_t r = 0; r < B; ++r) o[r + 1] += o[r];
-    values[v] = Tensor::Empty({o[B]}, spec.var_len[v].dtype);
-    columns[F + v].data = values[v].raw_data();
-  }
-  if (V > 0) {
+  ParallelFor(0, V, 1, [&](int64_t b, int64_t e) {
+    for (int64_t v = b; v < e; ++v) {
+      int64_t* o = columns[F + v].offsets;
+      o[0] = 0;
+      for (int64_t r = 0; r < B; ++r) o[r + 1] += o[r];
+      values[v] = empty({o[B]}, spec.var_len[v].dtype);
+      columns[F + v].data = values[v].raw_data();
+    }
+  });
+  // Staged values: one copy per chunk and feature.
+  ParallelFor(0, static_cast<int64_t>(staged.size()), 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const Staged& buf = staged[static_cast<size_t>(i)];
+      if (buf.size == 0) continue;
+      const Column& col = columns[F + i % V];
+      const int64_t first = std::min(B, (i / V) * internal::kRecordChunk);
+      const int64_t size =
+          col.dtype == DType::kString ? int64_t{sizeof(BytesRef)} : DTypeSize(col.dtype);
+      const int64_t last = std::min(B, first + internal::kRecordChunk);
+      TK_INTERNAL_CHECK(static_cast<int64_t>(buf.size) ==
+                        size * (col.offsets[last] - col.offsets[first]));
+      std::memcpy(static_cast<unsigned char*>(col.data) + size * col.offsets[first], buf.data.get(),
+                  buf.size);
+    }
+  });
+  if (!var_lists.empty()) {
     internal::ForRecords(B, [&](int64_t, int64_t r) {
       Ctx c{reinterpret_cast<const uint8_t*>(records[r].data()),
             static_cast<int64_t>(records[r].size()), r};
       for (const ColumnGroup& g : groups) {
         if (g.fixed) continue;
-        Dispatch<internal::kExampleDTypes>(g.dtype, "ParseExamples", [&]<typename T>() {
+        DispatchValue(g.dtype, refs, [&]<typename T>() {
+          if constexpr (std::is_trivially_copyable_v<T>) return;  // staged
           for (int s = g.begin; s < g.end; ++s) {
             const Span lists = var_lists[static_cast<size_t>(r * V + s - F)];
             if (lists.begin == kAbsent) continue;
@@ -837,10 +1024,12 @@ ParsedExamples internal::ParseFixedAndVarLen(const std::vector<std::string_view>
       }
     });
   }
-  for (int v = 0; v < V; ++v) {
-    out.var_len.push_back(JaggedTensor::FromOffsets(values[v], offsets[v]));
-    out.var_len_keys.push_back(spec.var_len[v].key);
-  }
+  out.var_len.resize(static_cast<size_t>(V));
+  ParallelFor(0, V, 1, [&](int64_t b, int64_t e) {
+    for (int64_t v = b; v < e; ++v)
+      out.var_len[v] = JaggedTensor::FromOffsets(values[v], offsets[v]);
+  });
+  for (int v = 0; v < V; ++v) out.var_len_keys.push_back(spec.var_len[v].key);
   return out;
 }
 
@@ -865,11 +1054,12 @@ std::vector<internal::FeatureListValues> internal::ParseFeatureLists(
   // Pass 1: where each list is, its steps and values, record-major [B, K].
   std::vector<Span> spans(static_cast<size_t>(B * K));
   std::vector<int64_t> steps(static_cast<size_t>(B * K), 0), values(steps.size(), 0);
-  ForRecords(B, [&](int64_t, int64_t r) {
+  std::vector<KeyOrder> orders(static_cast<size_t>(NumChunks(B, kRecordChunk)), KeyOrder(K));
+  ForRecords(B, [&](int64_t chunk, int64_t r) {
     Ctx c{reinterpret_cast<const uint8_t*>(records[r].data()),
           static_cast<int64_t>(records[r].size()), r};
     Span* slots = spans.data() + r * K;
-    FindFeatures(c, index, slots, 2);
+    FindFeatures(c, index, &orders[chunk], slots, 2);
     for (int k = 0; k < K; ++k) {
       if (slots[k].begin == kAbsent) continue;
       c.key = key_ptrs[k];

@@ -1,9 +1,11 @@
 // tensorkit/io/tf_example_internal.h: internal to io/ (not installed): what tf_example.cc and
-// tf_example_composite.cc share.
+// tf_example_composite.cc share, and the TensorFlow parse ops' fast path (built in this tree).
 #ifndef TENSORKIT_IO_TF_EXAMPLE_INTERNAL_H_
 #define TENSORKIT_IO_TF_EXAMPLE_INTERNAL_H_
 
+#include <cstdint>
 #include <exception>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,10 +55,29 @@ const T& OutputOf(const std::vector<std::string>& keys, const std::vector<T>& ou
         keys.size(), " (", Excerpt(all, 200), ")");
 }
 
+// A bytes value where it lies: in its record, or in a spec's default_value.
+struct BytesRef {
+  const char* data;
+  uint64_t size;
+};
+static_assert(sizeof(BytesRef) == 2 * sizeof(int64_t));
+
 // ParseExamples of spec.fixed and spec.var_len only (keys unique among them); spec.sparse and
-// spec.ragged are ignored.
+// spec.ragged are ignored. With `bytes_as_refs` every string output (a FixedLenFeature's, a
+// VarLenFeature's values) is instead int64 with one more trailing dim of 2, each pair a
+// BytesRef into `records` or into the default_value of `spec` (a contiguous CPU tensor): no
+// std::string is made, and the caller copies the bytes where it keeps strings (the TensorFlow
+// ops: into tstrings) while both are alive.
+//
+// `chunk_parsed`, when set, is called for each chunk of records right after pass 1 parsed it, on
+// the thread that parsed it (so the records' bytes are still in cache), with the
+// FixedLenFeature outputs, final for records [begin, end): the TensorFlow ops copy them to
+// their outputs there.
+using ChunkParsed =
+    std::function<void(const std::vector<Tensor>& fixed, int64_t begin, int64_t end)>;
 ParsedExamples ParseFixedAndVarLen(const std::vector<std::string_view>& records,
-                                   const ExampleSpec& spec);
+                                   const ExampleSpec& spec, bool bytes_as_refs = false,
+                                   const ChunkParsed& chunk_parsed = {});
 
 // One feature of a SequenceExample's feature_lists, every record's steps parsed.
 struct FeatureListValues {

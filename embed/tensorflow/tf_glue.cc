@@ -78,6 +78,43 @@ tfw::Tensor* AllocateTf(tfw::OpKernelContext* ctx, int index, const std::vector<
   return t;
 }
 
+int ParallelOutputs::Add(int index, const std::vector<int64_t>& dims) {
+  tfw::TensorShape shape;
+  const absl::Status s = tfw::TensorShape::BuildTensorShape(dims, &shape);
+  if (!s.ok()) throw StatusError(s);
+  // The allocator is fetched here, on the op's thread: the context is not for several threads.
+  outputs_.push_back(
+      {index, std::move(shape), ctx_->get_allocator(ctx_->output_alloc_attr(index)), {}});
+  return static_cast<int>(outputs_.size()) - 1;
+}
+
+void ParallelOutputs::Allocate() {
+  ParallelFor(0, static_cast<int64_t>(outputs_.size()), 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      Output& o = outputs_[i];
+      o.tensor = tfw::Tensor(o.allocator, ctx_->expected_output_dtype(o.index), o.shape);
+      // As AllocateTf: fresh pages of plain elements, touched first by tensorkit.
+      if (o.tensor.IsInitialized() && tfw::DataTypeCanUseMemcpy(o.tensor.dtype()) &&
+          static_cast<int64_t>(o.tensor.TotalBytes()) >= cpu_memory::kLargeBlockBytes) {
+        const absl::string_view data = o.tensor.tensor_data();
+        cpu_memory::AdviseHugePages(const_cast<char*>(data.data()),
+                                    static_cast<int64_t>(data.size()));
+      }
+    }
+  });
+  for (const Output& o : outputs_) {
+    if (!o.tensor.IsInitialized()) {
+      throw StatusError(absl::ResourceExhaustedError(
+          ctx_->op_kernel().type_string() + ": could not allocate output " +
+          std::to_string(o.index) + " of shape " + o.shape.DebugString()));
+    }
+  }
+}
+
+void ParallelOutputs::Commit() {
+  for (Output& o : outputs_) ctx_->set_output(o.index, std::move(o.tensor));
+}
+
 Tensor AllocateOutput(tfw::OpKernelContext* ctx, int index, const std::vector<int64_t>& dims,
                       DType dt) {
   return Wrap(*AllocateTf(ctx, index, dims), dt, dims);

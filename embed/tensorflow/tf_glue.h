@@ -68,6 +68,29 @@ tfw::Tensor* AllocateTf(tfw::OpKernelContext* ctx, int index, const std::vector<
 // The same, wrapped as dtype `dt`: tensorkit writes TensorFlow's buffer in place.
 Tensor AllocateOutput(tfw::OpKernelContext* ctx, int index, const std::vector<int64_t>& dims,
                       DType dt);
+// Outputs allocated apart from the context so that many are allocated at once, in parallel:
+// each task constructs its tensor's elements (tstrings) and faults its pages, as TensorFlow's
+// own parse merges its sparse outputs. Add() them, Allocate(), fill them through Get(), then
+// Commit() hands them to the context in order.
+class ParallelOutputs {
+ public:
+  explicit ParallelOutputs(tfw::OpKernelContext* ctx) : ctx_(ctx) {}
+  // Output `index` of dims `dims`; returns its slot for Get().
+  int Add(int index, const std::vector<int64_t>& dims);
+  void Allocate();
+  tfw::Tensor& Get(int slot) { return outputs_[slot].tensor; }
+  void Commit();
+
+ private:
+  struct Output {
+    int index;
+    tfw::TensorShape shape;
+    tfw::Allocator* allocator;
+    tfw::Tensor tensor;
+  };
+  tfw::OpKernelContext* ctx_;
+  std::vector<Output> outputs_;
+};
 // 0, 1, ..., rank - 1: the standard (row-major) order TensorFlow's sparse ops assume.
 std::vector<int> StdOrder(int rank);
 // The elements of a 1-D (or scalar, when `allow_scalar`) int32 or int64 tensor, named `what`

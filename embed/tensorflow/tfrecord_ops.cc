@@ -3,15 +3,20 @@
 // and tf.Example writers exposed for round trips with TensorFlow: TensorkitTFRecordRead,
 // TensorkitTFRecordWrite, TensorkitSerializeExamples.
 #include <algorithm>
+#include <cstring>
+#include <functional>
+#include <numeric>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
+#include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/embed/tensorflow/tf_glue.h"
 #include "tensorkit/io/tf_example.h"
+#include "tensorkit/io/tf_example_internal.h"
 #include "tensorkit/io/tfrecord.h"
 
 namespace tensorkit::tf {
@@ -138,6 +143,103 @@ void OutputSparse(tfw::OpKernelContext* ctx, int base, int n, int i, const Spars
   std::copy(st.shape().begin() + drop, st.shape().end(), shape.data<int64_t>());
 }
 
+// Copies the strings refs[b, e) (io::internal::BytesRef, from a parse with bytes_as_refs) to
+// out[b, e).
+void AssignRefs(const io::internal::BytesRef* refs, tfw::tstring* out, int64_t b, int64_t e) {
+  for (int64_t i = b; i < e; ++i) {
+    // Consecutive values lie a record apart: fetched ahead, as no prefetcher guesses the stride.
+    if (i + 16 < e) __builtin_prefetch(refs[i + 16].data);
+    out[i].assign(refs[i].data, refs[i].size);
+  }
+}
+
+// Fills run in one parallel pass: Run() splits all their items together, so that many small
+// outputs (26 sparse features of a batch) cost one parallel loop rather than one each.
+class OutputFills {
+ public:
+  void Add(int64_t items, std::function<void(int64_t, int64_t)> fill) {
+    start_.push_back(start_.back() + items);
+    fills_.push_back(std::move(fill));
+  }
+
+  // `out` from the contiguous CPU tensor `t`: numbers, or for strings its BytesRef pairs
+  // (int64 [..., 2]).
+  void Parsed(const Tensor& t, DType dtype, tfw::Tensor* out) {
+    if (dtype == DType::kString) {
+      const auto* refs = reinterpret_cast<const io::internal::BytesRef*>(t.data<int64_t>());
+      tfw::tstring* to = out->flat<tfw::tstring>().data();
+      Add(t.Dim(0), [=](int64_t b, int64_t e) { AssignRefs(refs, to, b, e); });
+      return;
+    }
+    const int64_t size = DTypeSize(t.dtype());
+    const auto* from = static_cast<const char*>(t.raw_data());
+    auto* to = const_cast<char*>(out->tensor_data().data());
+    Add(t.NumElements(), [=](int64_t b, int64_t e) {
+      if (e > b) std::memcpy(to + b * size, from + b * size, static_cast<size_t>((e - b) * size));
+    });
+  }
+
+  void Run() const {
+    ParallelFor(0, start_.back(), 4096, [&](int64_t b, int64_t e) {
+      size_t j = static_cast<size_t>(std::upper_bound(start_.begin(), start_.end(), b) -
+                                     start_.begin() - 1);
+      for (int64_t at = b; at < e; ++j) {
+        const int64_t stop = std::min(e, start_[j + 1]);
+        if (stop > at) fills_[j](at - start_[j], stop - start_[j]);
+        at = stop;
+      }
+    });
+  }
+
+ private:
+  std::vector<int64_t> start_ = {0};  // job j's items are [start_[j], start_[j + 1])
+  std::vector<std::function<void(int64_t, int64_t)>> fills_;
+};
+
+// TensorFlow's sparse outputs of VarLenFeatures parsed with bytes_as_refs (indices at i, values
+// at n + i, dense shapes at 2n + i of n), all allocated at once (ParallelOutputs) and filled in
+// one parallel pass: indices from the jagged offsets ([record, position] per value, or
+// [position] for one record), strings copied once, from the records.
+void OutputVarLens(tfw::OpKernelContext* ctx, const std::vector<JaggedTensor>& var_len,
+                   const std::vector<DType>& dtypes, bool single) {
+  const int n = static_cast<int>(var_len.size());
+  const int rank = single ? 1 : 2;
+  ParallelOutputs outs(ctx);
+  for (int i = 0; i < n; ++i) {
+    const int64_t nnz = var_len[i].values().Dim(0);
+    outs.Add(i, {nnz, rank});
+    outs.Add(n + i, {nnz});
+    outs.Add(2 * n + i, {rank});
+  }
+  outs.Allocate();
+  OutputFills fills;
+  for (int i = 0; i < n; ++i) {
+    const int64_t B = var_len[i].batch_size();
+    const int64_t* o = var_len[i].offsets().data<int64_t>();
+    int64_t* to = outs.Get(3 * i).flat<int64_t>().data();
+    fills.Add(B, [=](int64_t rb, int64_t re) {
+      for (int64_t r = rb; r < re; ++r) {
+        for (int64_t k = o[r]; k < o[r + 1]; ++k) {
+          if (single) {
+            to[k] = k - o[r];
+          } else {
+            to[2 * k] = r;
+            to[2 * k + 1] = k - o[r];
+          }
+        }
+      }
+    });
+    fills.Parsed(var_len[i].values(), dtypes[i], &outs.Get(3 * i + 1));
+    int64_t widest = 0;
+    for (int64_t r = 0; r < B; ++r) widest = std::max(widest, o[r + 1] - o[r]);
+    int64_t* sh = outs.Get(3 * i + 2).flat<int64_t>().data();
+    if (!single) *sh++ = B;
+    *sh = widest;
+  }
+  fills.Run();
+  outs.Commit();
+}
+
 // The Features part of a parse op (all of ParseExampleV2; the context of
 // ParseSequenceExampleV2): attributes read once, then per call the spec and the outputs.
 class FeaturesArgs {
@@ -249,6 +351,50 @@ class FeaturesArgs {
     }
   }
 
+  // Parse and Output() of a spec of dense and sparse (VarLen) keys alone, by
+  // io::internal::ParseFixedAndVarLen with bytes_as_refs, so that strings are copied once, from
+  // the records to the outputs: dense outputs are allocated first and filled chunk by chunk as
+  // the parse goes (while the chunk's records are in cache); then sparse indices are written
+  // from the offsets and the sparse outputs filled in one parallel pass.
+  void ParseAndOutput(tfw::OpKernelContext* ctx, const std::vector<std::string_view>& records,
+                      const io::ExampleSpec& spec, bool single) const {
+    const int64_t B = static_cast<int64_t>(records.size());
+    ParallelOutputs dense_outs(ctx);
+    std::vector<int64_t> per_record(dense_slot_.size());  // values per record
+    for (size_t i = 0; i < dense_slot_.size(); ++i) {
+      const io::FixedLenFeature& f = spec.fixed[dense_slot_[i]];
+      std::vector<int64_t> dims = f.shape;
+      if (!single) dims.insert(dims.begin(), B);
+      dense_outs.Add(3 * num_sparse_ + static_cast<int>(i), dims);
+      per_record[i] =
+          std::accumulate(f.shape.begin(), f.shape.end(), int64_t{1}, std::multiplies<>());
+    }
+    dense_outs.Allocate();
+    auto chunk = [&](const std::vector<Tensor>& fixed, int64_t b, int64_t e) {
+      for (size_t i = 0; i < per_record.size(); ++i) {
+        const Tensor& t = fixed[dense_slot_[i]];
+        tfw::Tensor& out = dense_outs.Get(static_cast<int>(i));
+        const int64_t n = per_record[i];
+        if (out.dtype() == tfw::DT_STRING) {
+          AssignRefs(reinterpret_cast<const io::internal::BytesRef*>(t.data<int64_t>()),
+                     out.flat<tfw::tstring>().data(), b * n, e * n);
+        } else if (e > b) {
+          const int64_t bytes = n * DTypeSize(t.dtype());
+          std::memcpy(const_cast<char*>(out.tensor_data().data()) + b * bytes,
+                      static_cast<const char*>(t.raw_data()) + b * bytes,
+                      static_cast<size_t>((e - b) * bytes));
+        }
+      }
+    };
+    const io::ParsedExamples parsed = alloc_fault::ReportingAllocationFailure("ParseExamples", [&] {
+      return io::internal::ParseFixedAndVarLen(records, spec, true, chunk);
+    });
+    dense_outs.Commit();
+    std::vector<DType> dtypes;
+    for (int i = 0; i < num_sparse_; ++i) dtypes.push_back(*ExampleDType(sparse_types_[i]));
+    OutputVarLens(ctx, parsed.var_len, dtypes, single);
+  }
+
   static DType SplitsDType(tfw::DataType t) {
     return t == tfw::DT_INT32 ? DType::kInt32 : DType::kInt64;
   }
@@ -288,7 +434,11 @@ class ParseExampleV2Kernel : public tfw::OpKernel {
       const std::vector<std::string_view> records =
           Records(ctx->input(0), "TensorkitParseExampleV2", &single);
       const io::ExampleSpec spec = args_.Spec(ctx, 2, 5, "");
-      args_.Output(ctx, io::ParseExamples(records, spec), single, 0);
+      if (spec.ragged.empty() && spec.fixed_sequence.empty()) {
+        args_.ParseAndOutput(ctx, records, spec, single);
+      } else {
+        args_.Output(ctx, io::ParseExamples(records, spec), single, 0);
+      }
     });
   }
 

@@ -107,6 +107,44 @@ def test_tensorflow_writes_tensorkit_reads_and_parses(tmp_path, compression):
     assert_same_outputs(fn(tf.constant(records[:-1])), tf.raw_ops.ParseExampleV2(**args))
 
 
+def test_string_defaults_long_lists_and_changing_key_orders_equal_tensorflow():
+    """Missing string features take their defaults (one per value, or one repeated); var-length
+    lists long and short; each run of records lists its keys in another order, unknown keys
+    among them; batches of 0, 1 and 1100 records and a single (scalar) record."""
+    rng = np.random.default_rng(3)
+    keys = ["s", "s2", "i", "vs", "vi", "vf"]
+    records = []
+    for r in range(1100):
+        if r % 150 == 0:
+            order = list(rng.permutation(keys)) + ["unknown"]
+        f = {}
+        if r % 4:
+            f["s"] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"s%d" % r]))
+        if r % 6:
+            f["s2"] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"a\x00", b"%d" % r]))
+        if r % 3:
+            f["i"] = tf.train.Feature(int64_list=tf.train.Int64List(value=[r, -r]))
+        n = 900 if r == 5 else int(rng.integers(0, 6))
+        f["vs"] = tf.train.Feature(bytes_list=tf.train.BytesList(
+            value=[b"v" * int(k % 4) for k in range(n)]))
+        f["vi"] = tf.train.Feature(int64_list=tf.train.Int64List(value=list(range(-n, n, 2))))
+        f["vf"] = tf.train.Feature(float_list=tf.train.FloatList(value=[k / 3 for k in range(n)]))
+        f["unknown"] = tf.train.Feature(int64_list=tf.train.Int64List(value=[1]))
+        body = b"".join(entry(k.encode(), f[k].SerializeToString()) for k in order if k in f)
+        records.append(ld(1, body))
+    spec = {"s": tf.io.FixedLenFeature([], tf.string, default_value="dflt"),
+            "s2": tf.io.FixedLenFeature([2], tf.string, default_value=["x", ""]),
+            "i": tf.io.FixedLenFeature([2], tf.int64, default_value=[4, 5]),
+            "vs": tf.io.VarLenFeature(tf.string), "vi": tf.io.VarLenFeature(tf.int64),
+            "vf": tf.io.VarLenFeature(tf.float32)}
+    for batch in (records, records[:1], []):
+        args = raw_args(tf.constant(batch, dtype=tf.string), spec)
+        assert_same_outputs(ops.tensorkit_parse_example_v2(**args),
+                            tf.raw_ops.ParseExampleV2(**args))
+    args = raw_args(tf.constant(records[5]), spec)
+    assert_same_outputs(ops.tensorkit_parse_example_v2(**args), tf.raw_ops.ParseExampleV2(**args))
+
+
 @pytest.mark.parametrize("compression", COMPRESSIONS)
 def test_tensorkit_writes_tensorflow_reads_and_parses(tmp_path, compression):
     rng = np.random.default_rng(7)

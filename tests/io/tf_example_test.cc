@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <random>
 #include <string>
 #include <tuple>
@@ -13,6 +14,7 @@
 #include "io/io_test_util.h"
 #include "io/proto_encoder.h"
 #include "tensorkit/io/io.h"
+#include "tensorkit/io/tf_example_internal.h"
 #include "test_util.h"
 
 namespace tensorkit::io {
@@ -269,6 +271,160 @@ TEST(TfExampleTest, KeysOfEveryLengthInAnyOrderFindTheirFeature) {
           << "key of " << len << " bytes, trial " << trial;
     }
   }
+}
+
+// Writers keep one key order per batch, not always the spec's; the parser learns it per chunk.
+// Orders that change between records (runs of one order, then per-record shuffles, unknown keys
+// among them, keys missing) must not change what each record's keys find.
+TEST(TfExampleTest, KeyOrdersThatChangeBetweenRecordsFindTheirFeatures) {
+  std::mt19937 rng(11);
+  const int64_t B = 700, K = 12;
+  ExampleSpec spec;
+  for (int k = 0; k < K; ++k) {
+    const std::string key = "key" + std::to_string(k);
+    if (k % 3 == 2) {
+      spec.var_len.push_back({key, DType::kInt64});
+    } else {
+      spec.fixed.push_back({key, DType::kInt64, {}, Tensor::FromScalar(int64_t{-7})});
+    }
+  }
+  std::vector<int> order(K);
+  for (int k = 0; k < K; ++k) order[k] = K - 1 - k;
+  std::vector<std::string> records;
+  std::vector<std::vector<int64_t>> want(K, std::vector<int64_t>());
+  std::vector<std::vector<int64_t>> want_lengths(K, std::vector<int64_t>());
+  for (int64_t r = 0; r < B; ++r) {
+    if (r < 300 ? r % 100 == 0 : r >= 500) std::shuffle(order.begin(), order.end(), rng);
+    std::string body;
+    for (int k : order) {
+      const bool missing = (r * 7 + k) % 11 == 0;
+      if (r % 5 == 0) body += Entry("other" + std::to_string(k), Int64s({99}));
+      if (k % 3 == 2) {
+        const int n = missing ? 0 : static_cast<int>((r + k) % 4);
+        std::vector<int64_t> v;
+        for (int i = 0; i < n; ++i) v.push_back(r * 100 + k * 10 + i);
+        if (!missing) body += Entry("key" + std::to_string(k), Int64s(v));
+        want[k].insert(want[k].end(), v.begin(), v.end());
+        want_lengths[k].push_back(n);
+      } else {
+        if (!missing) body += Entry("key" + std::to_string(k), Int64s({r * 100 + k}));
+        want[k].push_back(missing ? -7 : r * 100 + k);
+      }
+    }
+    records.push_back(Example(body));
+  }
+  const std::vector<std::string_view> views(records.begin(), records.end());
+  for (const ParsedExamples& p :
+       AtThreadCounts({1, 2}, [&] { return ParseExamples(views, spec); })) {
+    int fixed = 0, var = 0;
+    for (int k = 0; k < K; ++k) {
+      if (k % 3 == 2) {
+        EXPECT_EQ(p.var_len[var].values().ToVector<int64_t>(), want[k]) << "key" << k;
+        EXPECT_EQ(p.var_len[var++].lengths().ToVector<int64_t>(), want_lengths[k]) << "key" << k;
+      } else {
+        EXPECT_EQ(p.fixed[fixed++].ToVector<int64_t>(), want[k]) << "key" << k;
+      }
+    }
+  }
+}
+
+// The TensorFlow ops' path (internal::ParseFixedAndVarLen with bytes_as_refs and a chunk hook)
+// gives the values ParseExamples gives: strings as refs into the records or the spec's defaults,
+// VarLen values of every layout (the fast one, unpacked, several lists) and of many values per
+// record, the hook once per chunk with its fixed outputs final.
+TEST(TfExampleTest, BytesAsRefsAndTheChunkHookGiveTheParsedValues) {
+  std::mt19937 rng(13);
+  const int64_t B = 600;
+  ExampleSpec spec;
+  spec.fixed = {{"s", DType::kString, {}, Tensor::FromScalar(std::string("dflt"))},
+                {"s2", DType::kString, {2}, Tensor::FromVector<std::string>({"a", "bb"})},
+                {"s3", DType::kString, {3}, Tensor::FromVector<std::string>({"z"})},
+                {"i", DType::kInt64, {2}, Tensor::FromVector<int64_t>({5, 6})}};
+  spec.var_len = {{"vs", DType::kString}, {"vi", DType::kInt64}, {"vf", DType::kFloat32}};
+  std::vector<std::string> records;
+  for (int64_t r = 0; r < B; ++r) {
+    std::string body;
+    if (r % 4 != 0) body += Entry("s", Bytes({std::string(r % 7, static_cast<char>('a' + r % 5))}));
+    if (r % 6 != 0) body += Entry("s2", Bytes({"x" + std::to_string(r), std::string(1, '\0')}));
+    if (r % 5 != 0) body += Entry("s3", Bytes({"p", "q", std::to_string(r)}));
+    if (r % 3 != 0) body += Entry("i", Int64s({r, -r}));
+    const int n = r == 17 ? 600 : static_cast<int>(rng() % 5);  // 600: past the first buffer
+    std::vector<std::string> vs;
+    std::vector<int64_t> vi;
+    std::vector<float> vf;
+    for (int k = 0; k < n; ++k) {
+      vs.push_back(std::string(rng() % 4, 'v'));
+      vi.push_back(static_cast<int64_t>(rng()) >> (rng() % 64));
+      vf.push_back(static_cast<float>(k) / 3);
+    }
+    if (r % 7 == 3) {  // not the writers' layout: each value its own list / unpacked
+      std::string lists, unpacked;
+      for (const std::string& v : vs) lists += Ld(1, Bytes({v}));
+      for (int64_t v : vi) unpacked += Tag(1, 0) + Varint(static_cast<uint64_t>(v));
+      body += Entry("vs", lists) + Entry("vi", Ld(3, unpacked));
+    } else if (r % 9 != 4) {
+      body += Entry("vs", Bytes(vs)) + Entry("vi", Int64s(vi));
+    }
+    body += Entry("vf", Floats(vf));
+    records.push_back(Example(body));
+  }
+  const std::vector<std::string_view> views(records.begin(), records.end());
+  const ParsedExamples want = ParseExamples(views, spec);
+  auto strings = [](const Tensor& refs) {
+    std::vector<std::string> out;
+    const auto* r = reinterpret_cast<const internal::BytesRef*>(refs.data<int64_t>());
+    for (int64_t i = 0; i < refs.NumElements() / 2; ++i) out.emplace_back(r[i].data, r[i].size);
+    return out;
+  };
+  for (int threads : {1, 2}) {
+    std::vector<std::pair<int64_t, int64_t>> chunks;
+    std::vector<std::vector<std::string>> at_hook(B);  // record r's "s2" seen by the hook
+    std::mutex mu;
+    const ParsedExamples got = AtThreadCounts({threads}, [&] {
+      return internal::ParseFixedAndVarLen(
+          views, spec, true, [&](const std::vector<Tensor>& fixed, int64_t b, int64_t e) {
+            // Only records [b, e) are parsed yet: other chunks' refs may be unwritten.
+            const auto* s2 = reinterpret_cast<const internal::BytesRef*>(fixed[1].data<int64_t>());
+            std::lock_guard<std::mutex> lock(mu);
+            chunks.emplace_back(b, e);
+            for (int64_t r = b; r < e; ++r) {
+              at_hook[r] = {std::string(s2[2 * r].data, s2[2 * r].size),
+                            std::string(s2[2 * r + 1].data, s2[2 * r + 1].size)};
+            }
+          });
+    })[0];
+    std::sort(chunks.begin(), chunks.end());
+    ASSERT_FALSE(chunks.empty());
+    EXPECT_EQ(chunks.front().first, 0);
+    EXPECT_EQ(chunks.back().second, B);
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      EXPECT_LE(chunks[c].second - chunks[c].first, internal::kRecordChunk);
+      if (c > 0) {
+        EXPECT_EQ(chunks[c].first, chunks[c - 1].second);
+      }
+    }
+    for (int f = 0; f < 3; ++f) {
+      EXPECT_EQ(got.fixed[f].Dims().back(), 2);
+      EXPECT_EQ(strings(got.fixed[f]), want.fixed[f].ToVector<std::string>()) << "fixed " << f;
+    }
+    const std::vector<std::string> s2 = want.fixed[1].ToVector<std::string>();
+    for (int64_t r = 0; r < B; ++r) {
+      EXPECT_EQ(at_hook[r], (std::vector<std::string>{s2[2 * r], s2[2 * r + 1]})) << r;
+    }
+    EXPECT_EQ(got.fixed[3].ToVector<int64_t>(), want.fixed[3].ToVector<int64_t>());
+    EXPECT_EQ(strings(got.var_len[0].values()), want.var_len[0].values().ToVector<std::string>());
+    EXPECT_EQ(got.var_len[1].values().ToVector<int64_t>(),
+              want.var_len[1].values().ToVector<int64_t>());
+    EXPECT_EQ(got.var_len[2].values().ToVector<float>(),
+              want.var_len[2].values().ToVector<float>());
+    for (int v = 0; v < 3; ++v) {
+      EXPECT_EQ(got.var_len[v].offsets().ToVector<int64_t>(),
+                want.var_len[v].offsets().ToVector<int64_t>());
+    }
+  }
+  EXPECT_EQ(want.var_len[0].lengths().ToVector<int64_t>()[17], 600);
+  EXPECT_EQ(want.fixed[2].ToVector<std::string>()[0], "z");  // a default of one, repeated
+  EXPECT_EQ(want.fixed[0].ToVector<std::string>()[0], "dflt");
 }
 
 TEST(TfExampleTest, MalformedWireIsCorruptNamingTheRecordAndByte) {
