@@ -342,6 +342,16 @@ inline bool OneList(const uint8_t* p, const uint8_t* end, Kind want, const uint8
   return *list != nullptr;
 }
 
+// n little-endian IEEE floats, as stored, from p. One float (a FixedLenFeature of shape [])
+// is the common case: copied inline rather than by a call.
+inline void CopyFloats(float* out, const uint8_t* p, int64_t n) {
+  if (n == 1) {
+    std::memcpy(out, p, 4);
+  } else if (n > 0) {
+    std::memcpy(out, p, static_cast<size_t>(4 * n));
+  }
+}
+
 // The values in the list [p, end) of T's kind, or -1 (Note [fast paths]).
 template <typename T>
 int64_t CountFast(const uint8_t* p, const uint8_t* end) {
@@ -390,7 +400,7 @@ bool DecodeFast(const uint8_t* p, const uint8_t* end, int64_t n, T* out) {
     if (q == nullptr) return false;
     if constexpr (std::is_same_v<T, float>) {
       if (end - q != 4 * n) return false;
-      if (n > 0) std::memcpy(out, q, static_cast<size_t>(end - q));  // little-endian, as stored
+      CopyFloats(out, q, n);
       return true;
     } else {
       int64_t k = 0;
@@ -830,7 +840,7 @@ int64_t DecodeFastAll(const uint8_t* p, const uint8_t* end, T* out) {
     if constexpr (std::is_same_v<T, float>) {
       if ((end - q) % 4 != 0) return -1;
       k = (end - q) / 4;
-      if (k > 0) std::memcpy(out, q, static_cast<size_t>(end - q));  // little-endian, as stored
+      CopyFloats(out, q, k);
     } else {
       for (uint64_t v = 0; q < end;) {
         if ((q = ParseVarint(q, end, &v)) == nullptr) return -1;

@@ -116,6 +116,21 @@ def median_time(fn, repeat=REPEAT, warmup=1, setup=None):
     return statistics.median(times)
 
 
+def median_times_interleaved(fns, repeat=REPEAT, warmup=1):
+    """{name: median wall time in seconds} of each fn of the dict `fns`, run in turn (a, b, a, b,
+    ...) rather than one after the other, so that a burst of load on a shared machine falls on
+    both sides of a comparison of short calls."""
+    times = {name: [] for name in fns}
+    for i in range(warmup + repeat):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            t1 = time.perf_counter()
+            if i >= warmup:
+                times[name].append(t1 - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def run_tensorkit(binary, bench_filter, threads=2, repeat=REPEAT, extra_env=None):
     """Runs a Google Benchmark program and returns {benchmark name: median real time in s}."""
     global _tensorkit_bin
