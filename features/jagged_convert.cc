@@ -233,14 +233,7 @@ SparseTensor JaggedTensor::ToSparse() const {
   // Fixed chunks of entries, each starting at the row that holds its first entry: the same work
   // per chunk however the row lengths vary.
   ParallelChunks(n, si::kChunk, [&](int64_t, int64_t lo, int64_t hi) {
-    int64_t r = std::upper_bound(off, off + b + 1, lo) - off - 1;
-    for (; r < b && off[r] < hi; ++r) {
-      const int64_t s = std::max(off[r], lo), e = std::min(off[r + 1], hi);
-      for (int64_t i = s; i < e; ++i) {
-        idx[2 * i] = r;
-        idx[2 * i + 1] = i - off[r];
-      }
-    }
+    ji::WriteIndices(off, b, lo, hi, 2, idx);
   });
   return SparseTensor::Create(std::move(indices), si::HostContiguous(values_),
                               {b, ji::MaxLength(off, b)}, {0, 1});

@@ -58,6 +58,21 @@ void CopyBlocks(const std::vector<CopyBlock>& blocks) {
   });
 }
 
+void WriteIndices(const int64_t* off, int64_t b, int64_t lo, int64_t hi, int rank, int64_t* idx) {
+  int64_t r = std::upper_bound(off, off + b + 1, lo) - off - 1;
+  for (; r < b && off[r] < hi; ++r) {
+    const int64_t s = std::max(off[r], lo), e = std::min(off[r + 1], hi);
+    for (int64_t i = s; i < e; ++i) {
+      if (rank == 1) {
+        idx[i] = i - off[r];
+      } else {
+        idx[2 * i] = r;
+        idx[2 * i + 1] = i - off[r];
+      }
+    }
+  }
+}
+
 int64_t MaxLength(const int64_t* off, int64_t b) {
   constexpr int64_t kRows = int64_t{1} << 16;
   std::vector<int64_t> part(static_cast<size_t>(NumChunks(b, kRows)), 0);

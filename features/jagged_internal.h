@@ -36,6 +36,10 @@ void CopyBlocks(const std::vector<CopyBlock>& blocks);
 // The longest row of host offsets off [b + 1] (0 when b == 0), in one parallel pass.
 int64_t MaxLength(const int64_t* off, int64_t b);
 
+// The COO indices of entries [lo, hi) of host offsets off [b + 1]: (row, position in the row)
+// per entry, or the position alone with rank 1 (TensorFlow's form for one record).
+void WriteIndices(const int64_t* off, int64_t b, int64_t lo, int64_t hi, int rank, int64_t* idx);
+
 }  // namespace tensorkit::jagged_internal
 
 #endif  // TENSORKIT_FEATURES_JAGGED_INTERNAL_H_

@@ -15,6 +15,7 @@
 #include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/embed/tensorflow/tf_glue.h"
+#include "tensorkit/features/jagged_internal.h"
 #include "tensorkit/io/tf_example.h"
 #include "tensorkit/io/tf_example_internal.h"
 #include "tensorkit/io/tfrecord.h"
@@ -143,13 +144,24 @@ void OutputSparse(tfw::OpKernelContext* ctx, int base, int n, int i, const Spars
   std::copy(st.shape().begin() + drop, st.shape().end(), shape.data<int64_t>());
 }
 
-// Copies the strings refs[b, e) (io::internal::BytesRef, from a parse with bytes_as_refs) to
-// out[b, e).
-void AssignRefs(const io::internal::BytesRef* refs, tfw::tstring* out, int64_t b, int64_t e) {
-  for (int64_t i = b; i < e; ++i) {
-    // Consecutive values lie a record apart: fetched ahead, as no prefetcher guesses the stride.
-    if (i + 16 < e) __builtin_prefetch(refs[i + 16].data);
-    out[i].assign(refs[i].data, refs[i].size);
+// Elements [b, e) of a parse output (of io::internal::ParseFixedAndVarLen with bytes_as_refs,
+// contiguous on the CPU) into TensorFlow's `out`: strings from their BytesRefs (int64 pairs)
+// into tstrings, numbers by memcpy.
+void CopyParsed(const Tensor& t, tfw::Tensor* out, int64_t b, int64_t e) {
+  if (out->dtype() == tfw::DT_STRING) {
+    const auto* refs = reinterpret_cast<const io::internal::BytesRef*>(t.data<int64_t>());
+    tfw::tstring* to = out->flat<tfw::tstring>().data();
+    for (int64_t i = b; i < e; ++i) {
+      // Consecutive values lie a record apart: fetched ahead, as no prefetcher guesses the
+      // stride.
+      if (i + 16 < e) __builtin_prefetch(refs[i + 16].data);
+      to[i].assign(refs[i].data, refs[i].size);
+    }
+  } else if (e > b) {
+    const int64_t size = DTypeSize(t.dtype());
+    std::memcpy(const_cast<char*>(out->tensor_data().data()) + b * size,
+                static_cast<const char*>(t.raw_data()) + b * size,
+                static_cast<size_t>((e - b) * size));
   }
 }
 
@@ -162,21 +174,9 @@ class OutputFills {
     fills_.push_back(std::move(fill));
   }
 
-  // `out` from the contiguous CPU tensor `t`: numbers, or for strings its BytesRef pairs
-  // (int64 [..., 2]).
-  void Parsed(const Tensor& t, DType dtype, tfw::Tensor* out) {
-    if (dtype == DType::kString) {
-      const auto* refs = reinterpret_cast<const io::internal::BytesRef*>(t.data<int64_t>());
-      tfw::tstring* to = out->flat<tfw::tstring>().data();
-      Add(t.Dim(0), [=](int64_t b, int64_t e) { AssignRefs(refs, to, b, e); });
-      return;
-    }
-    const int64_t size = DTypeSize(t.dtype());
-    const auto* from = static_cast<const char*>(t.raw_data());
-    auto* to = const_cast<char*>(out->tensor_data().data());
-    Add(t.NumElements(), [=](int64_t b, int64_t e) {
-      if (e > b) std::memcpy(to + b * size, from + b * size, static_cast<size_t>((e - b) * size));
-    });
+  // All of `out` from the parse output `t` (CopyParsed).
+  void Parsed(const Tensor& t, tfw::Tensor* out) {
+    Add(out->NumElements(), [t, out](int64_t b, int64_t e) { CopyParsed(t, out, b, e); });
   }
 
   void Run() const {
@@ -201,7 +201,7 @@ class OutputFills {
 // one parallel pass: indices from the jagged offsets ([record, position] per value, or
 // [position] for one record), strings copied once, from the records.
 void OutputVarLens(tfw::OpKernelContext* ctx, const std::vector<JaggedTensor>& var_len,
-                   const std::vector<DType>& dtypes, bool single) {
+                   bool single) {
   const int n = static_cast<int>(var_len.size());
   const int rank = single ? 1 : 2;
   ParallelOutputs outs(ctx);
@@ -217,24 +217,12 @@ void OutputVarLens(tfw::OpKernelContext* ctx, const std::vector<JaggedTensor>& v
     const int64_t B = var_len[i].batch_size();
     const int64_t* o = var_len[i].offsets().data<int64_t>();
     int64_t* to = outs.Get(3 * i).flat<int64_t>().data();
-    fills.Add(B, [=](int64_t rb, int64_t re) {
-      for (int64_t r = rb; r < re; ++r) {
-        for (int64_t k = o[r]; k < o[r + 1]; ++k) {
-          if (single) {
-            to[k] = k - o[r];
-          } else {
-            to[2 * k] = r;
-            to[2 * k + 1] = k - o[r];
-          }
-        }
-      }
-    });
-    fills.Parsed(var_len[i].values(), dtypes[i], &outs.Get(3 * i + 1));
-    int64_t widest = 0;
-    for (int64_t r = 0; r < B; ++r) widest = std::max(widest, o[r + 1] - o[r]);
+    fills.Add(o[B],
+              [=](int64_t b, int64_t e) { jagged_internal::WriteIndices(o, B, b, e, rank, to); });
+    fills.Parsed(var_len[i].values(), &outs.Get(3 * i + 1));
     int64_t* sh = outs.Get(3 * i + 2).flat<int64_t>().data();
     if (!single) *sh++ = B;
-    *sh = widest;
+    *sh = jagged_internal::MaxLength(o, B);
   }
   fills.Run();
   outs.Commit();
@@ -372,27 +360,15 @@ class FeaturesArgs {
     dense_outs.Allocate();
     auto chunk = [&](const std::vector<Tensor>& fixed, int64_t b, int64_t e) {
       for (size_t i = 0; i < per_record.size(); ++i) {
-        const Tensor& t = fixed[dense_slot_[i]];
-        tfw::Tensor& out = dense_outs.Get(static_cast<int>(i));
         const int64_t n = per_record[i];
-        if (out.dtype() == tfw::DT_STRING) {
-          AssignRefs(reinterpret_cast<const io::internal::BytesRef*>(t.data<int64_t>()),
-                     out.flat<tfw::tstring>().data(), b * n, e * n);
-        } else if (e > b) {
-          const int64_t bytes = n * DTypeSize(t.dtype());
-          std::memcpy(const_cast<char*>(out.tensor_data().data()) + b * bytes,
-                      static_cast<const char*>(t.raw_data()) + b * bytes,
-                      static_cast<size_t>((e - b) * bytes));
-        }
+        CopyParsed(fixed[dense_slot_[i]], &dense_outs.Get(static_cast<int>(i)), b * n, e * n);
       }
     };
     const io::ParsedExamples parsed = alloc_fault::ReportingAllocationFailure("ParseExamples", [&] {
       return io::internal::ParseFixedAndVarLen(records, spec, true, chunk);
     });
     dense_outs.Commit();
-    std::vector<DType> dtypes;
-    for (int i = 0; i < num_sparse_; ++i) dtypes.push_back(*ExampleDType(sparse_types_[i]));
-    OutputVarLens(ctx, parsed.var_len, dtypes, single);
+    OutputVarLens(ctx, parsed.var_len, single);
   }
 
   static DType SplitsDType(tfw::DataType t) {
