@@ -61,6 +61,20 @@ Tensor Wrap(const tfw::Tensor& t, DType dt, std::optional<std::vector<int64_t>> 
   return WrapExternal(const_cast<char*>(t.tensor_data().data()), d, {}, dt, Device::Cpu());
 }
 
+namespace {
+
+// TensorFlow's allocator gives fresh pages that tensorkit touches first: the same hint that
+// tensorkit's own large blocks get (plain elements only: TensorFlow constructed the others).
+void AdviseFreshPages(const tfw::Tensor& t) {
+  if (tfw::DataTypeCanUseMemcpy(t.dtype()) &&
+      static_cast<int64_t>(t.TotalBytes()) >= cpu_memory::kLargeBlockBytes) {
+    const absl::string_view data = t.tensor_data();
+    cpu_memory::AdviseHugePages(const_cast<char*>(data.data()), static_cast<int64_t>(data.size()));
+  }
+}
+
+}  // namespace
+
 tfw::Tensor* AllocateTf(tfw::OpKernelContext* ctx, int index, const std::vector<int64_t>& dims) {
   tfw::TensorShape shape;
   absl::Status s = tfw::TensorShape::BuildTensorShape(dims, &shape);
@@ -68,13 +82,7 @@ tfw::Tensor* AllocateTf(tfw::OpKernelContext* ctx, int index, const std::vector<
   tfw::Tensor* t = nullptr;
   s = ctx->allocate_output(index, shape, &t);
   if (!s.ok()) throw StatusError(s);
-  // TensorFlow's allocator gives fresh pages that tensorkit touches first: the same hint that
-  // tensorkit's own large blocks get (plain elements only: TensorFlow constructed the others).
-  if (tfw::DataTypeCanUseMemcpy(t->dtype()) &&
-      static_cast<int64_t>(t->TotalBytes()) >= cpu_memory::kLargeBlockBytes) {
-    const absl::string_view data = t->tensor_data();
-    cpu_memory::AdviseHugePages(const_cast<char*>(data.data()), static_cast<int64_t>(data.size()));
-  }
+  AdviseFreshPages(*t);
   return t;
 }
 
@@ -93,13 +101,7 @@ void ParallelOutputs::Allocate() {
     for (int64_t i = b; i < e; ++i) {
       Output& o = outputs_[i];
       o.tensor = tfw::Tensor(o.allocator, ctx_->expected_output_dtype(o.index), o.shape);
-      // As AllocateTf: fresh pages of plain elements, touched first by tensorkit.
-      if (o.tensor.IsInitialized() && tfw::DataTypeCanUseMemcpy(o.tensor.dtype()) &&
-          static_cast<int64_t>(o.tensor.TotalBytes()) >= cpu_memory::kLargeBlockBytes) {
-        const absl::string_view data = o.tensor.tensor_data();
-        cpu_memory::AdviseHugePages(const_cast<char*>(data.data()),
-                                    static_cast<int64_t>(data.size()));
-      }
+      if (o.tensor.IsInitialized()) AdviseFreshPages(o.tensor);
     }
   });
   for (const Output& o : outputs_) {
