@@ -380,37 +380,43 @@ int64_t CountFast(const uint8_t* p, const uint8_t* end) {
   }
 }
 
+// Decodes the list [p, end) of T's kind, laid out as writers lay it out, into out[0..cap) and
+// returns how many values it holds; -1 for any other layout or more than cap values (Note [fast
+// paths]).
+template <typename T>
+int64_t DecodeFastUpTo(const uint8_t* p, const uint8_t* end, int64_t cap, T* out) {
+  if (p == end) return 0;
+  int64_t k = 0;
+  if constexpr (kIsBytes<T>) {
+    for (uint64_t len = 0; p < end; p += len) {
+      if (k == cap || p[0] != 0x0a || (p = ParseVarint(p + 1, end, &len)) == nullptr ||
+          len > static_cast<uint64_t>(end - p)) {
+        return -1;
+      }
+      SetBytes(&out[k++], p, len);
+    }
+  } else {
+    const uint8_t* q = p[0] == 0x0a ? SoleField(p, end) : nullptr;
+    if (q == nullptr) return -1;
+    if constexpr (std::is_same_v<T, float>) {
+      if ((end - q) % 4 != 0 || (end - q) / 4 > cap) return -1;
+      k = (end - q) / 4;
+      CopyFloats(out, q, k);
+    } else {
+      for (uint64_t v = 0; q < end;) {
+        if (k == cap || (q = ParseVarint(q, end, &v)) == nullptr) return -1;
+        out[k++] = static_cast<int64_t>(v);
+      }
+    }
+  }
+  return k;
+}
+
 // Decodes the list [p, end) of T's kind into out[0..n) when it holds exactly n values, laid out
 // as writers lay it out; else false (Note [fast paths]).
 template <typename T>
 bool DecodeFast(const uint8_t* p, const uint8_t* end, int64_t n, T* out) {
-  if (p == end) return n == 0;
-  if constexpr (kIsBytes<T>) {
-    int64_t k = 0;
-    for (uint64_t len = 0; p < end && k < n; p += len, ++k) {
-      if (p[0] != 0x0a || (p = ParseVarint(p + 1, end, &len)) == nullptr ||
-          len > static_cast<uint64_t>(end - p)) {
-        return false;
-      }
-      SetBytes(&out[k], p, len);
-    }
-    return p == end && k == n;
-  } else {
-    const uint8_t* q = p[0] == 0x0a ? SoleField(p, end) : nullptr;
-    if (q == nullptr) return false;
-    if constexpr (std::is_same_v<T, float>) {
-      if (end - q != 4 * n) return false;
-      CopyFloats(out, q, n);
-      return true;
-    } else {
-      int64_t k = 0;
-      for (uint64_t v = 0; q < end && k < n; ++k) {
-        if ((q = ParseVarint(q, end, &v)) == nullptr) return false;
-        out[k] = static_cast<int64_t>(v);
-      }
-      return q == end && k == n;
-    }
-  }
+  return DecodeFastUpTo(p, end, n, out) == n;
 }
 
 // The T stored at p, unaligned.
@@ -820,37 +826,6 @@ int64_t MaxValues(const uint8_t* p, const uint8_t* end) {
   return end - p;
 }
 
-// Decodes all of the list [p, end) of T's kind into out (room for MaxValues) when laid out as
-// writers lay it out, and returns how many; else -1 (Note [fast paths]).
-template <typename T>
-int64_t DecodeFastAll(const uint8_t* p, const uint8_t* end, T* out) {
-  if (p == end) return 0;
-  int64_t k = 0;
-  if constexpr (kIsBytes<T>) {
-    for (uint64_t len = 0; p < end; p += len) {
-      if (p[0] != 0x0a || (p = ParseVarint(p + 1, end, &len)) == nullptr ||
-          len > static_cast<uint64_t>(end - p)) {
-        return -1;
-      }
-      SetBytes(&out[k++], p, len);
-    }
-  } else {
-    const uint8_t* q = p[0] == 0x0a ? SoleField(p, end) : nullptr;
-    if (q == nullptr) return -1;
-    if constexpr (std::is_same_v<T, float>) {
-      if ((end - q) % 4 != 0) return -1;
-      k = (end - q) / 4;
-      CopyFloats(out, q, k);
-    } else {
-      for (uint64_t v = 0; q < end;) {
-        if ((q = ParseVarint(q, end, &v)) == nullptr) return -1;
-        out[k++] = static_cast<int64_t>(v);
-      }
-    }
-  }
-  return k;
-}
-
 // Pass 1 of a VarLenFeature of a trivially copyable T (Note [two passes]): record r's values
 // from its Feature at `sp` appended to *staged; returns their count.
 template <typename T>
@@ -861,7 +836,8 @@ int64_t StageVarLen(Ctx& c, const Column& col, int64_t r, Span sp, Staged* stage
   const uint8_t* fe = fb + sp.size;
   const uint8_t* list = nullptr;
   if (OneList(fb, fe, KindOf(col.dtype), &list)) {
-    const int64_t n = DecodeFastAll(list, fe, staged->Reserve<T>(MaxValues<T>(list, fe)));
+    const int64_t cap = MaxValues<T>(list, fe);
+    const int64_t n = DecodeFastUpTo(list, fe, cap, staged->Reserve<T>(cap));
     if (n >= 0) {
       staged->Commit<T>(n);
       return n;
