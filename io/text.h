@@ -507,35 +507,30 @@ inline constexpr double kExactPow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1
   uint64_t w = 0;
   int64_t q = 0;  // the value is w * 10^q
   bool plain = false;
+  bool common = false;  // plain, and in the common form below
 #if defined(__SSE2__)
-  // The common form, at most 3 digits, '.', then digits (19 in all at most), in two looks at 16
-  // bytes; w is the digits with zeros appended up to 16 after the point.
-  if (end - s >= 20) {
+  // The common form, 1 to 3 digits, '.', then digits (19 in all at most), from looks at 16 + 16
+  // + 8 bytes and with no branch on how many digits there are: random numbers' lengths vary, and
+  // branches on them mispredicted. w is the digits with zeros appended up to 16 after the point.
+  if (end - s >= 40) {
     const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
     const int nw = text_detail::LeadingRun(text_detail::DigitLanes(a));
-    const char* f = s + nw + 1;
-    if (nw <= 3 && s[nw] == '.' && end - f >= 16) {
+    if (nw >= 1 && nw <= 3 && s[nw] == '.') {
+      const char* f = s + nw + 1;
       const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(f));
-      const int nf = text_detail::LeadingRun(text_detail::DigitLanes(b));
-      uint64_t whole = 0;
-      for (int k = 0; k < nw; ++k) whole = whole * 10 + static_cast<uint64_t>(s[k] - '0');
-      uint64_t frac = text_detail::PaddedDigits16(b, nf);
-      const char* t = f + nf;
-      int places = 16;
-      plain = nw + nf > 0;
-      if (nf == 16) {  // digits beyond the sixteenth, while 19 in all fit
-        for (; t < end && static_cast<unsigned>(*t - '0') < 10; ++t) {
-          if (nw + ++places > 19) {
-            plain = false;
-            break;
-          }
-          frac = frac * 10 + static_cast<uint64_t>(*t - '0');
-        }
-      }
-      if (plain) {
-        w = whole * text_detail::kPow10[places] + frac;
-        q = -places;
-        s = t;
+      uint64_t head, tail;  // x86-64: little-endian
+      std::memcpy(&head, s, 8);
+      std::memcpy(&tail, f + 16, 8);
+      const int nb = text_detail::LeadingRun(text_detail::DigitLanes(b));
+      const int nt = nb == 16 ? text_detail::DigitRun(tail) : 0;  // digits past the sixteenth
+      if (nw + nb + nt <= 19) {
+        const uint64_t tail_value = text_detail::DigitsValue(tail, nt > 0 ? nt : 1);
+        const uint64_t frac = text_detail::PaddedDigits16(b, nb) * text_detail::kPow10[nt] +
+                              (nt > 0 ? tail_value : 0);
+        w = text_detail::DigitsValue(head, nw) * text_detail::kPow10[16 + nt] + frac;
+        q = -(16 + nt);
+        s = f + nb + nt;
+        plain = common = true;
       }
     }
   }
@@ -572,7 +567,9 @@ inline constexpr double kExactPow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1
   if (plain) {
     double x = 0;
     bool decided = true;
-    if (w <= (uint64_t{1} << 53) && q >= -22 && q <= 22) {
+    // The common form always takes Eisel and Lemire's step: a choice by the size of w would be
+    // another branch that random digits mispredict.
+    if (!common && w <= (uint64_t{1} << 53) && q >= -22 && q <= 22) {
       // w and 10^|q| are exact doubles, so one division or product rounds correctly
       // (Clinger's fast path; the floating-point environment rounds to nearest).
       x = q < 0 ? static_cast<double>(w) / text_detail::kExactPow10[-q]
