@@ -1,6 +1,7 @@
 """TFRecord reading and tf.Example parsing: TensorFlow against tensorkit's ops
 (libtensorkit_tf_ops.so) in one TensorFlow process on the same inputs, 2 threads. Criteo-like
-records: an int64 label, 13 float and 26 bytes features (8 hex characters each).
+records: an int64 label, 13 float and 26 bytes features (8 hex characters each), the bytes
+features parsed as FixedLenFeature, VarLenFeature or RaggedFeature (values and row splits).
 Run with the TensorFlow venv's python (the script re-runs itself with .venvs/tf when it can);
 --tf-ops names the library when it is not build/lib's."""
 import argparse
@@ -46,25 +47,29 @@ def criteo(n):
     return out
 
 
-def spec(var_len):
+def spec(kind):
     s = {"label": tf.io.FixedLenFeature([], tf.int64)}
     s.update({f"I{i}": tf.io.FixedLenFeature([], tf.float32, default_value=0.0)
               for i in range(1, 14)})
-    s.update({f"C{i}": tf.io.VarLenFeature(tf.string) if var_len else
-              tf.io.FixedLenFeature([], tf.string) for i in range(1, 27)})
+    s.update({f"C{i}": {"Fixed": tf.io.FixedLenFeature([], tf.string),
+                        "VarLen": tf.io.VarLenFeature(tf.string),
+                        "Ragged": tf.io.RaggedFeature(tf.string)}[kind] for i in range(1, 27)})
     return s
 
 
 def raw_args(serialized, spec):
     sparse = sorted(k for k, v in spec.items() if isinstance(v, tf.io.VarLenFeature))
+    ragged = sorted(k for k, v in spec.items() if isinstance(v, tf.io.RaggedFeature))
     dense = sorted(k for k, v in spec.items() if isinstance(v, tf.io.FixedLenFeature))
     defaults = [tf.constant([], dtype=spec[k].dtype) if spec[k].default_value is None else
                 tf.reshape(tf.constant(spec[k].default_value, dtype=spec[k].dtype), spec[k].shape)
                 for k in dense]
     return dict(serialized=serialized, names=[], sparse_keys=sparse, dense_keys=dense,
-                ragged_keys=[], dense_defaults=defaults, num_sparse=len(sparse),
-                sparse_types=[spec[k].dtype for k in sparse], ragged_value_types=[],
-                ragged_split_types=[], dense_shapes=[spec[k].shape for k in dense])
+                ragged_keys=ragged, dense_defaults=defaults, num_sparse=len(sparse),
+                sparse_types=[spec[k].dtype for k in sparse],
+                ragged_value_types=[spec[k].dtype for k in ragged],
+                ragged_split_types=[spec[k].row_splits_dtype for k in ragged],
+                dense_shapes=[spec[k].shape for k in dense])
 
 
 def same(a, b):
@@ -75,13 +80,13 @@ def same(a, b):
 rows = []
 records = criteo(args.batch)
 batch = tf.constant(records)
-for var_len in (False, True):
-    a = raw_args(batch, spec(var_len))
+for kind in ("Fixed", "VarLen", "Ragged"):
+    a = raw_args(batch, spec(kind))
     ours = lambda a=a: ops.tensorkit_parse_example_v2(**a)  # noqa: E731
     theirs = lambda a=a: tf.raw_ops.ParseExampleV2(**a)  # noqa: E731
     same(ours(), theirs())
     # Calls of a few ms: interleaved and many, so that load bursts fall on both sides.
-    rows.append((f"ParseExampleV2 {args.batch} Criteo records, C* {'VarLen' if var_len else 'Fixed'}",
+    rows.append((f"ParseExampleV2 {args.batch} Criteo records, C* {kind}",
                  peerlib.median_times_interleaved({"tensorkit": ours, "tensorflow": theirs},
                                                   repeat=51)))
 

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "tensorflow/core/framework/op.h"
@@ -196,13 +198,17 @@ class OutputFills {
   std::vector<std::function<void(int64_t, int64_t)>> fills_;
 };
 
-// TensorFlow's sparse outputs of VarLenFeatures parsed with bytes_as_refs (indices at i, values
-// at n + i, dense shapes at 2n + i of n), all allocated at once (ParallelOutputs) and filled in
-// one parallel pass: indices from the jagged offsets ([record, position] per value, or
-// [position] for one record), strings copied once, from the records.
+// TensorFlow's outputs of VarLenFeatures parsed with bytes_as_refs, all allocated at once
+// (ParallelOutputs) and filled in one parallel pass, strings copied once, from the records. The
+// first n = num_sparse are sparse keys: indices at i ([record, position] per value, or
+// [position] for one record, from the jagged offsets), values at n + i, dense shapes at 2n + i.
+// The m others are the keys of `ragged` (RaggedFeatures without partitions): values at
+// ragged_base + j and row splits (the offsets, in the feature's row_splits_dtype; empty for one
+// record) at ragged_base + m + j.
 void OutputVarLens(tfw::OpKernelContext* ctx, const std::vector<JaggedTensor>& var_len,
+                   int num_sparse, int ragged_base, const std::vector<io::RaggedFeature>& ragged,
                    bool single) {
-  const int n = static_cast<int>(var_len.size());
+  const int n = num_sparse, m = static_cast<int>(var_len.size()) - num_sparse;
   const int rank = single ? 1 : 2;
   ParallelOutputs outs(ctx);
   for (int i = 0; i < n; ++i) {
@@ -210,6 +216,18 @@ void OutputVarLens(tfw::OpKernelContext* ctx, const std::vector<JaggedTensor>& v
     outs.Add(i, {nnz, rank});
     outs.Add(n + i, {nnz});
     outs.Add(2 * n + i, {rank});
+  }
+  for (int j = 0; j < m; ++j) {
+    const JaggedTensor& v = var_len[n + j];
+    const int64_t B = v.batch_size(), nnz = v.values().Dim(0);
+    // As ParseExamples refuses it.
+    TK_CHECK(
+        ragged[j].row_splits_dtype == DType::kInt64 || nnz <= std::numeric_limits<int32_t>::max(),
+        kOutOfRange, "ParseExamples: RaggedFeature '", io::Excerpt(ragged[j].key),
+        "' has row splits up to ", nnz,
+        ", past its int32 row_splits_dtype; use row_splits_dtype int64");
+    outs.Add(ragged_base + j, {nnz});
+    outs.Add(ragged_base + m + j, {single ? 0 : B + 1});
   }
   outs.Allocate();
   OutputFills fills;
@@ -223,6 +241,21 @@ void OutputVarLens(tfw::OpKernelContext* ctx, const std::vector<JaggedTensor>& v
     int64_t* sh = outs.Get(3 * i + 2).flat<int64_t>().data();
     if (!single) *sh++ = B;
     *sh = jagged_internal::MaxLength(o, B);
+  }
+  for (int j = 0; j < m; ++j) {
+    const JaggedTensor& v = var_len[n + j];
+    fills.Parsed(v.values(), &outs.Get(3 * n + 2 * j));
+    if (single) continue;
+    tfw::Tensor* to = &outs.Get(3 * n + 2 * j + 1);
+    if (ragged[j].row_splits_dtype == DType::kInt64) {
+      fills.Parsed(v.offsets(), to);
+    } else {
+      const int64_t* o = v.offsets().data<int64_t>();
+      int32_t* to32 = to->flat<int32_t>().data();
+      fills.Add(to->NumElements(), [=](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) to32[i] = static_cast<int32_t>(o[i]);
+      });
+    }
   }
   fills.Run();
   outs.Commit();
@@ -339,7 +372,7 @@ class FeaturesArgs {
     }
   }
 
-  // Parse and Output() of a spec of dense and sparse (VarLen) keys alone, by
+  // Parse and Output() of a spec of dense, sparse (VarLen) and ragged keys (Flat), by
   // io::internal::ParseFixedAndVarLen with bytes_as_refs, so that strings are copied once, from
   // the records to the outputs: dense outputs are allocated first and filled chunk by chunk as
   // the parse goes (while the chunk's records are in cache); then sparse indices are written
@@ -364,11 +397,39 @@ class FeaturesArgs {
         CopyParsed(fixed[dense_slot_[i]], &dense_outs.Get(static_cast<int>(i)), b * n, e * n);
       }
     };
+    // Ragged keys without partitions are VarLenFeatures parsed after the sparse ones, output as
+    // values and row splits.
+    io::ExampleSpec flat = spec;
+    for (const io::RaggedFeature& f : spec.ragged) {
+      flat.var_len.push_back({f.value_key.empty() ? f.key : f.value_key, f.dtype});
+    }
+    flat.ragged.clear();
     const io::ParsedExamples parsed = alloc_fault::ReportingAllocationFailure("ParseExamples", [&] {
-      return io::internal::ParseFixedAndVarLen(records, spec, true, chunk);
+      return io::internal::ParseFixedAndVarLen(records, flat, true, chunk);
     });
     dense_outs.Commit();
-    OutputVarLens(ctx, parsed.var_len, single);
+    OutputVarLens(ctx, parsed.var_len, num_sparse_,
+                  NumOutputs() - 2 * static_cast<int>(spec.ragged.size()), spec.ragged, single);
+  }
+
+  // Whether ParseAndOutput takes `spec`: no FixedLenSequenceFeature, ragged keys without
+  // partitions, and no key read twice (ParseExamples names that error).
+  static bool Flat(const io::ExampleSpec& spec) {
+    if (!spec.fixed_sequence.empty() || !spec.sparse.empty()) return false;
+    std::unordered_set<std::string_view> keys;
+    for (const io::FixedLenFeature& f : spec.fixed) {
+      if (!keys.insert(f.key).second) return false;
+    }
+    for (const io::VarLenFeature& f : spec.var_len) {
+      if (!keys.insert(f.key).second) return false;
+    }
+    for (const io::RaggedFeature& f : spec.ragged) {
+      if (!f.partitions.empty() || (!f.value_key.empty() && f.value_key != f.key) ||
+          !keys.insert(f.key).second) {
+        return false;
+      }
+    }
+    return true;
   }
 
   static DType SplitsDType(tfw::DataType t) {
@@ -410,7 +471,7 @@ class ParseExampleV2Kernel : public tfw::OpKernel {
       const std::vector<std::string_view> records =
           Records(ctx->input(0), "TensorkitParseExampleV2", &single);
       const io::ExampleSpec spec = args_.Spec(ctx, 2, 5, "");
-      if (spec.ragged.empty() && spec.fixed_sequence.empty()) {
+      if (FeaturesArgs::Flat(spec)) {
         args_.ParseAndOutput(ctx, records, spec, single);
       } else {
         args_.Output(ctx, io::ParseExamples(records, spec), single, 0);

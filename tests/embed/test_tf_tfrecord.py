@@ -143,6 +143,31 @@ def test_string_defaults_long_lists_and_changing_key_orders_equal_tensorflow():
                             tf.raw_ops.ParseExampleV2(**args))
     args = raw_args(tf.constant(records[5]), spec)
     assert_same_outputs(ops.tensorkit_parse_example_v2(**args), tf.raw_ops.ParseExampleV2(**args))
+    # The same lists read as ragged keys (values and row splits, int32 and int64) beside a sparse
+    # and the dense keys: batches, one record and the scalar record.
+    for serialized in (records, records[:1], [], records[5]):
+        args = raw_args(tf.constant(serialized, dtype=tf.string), spec)
+        args = with_ragged(args, ["vs", "vf"], [tf.string, tf.float32], [tf.int32, tf.int64])
+        assert_same_outputs(ops.tensorkit_parse_example_v2(**args),
+                            tf.raw_ops.ParseExampleV2(**args))
+    # A ragged key holding another list type than it reads: both refuse the batch.
+    bad = records[:7] + [ld(1, entry(b"vs", tf.train.Feature(
+        int64_list=tf.train.Int64List(value=[1])).SerializeToString()))]
+    args = with_ragged(raw_args(tf.constant(bad), spec), ["vs"], [tf.string], [tf.int64])
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.raw_ops.ParseExampleV2(**args)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="vs"):
+        ops.tensorkit_parse_example_v2(**args)
+
+
+def with_ragged(args, keys, value_types, split_types):
+    """ParseExampleV2 arguments with the sparse `keys` read as ragged keys instead."""
+    args = dict(args)
+    kept = [(k, t) for k, t in zip(args["sparse_keys"], args["sparse_types"]) if k not in keys]
+    args.update(sparse_keys=[k for k, _ in kept], sparse_types=[t for _, t in kept],
+                num_sparse=len(kept), ragged_keys=keys, ragged_value_types=value_types,
+                ragged_split_types=split_types)
+    return args
 
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
