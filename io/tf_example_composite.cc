@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "tensorkit/common/alloc_fault.h"
@@ -255,20 +256,9 @@ Tensor PaddedRows(const FixedLenSequenceFeature& f, const Tensor& values, int64_
 // --- FixedLenSequenceFeature ---------------------------------------------------------------
 
 Tensor BuildFixedSequence(const FixedLenSequenceFeature& f, const JaggedTensor& j, int64_t B) {
-  int64_t stride = 1;
-  for (int64_t d : f.shape) stride *= d;  // checked by PlanComposites
   const int64_t* o = j.offsets().data<int64_t>();
-  int64_t max_rows = 0;
-  for (int64_t r = 0; r < B; ++r) {
-    const int64_t n = o[r + 1] - o[r];
-    if (stride == 0 ? n != 0 : n % stride != 0) {
-      Throw(ErrorCode::kInvalidArgument, "ParseExamples: record ", r, ", FixedLenSequenceFeature '",
-            Excerpt(f.key), "': holds ", n, " values, not a multiple of the ", stride,
-            " in a row of shape ", ShapeString(f.shape));
-    }
-    if (stride != 0) max_rows = std::max(max_rows, n / stride);
-  }
-  return PaddedRows(f, j.values(), B, max_rows, [o](int64_t r) { return o[r]; });
+  return PaddedRows(f, j.values(), B, internal::SequenceRows(f, j, B),
+                    [o](int64_t r) { return o[r]; });
 }
 
 // --- RaggedFeature ------------------------------------------------------------------------------
@@ -536,6 +526,38 @@ RaggedOutput BuildListRagged(const RaggedFeature& f, const internal::FeatureList
 }
 
 }  // namespace
+
+std::optional<ExampleSpec> internal::FlatSpec(const ExampleSpec& spec) {
+  if (spec.sparse.empty() && spec.ragged.empty() && spec.fixed_sequence.empty()) return spec;
+  const CompositePlan plan = PlanComposites(spec);
+  if (!spec.sparse.empty()) return std::nullopt;
+  for (const RaggedFeature& f : spec.ragged) {
+    if (!f.partitions.empty()) return std::nullopt;
+  }
+  // A key read twice (two RaggedFeatures of one value key) is parsed once: not flat.
+  if (plan.keys.parsed.size() !=
+      spec.var_len.size() + spec.fixed_sequence.size() + spec.ragged.size()) {
+    return std::nullopt;
+  }
+  return plan.base;
+}
+
+int64_t internal::SequenceRows(const FixedLenSequenceFeature& f, const JaggedTensor& j, int64_t B) {
+  int64_t stride = 1;
+  for (int64_t d : f.shape) stride *= d;  // checked by PlanComposites
+  const int64_t* o = j.offsets().data<int64_t>();
+  int64_t max_rows = 0;
+  for (int64_t r = 0; r < B; ++r) {
+    const int64_t n = o[r + 1] - o[r];
+    if (stride == 0 ? n != 0 : n % stride != 0) {
+      Throw(ErrorCode::kInvalidArgument, "ParseExamples: record ", r, ", FixedLenSequenceFeature '",
+            Excerpt(f.key), "': holds ", n, " values, not a multiple of the ", stride,
+            " in a row of shape ", ShapeString(f.shape));
+    }
+    if (stride != 0) max_rows = std::max(max_rows, n / stride);
+  }
+  return max_rows;
+}
 
 const SparseTensor& ParsedExamples::Sparse(std::string_view key) const {
   return internal::OutputOf(sparse_keys, sparse, key, "ParsedExamples::Sparse", "SparseFeature");

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,6 +79,18 @@ using ChunkParsed =
 ParsedExamples ParseFixedAndVarLen(const std::vector<std::string_view>& records,
                                    const ExampleSpec& spec, bool bytes_as_refs = false,
                                    const ChunkParsed& chunk_parsed = {});
+
+// The spec that ParseFixedAndVarLen parses for `spec` when every composite of it reads one key of
+// its own: no SparseFeature, and each FixedLenSequenceFeature and RaggedFeature (without
+// partitions) reads a key that nothing else reads. Its fixed features, then as VarLenFeatures
+// the var_len keys, the fixed_sequence keys and the ragged value keys, in that order. `spec` is
+// checked as ParseExamples checks it (the same errors); nullopt when it has other composites.
+std::optional<ExampleSpec> FlatSpec(const ExampleSpec& spec);
+
+// The rows of FixedLenSequenceFeature f's output for its values `j` (parsed as a
+// VarLenFeature) of B records: the most any record holds. Throws naming the first record
+// whose count of values is not a whole number of rows of f.shape.
+int64_t SequenceRows(const FixedLenSequenceFeature& f, const JaggedTensor& j, int64_t B);
 
 // One feature of a SequenceExample's feature_lists, every record's steps parsed.
 struct FeatureListValues {

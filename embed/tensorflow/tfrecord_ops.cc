@@ -6,10 +6,12 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "tensorflow/core/framework/op.h"
@@ -146,26 +148,62 @@ void OutputSparse(tfw::OpKernelContext* ctx, int base, int n, int i, const Spars
   std::copy(st.shape().begin() + drop, st.shape().end(), shape.data<int64_t>());
 }
 
-// Elements [b, e) of a parse output (of io::internal::ParseFixedAndVarLen with bytes_as_refs,
-// contiguous on the CPU) into TensorFlow's `out`: strings from their BytesRefs (int64 pairs)
-// into tstrings, numbers by memcpy.
-void CopyParsed(const Tensor& t, tfw::Tensor* out, int64_t b, int64_t e) {
+// Elements [from, from + n) of a parse output (of io::internal::ParseFixedAndVarLen with
+// bytes_as_refs, contiguous on the CPU) into elements [at, at + n) of TensorFlow's `out`: strings
+// from their BytesRefs (int64 pairs) into tstrings, numbers by memcpy.
+void CopyParsed(const Tensor& t, int64_t from, tfw::Tensor* out, int64_t at, int64_t n) {
   if (out->dtype() == tfw::DT_STRING) {
-    const auto* refs = reinterpret_cast<const io::internal::BytesRef*>(t.data<int64_t>());
-    tfw::tstring* to = out->flat<tfw::tstring>().data();
-    for (int64_t i = b; i < e; ++i) {
+    const auto* refs = reinterpret_cast<const io::internal::BytesRef*>(t.data<int64_t>()) + from;
+    tfw::tstring* to = out->flat<tfw::tstring>().data() + at;
+    for (int64_t i = 0; i < n; ++i) {
       // Consecutive values lie a record apart: fetched ahead, as no prefetcher guesses the
       // stride.
-      if (i + 16 < e) __builtin_prefetch(refs[i + 16].data);
+      if (i + 16 < n) __builtin_prefetch(refs[i + 16].data);
       to[i].assign(refs[i].data, refs[i].size);
     }
-  } else if (e > b) {
+  } else if (n > 0) {
     const int64_t size = DTypeSize(t.dtype());
-    std::memcpy(const_cast<char*>(out->tensor_data().data()) + b * size,
-                static_cast<const char*>(t.raw_data()) + b * size,
-                static_cast<size_t>((e - b) * size));
+    std::memcpy(const_cast<char*>(out->tensor_data().data()) + at * size,
+                static_cast<const char*>(t.raw_data()) + from * size,
+                static_cast<size_t>(n * size));
   }
 }
+void CopyParsed(const Tensor& t, tfw::Tensor* out, int64_t b, int64_t e) {
+  CopyParsed(t, b, out, b, e - b);
+}
+
+// A padding value for an int64, float or string output: a one-element CPU tensor's, or 0 and ""
+// for an undefined one.
+struct Pad {
+  explicit Pad(const Tensor& t) {
+    if (!t.defined()) return;
+    if (t.dtype() == DType::kString) {
+      s = t.ToVector<std::string>()[0];
+    } else if (t.dtype() == DType::kFloat32) {
+      f = t.ToVector<float>()[0];
+    } else {
+      i = t.ToVector<int64_t>()[0];
+    }
+  }
+  // Sets elements [at, at + n) of `out` to it.
+  void Fill(tfw::Tensor* out, int64_t at, int64_t n) const {
+    switch (out->dtype()) {
+      case tfw::DT_STRING: {
+        tfw::tstring* to = out->flat<tfw::tstring>().data() + at;
+        for (int64_t k = 0; k < n; ++k) to[k].assign(s.data(), s.size());
+        break;
+      }
+      case tfw::DT_FLOAT:
+        std::fill_n(out->flat<float>().data() + at, std::max<int64_t>(n, 0), f);
+        break;
+      default:
+        std::fill_n(out->flat<int64_t>().data() + at, std::max<int64_t>(n, 0), i);
+    }
+  }
+  std::string s;
+  float f = 0;
+  int64_t i = 0;
+};
 
 // Fills run in one parallel pass: Run() splits all their items together, so that many small
 // outputs (26 sparse features of a batch) cost one parallel loop rather than one each.
@@ -198,17 +236,29 @@ class OutputFills {
   std::vector<std::function<void(int64_t, int64_t)>> fills_;
 };
 
+// Where ParseAndOutput's VarLenFeature parses go, in the order of io::internal::FlatSpec: the
+// first num_sparse are sparse keys; then one per FixedLenSequenceFeature of `sequences` (with
+// its dense output index); then one per RaggedFeature of `ragged`, values at ragged_base + j
+// and row splits at ragged_base + ragged.size() + j.
+struct VarLenLayout {
+  int num_sparse = 0;
+  std::vector<std::pair<int, const io::FixedLenSequenceFeature*>> sequences;
+  int ragged_base = 0;
+  const std::vector<io::RaggedFeature>* ragged = nullptr;
+};
+
 // TensorFlow's outputs of VarLenFeatures parsed with bytes_as_refs, all allocated at once
-// (ParallelOutputs) and filled in one parallel pass, strings copied once, from the records. The
-// first n = num_sparse are sparse keys: indices at i ([record, position] per value, or
-// [position] for one record, from the jagged offsets), values at n + i, dense shapes at 2n + i.
-// The m others are the keys of `ragged` (RaggedFeatures without partitions): values at
-// ragged_base + j and row splits (the offsets, in the feature's row_splits_dtype; empty for one
-// record) at ragged_base + m + j.
+// (ParallelOutputs) and filled in one parallel pass, strings copied once, from the records.
+// Sparse keys: indices at i ([record, position] per value, or [position] for one record, from
+// the jagged offsets), values at n + i, dense shapes at 2n + i of n. Sequences: [B, rows, ...]
+// (no B for one record), each record's values then its default to the end of its rows. Ragged
+// keys: values, and row splits (the offsets, in the feature's row_splits_dtype; empty for one
+// record).
 void OutputVarLens(tfw::OpKernelContext* ctx, const std::vector<JaggedTensor>& var_len,
-                   int num_sparse, int ragged_base, const std::vector<io::RaggedFeature>& ragged,
-                   bool single) {
-  const int n = num_sparse, m = static_cast<int>(var_len.size()) - num_sparse;
+                   const VarLenLayout& layout, bool single) {
+  const int n = layout.num_sparse, q = static_cast<int>(layout.sequences.size());
+  const std::vector<io::RaggedFeature>& ragged = *layout.ragged;
+  const int m = static_cast<int>(ragged.size());
   const int rank = single ? 1 : 2;
   ParallelOutputs outs(ctx);
   for (int i = 0; i < n; ++i) {
@@ -217,8 +267,20 @@ void OutputVarLens(tfw::OpKernelContext* ctx, const std::vector<JaggedTensor>& v
     outs.Add(n + i, {nnz});
     outs.Add(2 * n + i, {rank});
   }
+  std::vector<int64_t> row_elements(q);  // of a record's output
+  for (int s = 0; s < q; ++s) {
+    const auto& [index, f] = layout.sequences[s];
+    const JaggedTensor& v = var_len[n + s];
+    const int64_t B = v.batch_size(), rows = io::internal::SequenceRows(*f, v, B);
+    std::vector<int64_t> dims = {rows};
+    dims.insert(dims.end(), f->shape.begin(), f->shape.end());
+    row_elements[s] = std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+    if (!single) dims.insert(dims.begin(), B);
+    CheckVolumeFits(dims, "ParseExamples", "the FixedLenSequenceFeature output");
+    outs.Add(index, dims);
+  }
   for (int j = 0; j < m; ++j) {
-    const JaggedTensor& v = var_len[n + j];
+    const JaggedTensor& v = var_len[n + q + j];
     const int64_t B = v.batch_size(), nnz = v.values().Dim(0);
     // As ParseExamples refuses it.
     TK_CHECK(
@@ -226,8 +288,8 @@ void OutputVarLens(tfw::OpKernelContext* ctx, const std::vector<JaggedTensor>& v
         kOutOfRange, "ParseExamples: RaggedFeature '", io::Excerpt(ragged[j].key),
         "' has row splits up to ", nnz,
         ", past its int32 row_splits_dtype; use row_splits_dtype int64");
-    outs.Add(ragged_base + j, {nnz});
-    outs.Add(ragged_base + m + j, {single ? 0 : B + 1});
+    outs.Add(layout.ragged_base + j, {nnz});
+    outs.Add(layout.ragged_base + m + j, {single ? 0 : B + 1});
   }
   outs.Allocate();
   OutputFills fills;
@@ -242,11 +304,27 @@ void OutputVarLens(tfw::OpKernelContext* ctx, const std::vector<JaggedTensor>& v
     if (!single) *sh++ = B;
     *sh = jagged_internal::MaxLength(o, B);
   }
+  for (int s = 0; s < q; ++s) {
+    const JaggedTensor& v = var_len[n + s];
+    const int64_t* o = v.offsets().data<int64_t>();
+    const int64_t row = row_elements[s];
+    const Tensor values = v.values();
+    const auto pad = std::make_shared<const Pad>(layout.sequences[s].second->default_value);
+    tfw::Tensor* to = &outs.Get(3 * n + s);
+    fills.Add(v.batch_size(), [=](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t k = o[r + 1] - o[r];
+        CopyParsed(values, o[r], to, r * row, k);
+        pad->Fill(to, r * row + k, row - k);
+      }
+    });
+  }
   for (int j = 0; j < m; ++j) {
-    const JaggedTensor& v = var_len[n + j];
-    fills.Parsed(v.values(), &outs.Get(3 * n + 2 * j));
+    const JaggedTensor& v = var_len[n + q + j];
+    const int slot = 3 * n + q + 2 * j;
+    fills.Parsed(v.values(), &outs.Get(slot));
     if (single) continue;
-    tfw::Tensor* to = &outs.Get(3 * n + 2 * j + 1);
+    tfw::Tensor* to = &outs.Get(slot + 1);
     if (ragged[j].row_splits_dtype == DType::kInt64) {
       fills.Parsed(v.offsets(), to);
     } else {
@@ -372,64 +450,46 @@ class FeaturesArgs {
     }
   }
 
-  // Parse and Output() of a spec of dense, sparse (VarLen) and ragged keys (Flat), by
-  // io::internal::ParseFixedAndVarLen with bytes_as_refs, so that strings are copied once, from
-  // the records to the outputs: dense outputs are allocated first and filled chunk by chunk as
-  // the parse goes (while the chunk's records are in cache); then sparse indices are written
-  // from the offsets and the sparse outputs filled in one parallel pass.
+  // Parse and Output() of a spec whose composites each read a key of their own (`flat`, its
+  // io::internal::FlatSpec), by io::internal::ParseFixedAndVarLen with bytes_as_refs, so that
+  // strings are copied once, from the records to the outputs: FixedLenFeature outputs are
+  // allocated first and filled chunk by chunk as the parse goes (while the chunk's records are in
+  // cache); then the VarLen parses become the sparse, FixedLenSequenceFeature and ragged outputs
+  // in one parallel pass (OutputVarLens).
   void ParseAndOutput(tfw::OpKernelContext* ctx, const std::vector<std::string_view>& records,
-                      const io::ExampleSpec& spec, bool single) const {
+                      const io::ExampleSpec& spec, const io::ExampleSpec& flat, bool single) const {
     const int64_t B = static_cast<int64_t>(records.size());
     ParallelOutputs dense_outs(ctx);
-    std::vector<int64_t> per_record(dense_slot_.size());  // values per record
+    VarLenLayout layout;
+    layout.num_sparse = num_sparse_;
+    std::vector<std::pair<int, int64_t>> fixed;  // (slot in spec.fixed, values per record)
     for (size_t i = 0; i < dense_slot_.size(); ++i) {
-      const io::FixedLenFeature& f = spec.fixed[dense_slot_[i]];
+      const int index = 3 * num_sparse_ + static_cast<int>(i), k = dense_slot_[i];
+      if (k < 0) {
+        layout.sequences.push_back({index, &spec.fixed_sequence[-1 - k]});
+        continue;
+      }
+      const io::FixedLenFeature& f = spec.fixed[k];
       std::vector<int64_t> dims = f.shape;
       if (!single) dims.insert(dims.begin(), B);
-      dense_outs.Add(3 * num_sparse_ + static_cast<int>(i), dims);
-      per_record[i] =
-          std::accumulate(f.shape.begin(), f.shape.end(), int64_t{1}, std::multiplies<>());
+      dense_outs.Add(index, dims);
+      fixed.push_back(
+          {k, std::accumulate(f.shape.begin(), f.shape.end(), int64_t{1}, std::multiplies<>())});
     }
     dense_outs.Allocate();
-    auto chunk = [&](const std::vector<Tensor>& fixed, int64_t b, int64_t e) {
-      for (size_t i = 0; i < per_record.size(); ++i) {
-        const int64_t n = per_record[i];
-        CopyParsed(fixed[dense_slot_[i]], &dense_outs.Get(static_cast<int>(i)), b * n, e * n);
+    auto chunk = [&](const std::vector<Tensor>& parsed, int64_t b, int64_t e) {
+      for (size_t i = 0; i < fixed.size(); ++i) {
+        const auto [k, n] = fixed[i];
+        CopyParsed(parsed[k], &dense_outs.Get(static_cast<int>(i)), b * n, e * n);
       }
     };
-    // Ragged keys without partitions are VarLenFeatures parsed after the sparse ones, output as
-    // values and row splits.
-    io::ExampleSpec flat = spec;
-    for (const io::RaggedFeature& f : spec.ragged) {
-      flat.var_len.push_back({f.value_key.empty() ? f.key : f.value_key, f.dtype});
-    }
-    flat.ragged.clear();
     const io::ParsedExamples parsed = alloc_fault::ReportingAllocationFailure("ParseExamples", [&] {
       return io::internal::ParseFixedAndVarLen(records, flat, true, chunk);
     });
     dense_outs.Commit();
-    OutputVarLens(ctx, parsed.var_len, num_sparse_,
-                  NumOutputs() - 2 * static_cast<int>(spec.ragged.size()), spec.ragged, single);
-  }
-
-  // Whether ParseAndOutput takes `spec`: no FixedLenSequenceFeature, ragged keys without
-  // partitions, and no key read twice (ParseExamples names that error).
-  static bool Flat(const io::ExampleSpec& spec) {
-    if (!spec.fixed_sequence.empty() || !spec.sparse.empty()) return false;
-    std::unordered_set<std::string_view> keys;
-    for (const io::FixedLenFeature& f : spec.fixed) {
-      if (!keys.insert(f.key).second) return false;
-    }
-    for (const io::VarLenFeature& f : spec.var_len) {
-      if (!keys.insert(f.key).second) return false;
-    }
-    for (const io::RaggedFeature& f : spec.ragged) {
-      if (!f.partitions.empty() || (!f.value_key.empty() && f.value_key != f.key) ||
-          !keys.insert(f.key).second) {
-        return false;
-      }
-    }
-    return true;
+    layout.ragged_base = NumOutputs() - 2 * static_cast<int>(spec.ragged.size());
+    layout.ragged = &spec.ragged;
+    OutputVarLens(ctx, parsed.var_len, layout, single);
   }
 
   static DType SplitsDType(tfw::DataType t) {
@@ -471,8 +531,8 @@ class ParseExampleV2Kernel : public tfw::OpKernel {
       const std::vector<std::string_view> records =
           Records(ctx->input(0), "TensorkitParseExampleV2", &single);
       const io::ExampleSpec spec = args_.Spec(ctx, 2, 5, "");
-      if (FeaturesArgs::Flat(spec)) {
-        args_.ParseAndOutput(ctx, records, spec, single);
+      if (const std::optional<io::ExampleSpec> flat = io::internal::FlatSpec(spec)) {
+        args_.ParseAndOutput(ctx, records, spec, *flat, single);
       } else {
         args_.Output(ctx, io::ParseExamples(records, spec), single, 0);
       }

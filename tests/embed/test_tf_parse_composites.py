@@ -167,6 +167,40 @@ def test_fixed_len_sequence_features_equal_tensorflows():
         tensorkit_tf.parse_example(bad, {"s": spec["s"]})
 
 
+def test_every_flat_kind_in_one_spec_equals_tensorflows():
+    """Fixed, VarLen, FixedLenSequence (string padding, float rows) and Ragged keys (int32 and
+    int64 splits) of one spec, in a batch and one record at a time: each output in its place."""
+    rng = np.random.default_rng(16)
+    records = []
+    for i in range(300):
+        k = int(rng.integers(0, 5))
+        f = {"fx": i64([i]),
+             "vl": i64(rng.integers(0, 9, k)),
+             "sq": tf.train.Feature(bytes_list=tf.train.BytesList(
+                 value=[b"q%d" % j for j in range(k)])),
+             "fq": tf.train.Feature(float_list=tf.train.FloatList(
+                 value=rng.standard_normal(3 * k).astype(np.float32))),
+             "r32": tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"r"] * k)),
+             "r64": i64(rng.integers(-9, 9, 2 * k))}
+        if i % 11 == 0:
+            f = {"fx": i64([i])}
+        records.append(tf.train.Example(features=tf.train.Features(feature=f)).SerializeToString())
+    spec = {"fx": tf.io.FixedLenFeature([], tf.int64),
+            "vl": tf.io.VarLenFeature(tf.int64),
+            "sq": tf.io.FixedLenSequenceFeature([], tf.string, allow_missing=True,
+                                                default_value="pad"),
+            "fq": tf.io.FixedLenSequenceFeature([3], tf.float32, allow_missing=True,
+                                                default_value=0.5),
+            "r32": R(tf.string),
+            "r64": R(tf.int64, row_splits_dtype=tf.int64)}
+    assert_same(tensorkit_tf.parse_example(records, spec), tf.io.parse_example(records, spec))
+    none = tf.constant([], dtype=tf.string)
+    assert_same(tensorkit_tf.parse_example(none, spec), tf.io.parse_example(none, spec))
+    for r in records[:12]:
+        assert_same(tensorkit_tf.parse_single_example(r, spec),
+                    tf.io.parse_single_example(r, spec))
+
+
 def test_single_records_equal_parse_single_example():
     rng = np.random.default_rng(8)
     # Under tf.function too: the shape function of a scalar record.

@@ -690,6 +690,42 @@ TEST(TfExampleTest, SparseFeatureErrorsNameTheRecordAndKeys) {
   ExpectError([&] { ParseExamples({good}, bad); }, {"'sp' names two features"});
 }
 
+// FlatSpec: the VarLen keys of a spec whose composites each read a key of their own, in the
+// order var_len, fixed_sequence, ragged; other specs are not flat, and bad ones are refused as
+// ParseExamples refuses them.
+TEST(TfExampleTest, FlatSpecsListEveryKeyOnceInOutputOrder) {
+  ExampleSpec s;
+  s.fixed.push_back({"f", DType::kInt64, {1}, {}});
+  s.ragged.push_back({"r", DType::kString, "", {}, DType::kInt64});
+  s.var_len.push_back({"v", DType::kFloat32});
+  s.fixed_sequence.push_back({"q", DType::kInt64, {2}, {}});
+  const std::optional<ExampleSpec> flat = internal::FlatSpec(s);
+  ASSERT_TRUE(flat.has_value());
+  ASSERT_EQ(flat->fixed.size(), 1u);
+  EXPECT_EQ(flat->fixed[0].key, "f");
+  std::vector<std::pair<std::string, DType>> keys;
+  for (const VarLenFeature& f : flat->var_len) keys.push_back({f.key, f.dtype});
+  EXPECT_EQ(keys, (std::vector<std::pair<std::string, DType>>{
+                      {"v", DType::kFloat32}, {"q", DType::kInt64}, {"r", DType::kString}}));
+  EXPECT_TRUE(flat->ragged.empty() && flat->fixed_sequence.empty() && flat->sparse.empty());
+
+  ExampleSpec parts = s;
+  parts.ragged[0].partitions.push_back(RaggedPartition::RowLengths("l"));
+  EXPECT_FALSE(internal::FlatSpec(parts).has_value());
+  ExampleSpec shared = s;  // two RaggedFeatures of one value key
+  shared.ragged.push_back({"r2", DType::kString, "r", {}, DType::kInt64});
+  EXPECT_FALSE(internal::FlatSpec(shared).has_value());
+  ExampleSpec sparse = s;
+  sparse.sparse.push_back({"sp", {"i"}, "w", DType::kFloat32, {4}, false});
+  EXPECT_FALSE(internal::FlatSpec(sparse).has_value());
+  ExampleSpec bad = s;
+  bad.fixed_sequence[0].shape = {-1};
+  ExpectError([&] { internal::FlatSpec(bad); }, {"'q' has shape", "every dim must be >= 0"});
+  bad = s;
+  bad.ragged.push_back({"f2", DType::kInt64, "f", {}, DType::kInt64});
+  ExpectError([&] { internal::FlatSpec(bad); }, {"'f' is a dense", "must not intersect"});
+}
+
 TEST(TfExampleTest, RaggedFeatureEveryPartitionAsTensorFlowBuildsIt) {
   const std::string r0 =
       Example(Entry("w", Floats({1.5f, 2.5f})) + Entry("v", Int64s({3, 1, 4, 1, 5, 9})) +
