@@ -1051,16 +1051,26 @@ std::vector<internal::FeatureListValues> internal::ParseFeatureLists(
       c.key = key_ptrs[k];
       const Kind want = KindOf(keys[k].dtype);
       const uint8_t* b = c.base + slots[k].begin;
-      ForEachStep(c, b, b + slots[k].size, [&](int64_t i, const uint8_t* fb, const uint8_t* fe) {
-        const FeatureInfo info = ScanFeature(c, fb, fe);
-        if (info.kind != kNoList && info.kind != want) {
-          Throw(ErrorCode::kInvalidArgument, "ParseSequenceExamples: record ", r,
-                ", feature list '", Excerpt(*key_ptrs[k]), "', step ", i, ": holds a ",
-                KindName(info.kind), " but the spec's feature is ", DTypeName(keys[k].dtype),
-                " (a ", KindName(want), ")");
-        }
-        ++steps[r * K + k];
-        values[r * K + k] += info.count;
+      Dispatch<kExampleDTypes>(keys[k].dtype, "ParseSequenceExamples", [&]<typename T>() {
+        ForEachStep(c, b, b + slots[k].size, [&](int64_t i, const uint8_t* fb, const uint8_t* fe) {
+          ++steps[r * K + k];
+          const uint8_t* list = nullptr;
+          if (OneList(fb, fe, want, &list)) {  // Note [fast paths]
+            const int64_t n = CountFast<T>(list, fe);
+            if (n >= 0) {
+              values[r * K + k] += n;
+              return;
+            }
+          }
+          const FeatureInfo info = ScanFeature(c, fb, fe);
+          if (info.kind != kNoList && info.kind != want) {
+            Throw(ErrorCode::kInvalidArgument, "ParseSequenceExamples: record ", r,
+                  ", feature list '", Excerpt(*key_ptrs[k]), "', step ", i, ": holds a ",
+                  KindName(info.kind), " but the spec's feature is ", DTypeName(keys[k].dtype),
+                  " (a ", KindName(want), ")");
+          }
+          values[r * K + k] += info.count;
+        });
       });
     }
   });
@@ -1099,13 +1109,21 @@ std::vector<internal::FeatureListValues> internal::ParseFeatureLists(
       const Kind kind = KindOf(keys[k].dtype);
       const int64_t first_step = out[k].record_steps.data<int64_t>()[r];
       int64_t at = value_start[r * K + k];
+      const int64_t stop = at + values[r * K + k];  // what pass 1 counted for the record
       const uint8_t* b = c.base + sp.begin;
       Dispatch<kExampleDTypes>(keys[k].dtype, "ParseSequenceExamples", [&]<typename T>() {
         T* dst = static_cast<T*>(data[k]);
         ForEachStep(c, b, b + sp.size, [&](int64_t i, const uint8_t* fb, const uint8_t* fe) {
-          const FeatureInfo info = ScanFeature(c, fb, fe);
-          if (info.kind != kNoList) DecodeFeature(c, kind, fb + info.run_begin, fe, dst + at);
-          at += info.count;
+          const uint8_t* list = nullptr;
+          const int64_t n =
+              OneList(fb, fe, kind, &list) ? DecodeFastUpTo(list, fe, stop - at, dst + at) : -1;
+          if (n >= 0) {
+            at += n;
+          } else {
+            const FeatureInfo info = ScanFeature(c, fb, fe);
+            if (info.kind != kNoList) DecodeFeature(c, kind, fb + info.run_begin, fe, dst + at);
+            at += info.count;
+          }
           step_offsets[k][first_step + i + 1] = at;
         });
       });

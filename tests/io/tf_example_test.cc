@@ -1087,6 +1087,63 @@ TEST(TfExampleTest, SequenceExampleRandomBatchesMatchTheirSteps) {
   }
 }
 
+// Steps in writers' layout (the fast path) and in every other layout (the field loop) side by
+// side in one feature list: the same values, steps and errors either way.
+TEST(TfExampleTest, SequenceExampleStepsOfEveryLayoutGiveTheSameValues) {
+  // Int64 steps in other layouts than writers', with their values.
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> others = {
+      {Ld(3, Tag(1, 0) + Varint(5) + Tag(1, 0) + Varint(6)), {5, 6}},  // unpacked
+      {Int64s({7}) + Int64s({8, 9}), {7, 8, 9}},                       // two lists
+      {Floats({1}) + Int64s({4}), {4}},                                // a later type clears
+      {Tag(9, 0) + Varint(3) + Int64s({10}), {10}},                    // an unknown field
+      {"", {}}};                                                       // no list: no values
+  const std::string floats = Ld(2, Tag(1, 5) + Fixed32(1.5f) + Ld(1, Fixed32(2)));  // [1.5, 2]
+  std::vector<std::string> records;
+  std::vector<int64_t> want_i, want_steps;
+  std::vector<float> want_f;
+  std::mt19937_64 rng(17);
+  for (int r = 0; r < 300; ++r) {
+    std::vector<std::string> steps, fsteps;
+    const int n = static_cast<int>(rng() % 6);
+    for (int i = 0; i < n; ++i) {
+      const size_t pick = rng() % (others.size() + 1);
+      if (pick < others.size()) {
+        steps.push_back(others[pick].first);
+        want_i.insert(want_i.end(), others[pick].second.begin(), others[pick].second.end());
+      } else {
+        steps.push_back(Int64s({r, -r}));
+        want_i.insert(want_i.end(), {r, -r});
+      }
+      fsteps.push_back(i % 2 ? floats : Floats({0.25f * r}));
+      if (i % 2) {
+        want_f.insert(want_f.end(), {1.5f, 2.0f});
+      } else {
+        want_f.push_back(0.25f * r);
+      }
+    }
+    want_steps.push_back(n);
+    records.push_back(SeqExample("", {{"i", Steps(steps)}, {"f", Steps(fsteps)}}));
+  }
+  SequenceExampleSpec spec;
+  spec.feature_list_ragged.push_back({"i", DType::kInt64, "", {}, DType::kInt64});
+  spec.feature_list_ragged.push_back({"f", DType::kFloat32, "", {}, DType::kInt64});
+  const std::vector<std::string_view> views(records.begin(), records.end());
+  for (const ParsedSequenceExamples& p :
+       AtThreadCounts({1, 2}, [&] { return ParseSequenceExamples(views, spec); })) {
+    EXPECT_EQ(I64(p.feature_list_ragged[0].flat_values), want_i);
+    EXPECT_EQ(p.feature_list_ragged[1].flat_values.ToVector<float>(), want_f);
+    std::vector<int64_t> outer = {0};
+    for (int64_t n : want_steps) outer.push_back(outer.back() + n);
+    EXPECT_EQ(I64(p.feature_list_ragged[0].nested_row_splits[0]), outer);
+  }
+  // A step of another list type is an error in either layout.
+  for (const std::string& bad : {Floats({1}), Ld(2, Tag(1, 5) + Fixed32(1))}) {
+    const std::string rec = SeqExample("", {{"i", Steps({Int64s({1}), bad})}});
+    ExpectError([&] { ParseSequenceExamples({rec}, spec); },
+                {"record 0", "feature list 'i'", "step 1", "float_list"});
+  }
+}
+
 // --- ConvertExamplesToNpz ---------------------------------------------------------------------
 
 // The npz members by name.
