@@ -33,4 +33,5 @@ def tensorkit_ops_or_exit(build, script):
     if not os.path.exists(lib):
         print(f"{script}: skipped, {lib} is not built (make tf-ops)")
         sys.exit(0)
+    os.environ["TENSORKIT_TF_OPS"] = lib  # tensorkit_tf's functions use the same library
     return tensorkit_tf.load(lib)

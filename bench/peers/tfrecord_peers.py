@@ -32,6 +32,7 @@ import peerlib  # noqa: E402
 tf.config.threading.set_intra_op_parallelism_threads(THREADS)
 tf.config.threading.set_inter_op_parallelism_threads(1)
 ops = tf_peer_env.tensorkit_ops_or_exit(args.build, "tfrecord_peers")
+import tensorkit_tf  # noqa: E402  (on the path tensorkit_ops_or_exit sets)
 rng = np.random.default_rng(0)
 
 
@@ -73,7 +74,8 @@ def raw_args(serialized, spec):
 
 
 def same(a, b):
-    for x, y in zip(tf.nest.flatten(a), tf.nest.flatten(b)):
+    for x, y in zip(tf.nest.flatten(a, expand_composites=True),
+                    tf.nest.flatten(b, expand_composites=True)):
         assert np.array_equal(x.numpy(), y.numpy())
 
 
@@ -89,6 +91,43 @@ for kind in ("Fixed", "VarLen", "Ragged"):
     rows.append((f"ParseExampleV2 {args.batch} Criteo records, C* {kind}",
                  peerlib.median_times_interleaved({"tensorkit": ours, "tensorflow": theirs},
                                                   repeat=51)))
+
+
+
+def sequence_examples(n):
+    """SequenceExamples of a session: a label and a user id, then 1..19 steps of an item id and
+    0..2 query strings each."""
+    out = []
+    for _ in range(n):
+        context = {"label": tf.train.Feature(int64_list=tf.train.Int64List(
+                       value=[int(rng.integers(2))])),
+                   "user": tf.train.Feature(bytes_list=tf.train.BytesList(
+                       value=[b"u%07d" % rng.integers(10**7)]))}
+        steps = int(rng.integers(1, 20))
+        lists = {"item": tf.train.FeatureList(feature=[tf.train.Feature(
+                     int64_list=tf.train.Int64List(value=[int(rng.integers(10**6))]))
+                     for _ in range(steps)]),
+                 "query": tf.train.FeatureList(feature=[tf.train.Feature(
+                     bytes_list=tf.train.BytesList(
+                         value=[b"q%05d" % rng.integers(10**5)] * int(rng.integers(0, 3))))
+                     for _ in range(steps)])}
+        out.append(tf.train.SequenceExample(
+            context=tf.train.Features(feature=context),
+            feature_lists=tf.train.FeatureLists(feature_list=lists)).SerializeToString())
+    return out
+
+
+seq_batch = tf.constant(sequence_examples(2 * args.batch))
+context_spec = {"label": tf.io.FixedLenFeature([], tf.int64),
+                "user": tf.io.FixedLenFeature([], tf.string)}
+list_spec = {"item": tf.io.FixedLenSequenceFeature([], tf.int64),
+             "query": tf.io.RaggedFeature(tf.string)}
+ours = lambda: tensorkit_tf.parse_sequence_example(seq_batch, context_spec, list_spec)  # noqa
+theirs = lambda: tf.io.parse_sequence_example(seq_batch, context_spec, list_spec)  # noqa
+same(ours(), theirs())
+rows.append((f"parse_sequence_example {2 * args.batch} sessions (item and query lists)",
+             peerlib.median_times_interleaved({"tensorkit": ours, "tensorflow": theirs},
+                                              repeat=21)))
 
 with tempfile.TemporaryDirectory() as d:
     for comp in ("", "GZIP"):
