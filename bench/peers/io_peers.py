@@ -123,18 +123,32 @@ def main():
     svm_mb = os.path.getsize(svm) / 1e6
     mtx_mb = os.path.getsize(mtx) / 1e6
     few = min(3, args.repeat)
-    fresh_read = fresh_tensorkit(binary, "BM_FreshReadMtx10M", few)
-    fresh_write = fresh_tensorkit(binary, "BM_FreshWriteMtx10M", few)
-    tool = os.path.join(args.build, "bin", "tensorkit")
-    info = process_time([tool, "info", mtx], few)
     mtx_out = os.path.join(bench_dir, "scipy_out.mtx")
-    new_scipy = {}
-    if os.path.exists(args.scipy_python):
-        for mode in ("read", "fresh-read", "write", "fresh-write"):
-            new_scipy[mode] = scipy_times(args.scipy_python, mode, mtx, mtx_out, few)
-    else:
+    have_scipy = os.path.exists(args.scipy_python)
+    if not have_scipy:
         print(f"no {args.scipy_python}: `make scipy-venv` installs SciPy 1.17 for the .mtx rows",
               file=sys.stderr)
+    # Fresh processes in turn (tensorkit, SciPy, tensorkit, ...), so that a burst of load on a
+    # shared machine falls on both sides; medians of 5.
+    fresh = {k: [] for k in ("tk-read", "tk-write", "fresh-read", "fresh-write")}
+    version = None
+    for _ in range(max(few, 5)):
+        fresh["tk-read"].append(fresh_tensorkit(binary, "BM_FreshReadMtx10M", 1))
+        fresh["tk-write"].append(fresh_tensorkit(binary, "BM_FreshWriteMtx10M", 1))
+        if have_scipy:
+            for mode in ("fresh-read", "fresh-write"):
+                seconds, version = scipy_times(args.scipy_python, mode, mtx, mtx_out, 1)
+                fresh[mode].append(seconds)
+    fresh_read = statistics.median(fresh["tk-read"])
+    fresh_write = statistics.median(fresh["tk-write"])
+    tool = os.path.join(args.build, "bin", "tensorkit")
+    info = process_time([tool, "info", mtx], few)
+    new_scipy = {}
+    if have_scipy:
+        for mode in ("read", "write"):
+            new_scipy[mode] = scipy_times(args.scipy_python, mode, mtx, mtx_out, few)
+        for mode in ("fresh-read", "fresh-write"):
+            new_scipy[mode] = (statistics.median(fresh[mode]), version)
 
     def mtx_row(title, mode, tk_seconds, debian_fn=None):
         cols = {"tensorkit": tk_seconds}
