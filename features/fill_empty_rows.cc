@@ -7,6 +7,11 @@
 #include <string>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "tensorkit/common/simd_path.h"
 #include "tensorkit/common/wrap.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/features/device_ops.h"
@@ -84,6 +89,64 @@ bool CheckRowChunk(const int64_t* idx, int64_t b, int64_t e, int rank, const int
   return true;
 }
 
+#if defined(__x86_64__)
+// CheckRowChunk<2> on AVX2 CPUs: two entries (row, column, row, column) per vector, each
+// compared lane by lane with the entry before it (the same vector loaded one entry earlier):
+// bounds, row order, row changes and columns out of order within a row, all without branches.
+// The same results as CheckRowChunk<2>.
+[[gnu::target("avx2,bmi,bmi2,popcnt")]] bool CheckRowChunk2Avx2(const int64_t* idx, int64_t b,
+                                                                int64_t e, const int64_t* shape,
+                                                                int64_t* skipped, bool* down) {
+  const int64_t start = b == 0 ? -1 : idx[2 * (b - 1)];
+  // Entry b against the entry before it (none for entry 0), then pairs from b + 1.
+  const int64_t r0 = idx[2 * b], c0 = idx[2 * b + 1];
+  if (static_cast<uint64_t>(r0) >= static_cast<uint64_t>(shape[0]) ||
+      static_cast<uint64_t>(c0) >= static_cast<uint64_t>(shape[1]) || r0 < start) {
+    return false;
+  }
+  int64_t changes = r0 != start;
+  bool unordered = b > 0 && r0 == start && c0 < idx[2 * b - 1];
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i limit = _mm256_setr_epi64x(shape[0], shape[1], shape[0], shape[1]);
+  constexpr int64_t kBlock = 256;
+  int64_t i = b + 1;
+  while (i + 2 <= e) {  // blocks of kBlock entries, each checked once
+    const int64_t t = std::min(e, i + kBlock);
+    __m256i bad = zero;
+    for (; i + 2 <= t; i += 2) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + 2 * i));
+      const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + 2 * i - 2));
+      const __m256i outside =
+          _mm256_or_si256(_mm256_cmpgt_epi64(zero, v),
+                          _mm256_xor_si256(_mm256_cmpgt_epi64(limit, v), _mm256_set1_epi64x(-1)));
+      const __m256i before = _mm256_cmpgt_epi64(p, v);  // lane-wise: v below its predecessor
+      const unsigned same =
+          static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(v, p))));
+      const unsigned lower = static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(before)));
+      // Rows are lanes 0 and 2, columns 1 and 3.
+      bad = _mm256_or_si256(
+          bad,
+          _mm256_or_si256(outside, _mm256_and_si256(before, _mm256_setr_epi64x(-1, 0, -1, 0))));
+      changes += std::popcount(~same & 0b0101u);
+      unordered |= (same & (lower >> 1) & 0b0101u) != 0;
+    }
+    if (!_mm256_testz_si256(bad, bad)) return false;
+  }
+  for (; i < e; ++i) {  // the last odd entry
+    const int64_t* x = idx + 2 * i;
+    if (static_cast<uint64_t>(x[0]) >= static_cast<uint64_t>(shape[0]) ||
+        static_cast<uint64_t>(x[1]) >= static_cast<uint64_t>(shape[1]) || x[0] < x[-2]) {
+      return false;
+    }
+    changes += x[0] != x[-2];
+    unordered |= x[0] == x[-2] && x[1] < x[-1];
+  }
+  *skipped = idx[2 * (e - 1)] - start - changes;
+  *down = unordered;
+  return true;
+}
+#endif
+
 // Throws naming the first entry outside the shape. One pass over the rows finds that, whether
 // the rows never decrease, and, for sorted rows, each chunk's skipped rows (the first entry
 // outside the shape or out of row order stops it, so only an input with unsorted rows pays
@@ -97,15 +160,23 @@ CheckedRows CheckRows(const SparseTensor& st) {
   const int rank = st.rank();
   out.skipped.assign(static_cast<size_t>(NumChunks(nnz, si::kChunk)), 0);
   std::atomic<bool> minor_down{false};
+  const bool avx2 = ActiveSimdPath() != SimdPath::kDefault;
   const int64_t first = si::WithRank(rank, [&]<int R>() {
     return si::FirstFailure(
         nnz,
         [&](int64_t b, int64_t e) {
           bool down = false;
-          if (!CheckRowChunk<R>(idx, b, e, rank, shape.data(),
-                                &out.skipped[static_cast<size_t>(b / si::kChunk)], &down)) {
-            return false;
+          int64_t* skipped = &out.skipped[static_cast<size_t>(b / si::kChunk)];
+#if defined(__x86_64__)
+          if constexpr (R == 2) {
+            if (avx2) {
+              if (!CheckRowChunk2Avx2(idx, b, e, shape.data(), skipped, &down)) return false;
+              if (down) minor_down.store(true, std::memory_order_relaxed);
+              return true;
+            }
           }
+#endif
+          if (!CheckRowChunk<R>(idx, b, e, rank, shape.data(), skipped, &down)) return false;
           if (down) minor_down.store(true, std::memory_order_relaxed);
           return true;
         },

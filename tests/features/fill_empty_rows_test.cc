@@ -6,9 +6,11 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "reference/features_reference.h"
+#include "tensorkit/common/simd_path.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/features/fill_device.h"
@@ -281,6 +283,65 @@ TEST(FillEmptyRows, LargeInputsAreTheSameAtEveryThreadCount) {
       EXPECT_EQ(out[rev[i] * 2 + 1], in.idx[i * 2 + 1]);
     }
     for (size_t i = 2; i < out.size(); i += 2) ASSERT_LE(out[i - 2], out[i]);
+  }
+}
+
+// The row check of sorted rank-2 input has a vector loop per SIMD path: every path gives the
+// same outputs (and order claim), or the same error, for clean input and for a bad entry at
+// either end, at odd and even places and on both sides of the chunks' edges (65536 entries).
+TEST(FillEmptyRows, TheRowCheckIsTheSameOnEverySimdPath) {
+  const std::vector<int64_t> shape = {40000, 30};
+  const RandomInput in = RandomRows(shape, 140000, 0.1, true, 51);
+  const Tensor values = Tensor::FromVector<float>(RandomValues<float>(in.nnz, 52));
+  // (entry, coordinate, new value): out of bounds both ways, a row below its predecessor's, a
+  // column below its predecessor's in the same row (allowed: only the order claim changes).
+  std::vector<std::tuple<int64_t, int, int64_t>> edits = {{-1, 0, 0}};
+  for (int64_t at : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{65534}, int64_t{65535},
+                     int64_t{65536}, int64_t{65537}, in.nnz - 2, in.nnz - 1}) {
+    edits.push_back({at, 1, shape[1]});
+    edits.push_back({at, 0, -1});
+    if (at > 0) edits.push_back({at, 0, in.idx[2 * (at - 1)] - 1});
+    if (at > 0 && in.idx[2 * at] == in.idx[2 * (at - 1)] && in.idx[2 * (at - 1) + 1] > 0) {
+      edits.push_back({at, 1, in.idx[2 * (at - 1) + 1] - 1});
+    }
+  }
+  for (const auto& [at, axis, value] : edits) {
+    std::vector<int64_t> idx = in.idx;
+    if (at >= 0) idx[2 * at + axis] = value;
+    const SparseTensor st =
+        SparseTensor::Create(Tensor::FromVector<int64_t>(idx, {in.nnz, 2}), values, shape);
+    SCOPED_TRACE(::testing::Message() << "entry " << at << " axis " << axis << " = " << value);
+    std::string want_error;
+    FillEmptyRowsResult want;
+    bool first = true;
+    for (SimdPath path : {SimdPath::kDefault, SimdPath::kAvx2, SimdPath::kAvx512}) {
+      if (!SimdPathSupported(path)) continue;
+      SetSimdPathForTesting(path);
+      std::string error;
+      FillEmptyRowsResult got;
+      try {
+        got = FillEmptyRows(st, Scalar(2));
+      } catch (const Error& e) {
+        error = e.what();
+      }
+      if (first) {
+        want_error = error;
+        want = got;
+        first = false;
+        continue;
+      }
+      EXPECT_EQ(error, want_error);
+      if (!error.empty() || !want_error.empty()) continue;
+      EXPECT_EQ(got.output.indices().ToVector<int64_t>(),
+                want.output.indices().ToVector<int64_t>());
+      EXPECT_EQ(got.output.values().ToVector<float>(), want.output.values().ToVector<float>());
+      EXPECT_EQ(got.output.order(), want.output.order());
+      EXPECT_EQ(got.empty_row_indicator.ToVector<bool>(),
+                want.empty_row_indicator.ToVector<bool>());
+      EXPECT_EQ(got.reverse_index_map.ToVector<int64_t>(),
+                want.reverse_index_map.ToVector<int64_t>());
+    }
+    SetSimdPathForTesting(BestSimdPath());
   }
 }
 
