@@ -368,9 +368,7 @@ int64_t SplitRecord(const RaggedFeature& f, const RaggedPartition& p, const char
 
 Tensor SplitsTensor(const std::vector<int64_t>& s, const RaggedFeature& f) {
   if (f.row_splits_dtype == DType::kInt64) return Tensor::FromVector<int64_t>(s);
-  TK_CHECK(s.back() <= std::numeric_limits<int32_t>::max(), kOutOfRange,
-           "ParseExamples: RaggedFeature '", Excerpt(f.key), "' has row splits up to ", s.back(),
-           ", past its int32 row_splits_dtype; use row_splits_dtype int64");
+  internal::CheckSplitsFit(f, s.back());
   return Tensor::FromVector(std::vector<int32_t>(s.begin(), s.end()));
 }
 
@@ -540,6 +538,12 @@ std::optional<ExampleSpec> internal::FlatSpec(const ExampleSpec& spec) {
     return std::nullopt;
   }
   return plan.base;
+}
+
+void internal::CheckSplitsFit(const RaggedFeature& f, int64_t last) {
+  TK_CHECK(f.row_splits_dtype == DType::kInt64 || last <= std::numeric_limits<int32_t>::max(),
+           kOutOfRange, "ParseExamples: RaggedFeature '", Excerpt(f.key), "' has row splits up to ",
+           last, ", past its int32 row_splits_dtype; use row_splits_dtype int64");
 }
 
 int64_t internal::SequenceRows(const FixedLenSequenceFeature& f, const JaggedTensor& j, int64_t B) {

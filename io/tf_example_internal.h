@@ -87,6 +87,9 @@ ParsedExamples ParseFixedAndVarLen(const std::vector<std::string_view>& records,
 // checked as ParseExamples checks it (the same errors); nullopt when it has other composites.
 std::optional<ExampleSpec> FlatSpec(const ExampleSpec& spec);
 
+// Throws when RaggedFeature f's row splits reach `last`, past its int32 row_splits_dtype.
+void CheckSplitsFit(const RaggedFeature& f, int64_t last);
+
 // The rows of FixedLenSequenceFeature f's output for its values `j` (parsed as a
 // VarLenFeature) of B records: the most any record holds. Throws naming the first record
 // whose count of values is not a whole number of rows of f.shape.

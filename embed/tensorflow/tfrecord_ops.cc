@@ -282,12 +282,7 @@ void OutputVarLens(tfw::OpKernelContext* ctx, const std::vector<JaggedTensor>& v
   for (int j = 0; j < m; ++j) {
     const JaggedTensor& v = var_len[n + q + j];
     const int64_t B = v.batch_size(), nnz = v.values().Dim(0);
-    // As ParseExamples refuses it.
-    TK_CHECK(
-        ragged[j].row_splits_dtype == DType::kInt64 || nnz <= std::numeric_limits<int32_t>::max(),
-        kOutOfRange, "ParseExamples: RaggedFeature '", io::Excerpt(ragged[j].key),
-        "' has row splits up to ", nnz,
-        ", past its int32 row_splits_dtype; use row_splits_dtype int64");
+    io::internal::CheckSplitsFit(ragged[j], nnz);
     outs.Add(layout.ragged_base + j, {nnz});
     outs.Add(layout.ragged_base + m + j, {single ? 0 : B + 1});
   }
