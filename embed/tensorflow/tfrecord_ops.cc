@@ -5,12 +5,11 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
-#include <limits>
-#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -172,39 +171,6 @@ void CopyParsed(const Tensor& t, tfw::Tensor* out, int64_t b, int64_t e) {
   CopyParsed(t, b, out, b, e - b);
 }
 
-// A padding value for an int64, float or string output: a one-element CPU tensor's, or 0 and ""
-// for an undefined one.
-struct Pad {
-  explicit Pad(const Tensor& t) {
-    if (!t.defined()) return;
-    if (t.dtype() == DType::kString) {
-      s = t.ToVector<std::string>()[0];
-    } else if (t.dtype() == DType::kFloat32) {
-      f = t.ToVector<float>()[0];
-    } else {
-      i = t.ToVector<int64_t>()[0];
-    }
-  }
-  // Sets elements [at, at + n) of `out` to it.
-  void Fill(tfw::Tensor* out, int64_t at, int64_t n) const {
-    switch (out->dtype()) {
-      case tfw::DT_STRING: {
-        tfw::tstring* to = out->flat<tfw::tstring>().data() + at;
-        for (int64_t k = 0; k < n; ++k) to[k].assign(s.data(), s.size());
-        break;
-      }
-      case tfw::DT_FLOAT:
-        std::fill_n(out->flat<float>().data() + at, std::max<int64_t>(n, 0), f);
-        break;
-      default:
-        std::fill_n(out->flat<int64_t>().data() + at, std::max<int64_t>(n, 0), i);
-    }
-  }
-  std::string s;
-  float f = 0;
-  int64_t i = 0;
-};
-
 // Fills run in one parallel pass: Run() splits all their items together, so that many small
 // outputs (26 sparse features of a batch) cost one parallel loop rather than one each.
 class OutputFills {
@@ -304,14 +270,20 @@ void OutputVarLens(tfw::OpKernelContext* ctx, const std::vector<JaggedTensor>& v
     const int64_t* o = v.offsets().data<int64_t>();
     const int64_t row = row_elements[s];
     const Tensor values = v.values();
-    const auto pad = std::make_shared<const Pad>(layout.sequences[s].second->default_value);
+    const io::FixedLenSequenceFeature& f = *layout.sequences[s].second;
     tfw::Tensor* to = &outs.Get(3 * n + s);
-    fills.Add(v.batch_size(), [=](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) {
-        const int64_t k = o[r + 1] - o[r];
-        CopyParsed(values, o[r], to, r * row, k);
-        pad->Fill(to, r * row + k, row - k);
-      }
+    // Each record's values, then the default (0 or "" when undefined) to the end of its rows.
+    Dispatch<io::internal::kExampleDTypes>(f.dtype, "ParseExamples", [&]<typename T>() {
+      const T pad = f.default_value.defined() ? f.default_value.ToVector<T>()[0] : T{};
+      using Out = std::conditional_t<std::is_same_v<T, std::string>, tfw::tstring, T>;
+      Out* dst = to->flat<Out>().data();
+      fills.Add(v.batch_size(), [=](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+          const int64_t k = o[r + 1] - o[r];
+          CopyParsed(values, o[r], to, r * row, k);
+          std::fill(dst + r * row + k, dst + (r + 1) * row, Out(pad));
+        }
+      });
     });
   }
   for (int j = 0; j < m; ++j) {
