@@ -258,6 +258,18 @@ template <typename T>
 [[gnu::always_inline]] inline const char* ScanEntry(const char* p, const char* end,
                                                     const MtxHeader& h, bool skew, int64_t* i,
                                                     int64_t* j, T* v) {
+  if constexpr (std::is_same_v<T, double>) {
+    int64_t ij[2];
+    if (h.field == Field::kReal) {
+      const char* le = ScanIndicesRealLine<2>(p, end, ij, v);
+      if (le != nullptr && ij[0] >= 1 && ij[0] <= h.rows && ij[1] >= 1 && ij[1] <= h.cols &&
+          !(skew && ij[0] == ij[1])) {
+        *i = ij[0];
+        *j = ij[1];
+        return le;
+      }
+    }
+  }
   if (!ScanDigitPair(&p, end, i, j)) return nullptr;
   if (*i < 1 || *i > h.rows || *j < 1 || *j > h.cols || (skew && *i == *j)) return nullptr;
   *v = T{1};

@@ -112,6 +112,16 @@ inline bool ScanInteger(const char** p, const char* end, int64_t* v);
 // A finite real starting with a digit, '-' or '.', correctly rounded (fast_float: the value
 // strtod gives); words (inf, nan), a leading '+' and out-of-range values are declined.
 [[gnu::always_inline]] inline bool ScanReal(const char** p, const char* end, double* v);
+// The commonest entry line of coordinate files, "i j ... v\n": K unsigned indices of 1 to 8
+// digits and a real [-]W.F (W 1 to 3 digits, F at least 1, 19 digits in all), single spaces
+// between them and nothing after, the '\n' among the first 48 bytes. The fields' places all come
+// from one look at 48 bytes, so no field's scan waits for the one before it to end (a line's chain
+// of dependent steps, not its instruction count, bounded the field-by-field scan). Returns the
+// line's '\n' with indices[K] and *v set (the real correctly rounded, as ScanReal), or nullptr for
+// any other line, or when fewer than 64 bytes are left from p.
+template <int K>
+[[gnu::always_inline]] inline const char* ScanIndicesRealLine(const char* p, const char* end,
+                                                              int64_t* indices, double* v);
 template <typename T>
 [[gnu::always_inline]] inline bool ScanNumber(const char** p, const char* end, T* v) {
   if constexpr (std::is_integral_v<T>) {
@@ -518,15 +528,20 @@ inline constexpr double kExactPow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1
     if (nw >= 1 && nw <= 3 && s[nw] == '.') {
       const char* f = s + nw + 1;
       const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(f));
-      uint64_t head, tail;  // x86-64: little-endian
+      uint64_t head;  // x86-64: little-endian
       std::memcpy(&head, s, 8);
-      std::memcpy(&tail, f + 16, 8);
       const int nb = text_detail::LeadingRun(text_detail::DigitLanes(b));
-      const int nt = nb == 16 ? text_detail::DigitRun(tail) : 0;  // digits past the sixteenth
+      // Digits past the sixteenth: at most two fit in 19 (nw >= 1), so their value is computed
+      // from the two bytes, not from a digit run's general conversion.
+      const int nt = nb == 16 ? text_detail::LeadingRun(text_detail::DigitLanes(
+                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + 16))))
+                              : 0;
       if (nw + nb + nt <= 19) {
-        const uint64_t tail_value = text_detail::DigitsValue(tail, nt > 0 ? nt : 1);
-        const uint64_t frac = text_detail::PaddedDigits16(b, nb) * text_detail::kPow10[nt] +
-                              (nt > 0 ? tail_value : 0);
+        const uint64_t t0 = static_cast<uint64_t>(static_cast<unsigned char>(f[16]) - '0');
+        const uint64_t t1 = static_cast<uint64_t>(static_cast<unsigned char>(f[17]) - '0');
+        const uint64_t tail_value = nt == 2 ? t0 * 10 + t1 : nt == 1 ? t0 : 0;
+        const uint64_t frac =
+            text_detail::PaddedDigits16(b, nb) * text_detail::kPow10[nt] + tail_value;
         w = text_detail::DigitsValue(head, nw) * text_detail::kPow10[16 + nt] + frac;
         q = -(16 + nt);
         s = f + nb + nt;
@@ -596,6 +611,70 @@ inline constexpr double kExactPow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1
   *v = x;
   *pp = r.ptr;
   return true;
+}
+
+template <int K>
+[[gnu::always_inline]] inline const char* ScanIndicesRealLine(const char* p, const char* end,
+                                                              int64_t* indices, double* v) {
+  static_assert(K >= 1 && K <= 8, "the fields must fit the 48-byte look");
+#if defined(__SSE2__)
+  if (end - p < 64) return nullptr;
+  uint64_t other =
+      ~(uint64_t{text_detail::DigitLanes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))} |
+        uint64_t{text_detail::DigitLanes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)))}
+            << 16 |
+        uint64_t{text_detail::DigitLanes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 32)))}
+            << 32);
+  // The places of the first K + 3 bytes that are not digits: the K separators, then a '-' or
+  // the '.', then the '.' or the '\n', then the '\n' when there was a '-'.
+  int at[K + 3];
+  for (int k = 0; k < K + 3; ++k) {
+    at[k] = std::countr_zero(other);  // 64 when none is left
+    other &= other - 1;
+  }
+  const int b = at[K - 1];  // the last separator
+  const bool negative = at[K] == b + 1;
+  const int dot = negative ? at[K + 1] : at[K];
+  const int nl = negative ? at[K + 2] : at[K + 1];
+  const int whole = dot - (b + 1 + negative), frac = nl - dot - 1;
+  // (Every place is below 48 past the first test, so the bytes read are inside the look.)
+  if (nl >= 48 || whole < 1 || whole > 3 || frac < 1 || whole + frac > 19) return nullptr;
+  for (int k = 0; k < K; ++k) {
+    const int digits = at[k] - (k == 0 ? 0 : at[k - 1] + 1);
+    if (digits < 1 || digits > 8 || p[at[k]] != ' ') return nullptr;
+  }
+  if (p[dot] != '.' || p[nl] != '\n' || (negative && p[b + 1] != '-')) return nullptr;
+  for (int k = 0; k < K; ++k) {
+    const int first = k == 0 ? 0 : at[k - 1] + 1;
+    uint64_t x;  // x86-64: little-endian
+    std::memcpy(&x, p + first, 8);
+    indices[k] = static_cast<int64_t>(text_detail::DigitsValue(x, at[k] - first));
+  }
+  // The value as ScanReal's common form: the digits with zeros appended up to 16 after the
+  // point, then the one or two beyond the sixteenth.
+  const char* f = p + dot + 1;
+  const int nb = frac < 16 ? frac : 16, nt = frac - nb;
+  uint64_t head;
+  std::memcpy(&head, p + b + 1 + negative, 8);
+  const uint64_t t0 = static_cast<uint64_t>(static_cast<unsigned char>(f[16]) - '0');
+  const uint64_t t1 = static_cast<uint64_t>(static_cast<unsigned char>(f[17]) - '0');
+  const uint64_t tail = nt == 2 ? t0 * 10 + t1 : nt == 1 ? t0 : 0;
+  const uint64_t w =
+      text_detail::DigitsValue(head, whole) * text_detail::kPow10[16 + nt] +
+      text_detail::PaddedDigits16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(f)), nb) *
+          text_detail::kPow10[nt] +
+      tail;
+  using Binary = fast_float::binary_format<double>;
+  const fast_float::adjusted_mantissa am = fast_float::compute_float<Binary>(-(16 + nt), w);
+  // A negative power: the digits alone cannot decide the rounding; the scan that reads the
+  // text takes the line.
+  if (am.power2 < 0 || am.power2 == Binary::infinite_power()) return nullptr;
+  fast_float::to_float(negative, am, *v);
+  return p + nl;
+#else
+  (void)p, (void)end, (void)indices, (void)v;
+  return nullptr;
+#endif
 }
 
 template <typename T>

@@ -102,11 +102,35 @@ double ParseEntry(const char* b, const char* e, int rank, const std::vector<int6
   return v;
 }
 
+// ScanIndicesRealLine for rank K, the indices checked against the given shape.
+template <int K>
+[[gnu::always_inline]] inline const char* ScanLineOfRank(const char* p, const char* end,
+                                                         const std::vector<int64_t>& given,
+                                                         int64_t* row, int64_t* mx, double* v) {
+  int64_t ix[K];
+  const char* le = ScanIndicesRealLine<K>(p, end, ix, v);
+  if (le == nullptr) return nullptr;
+  for (int a = 0; a < K; ++a) {
+    if (ix[a] < 1 || (!given.empty() && ix[a] > given[a])) return nullptr;
+  }
+  for (int a = 0; a < K; ++a) {
+    row[a] = ix[a] - 1;
+    mx[a] = std::max(mx[a], ix[a]);
+  }
+  return le;
+}
+
 // The fast path of ParseEntry: unsigned indices in range, single kinds of blanks, a plain
 // number; returns the line's end, or nullptr to leave the line to ParseEntry.
 [[gnu::always_inline]] inline const char* ScanEntry(const char* p, const char* end, int rank,
                                                     const std::vector<int64_t>& given, int64_t* row,
                                                     int64_t* mx, double* v) {
+  // The commonest ranks' lines in their commonest form, each field found from one look.
+  const char* le = rank == 2   ? ScanLineOfRank<2>(p, end, given, row, mx, v)
+                   : rank == 3 ? ScanLineOfRank<3>(p, end, given, row, mx, v)
+                   : rank == 4 ? ScanLineOfRank<4>(p, end, given, row, mx, v)
+                               : nullptr;
+  if (le != nullptr) return le;
   for (int a = 0; a < rank; ++a) {
     int64_t i = 0;
     if (!ScanDigits(&p, end, &i) || i < 1 || (!given.empty() && i > given[a])) return nullptr;

@@ -105,6 +105,13 @@ const std::vector<std::string>& TrickyNumbers() {
   return corpus;
 }
 
+// n random decimal digits.
+std::string RandomDigits(std::mt19937_64& rng, int n) {
+  std::string d;
+  for (int k = 0; k < n; ++k) d.push_back(static_cast<char>('0' + rng() % 10));
+  return d;
+}
+
 double Strtod(const std::string& s) { return std::strtod(s.c_str(), nullptr); }
 
 // Bit-equal (so -0 differs from 0), or both NaN of the same sign.
@@ -122,8 +129,7 @@ TEST(TextScan, DigitsAgreeWithFromCharsAtAnyLengthAndPlace) {
   std::mt19937_64 rng(7);
   for (int len = 0; len <= 26; ++len) {
     for (int trial = 0; trial < 40; ++trial) {
-      std::string digits;
-      for (int k = 0; k < len; ++k) digits.push_back(static_cast<char>('0' + rng() % 10));
+      const std::string digits = RandomDigits(rng, len);
       // At the end of the buffer (the byte-at-a-time tail) and followed by more text (the
       // eight-byte path), with every kind of terminator byte.
       const char after = static_cast<char>(rng() % 256);
@@ -163,11 +169,7 @@ TEST(TextScan, DigitsAgreeWithFromCharsAtAnyLengthAndPlace) {
 // every separator, and texts that end right after the pair.
 TEST(TextScan, DigitPairsAreTwoNumbers) {
   std::mt19937_64 rng(9);
-  const auto digits = [&](int n) {
-    std::string d;
-    for (int k = 0; k < n; ++k) d.push_back(static_cast<char>('0' + rng() % 10));
-    return d;
-  };
+  const auto digits = [&](int n) { return RandomDigits(rng, n); };
   for (int n1 = 0; n1 <= 19; ++n1) {
     for (int n2 = 0; n2 <= 19; ++n2) {
       for (const char* sep : {" ", "  ", "\t", " \t", ""}) {
@@ -213,9 +215,9 @@ TEST(TextScan, RealsAreBitEqualToStrtodOrDeclined) {
     const bool common = trial % 2 == 0;
     const int whole = static_cast<int>(common ? 1 + rng() % 3 : rng() % 22);
     const int frac = static_cast<int>(common ? rng() % 21 : rng() % 26);
-    for (int k = 0; k < whole; ++k) s.push_back(static_cast<char>('0' + rng() % 10));
+    s += RandomDigits(rng, whole);
     if (frac > 0 || rng() % 2 == 0) s.push_back('.');
-    for (int k = 0; k < frac; ++k) s.push_back(static_cast<char>('0' + rng() % 10));
+    s += RandomDigits(rng, frac);
     if (whole + frac == 0) s.push_back('1');
     if (rng() % 3 == 0) {
       s.push_back(rng() % 2 ? 'e' : 'E');
@@ -252,6 +254,75 @@ TEST(TextScan, RealsAreBitEqualToStrtodOrDeclined) {
     EXPECT_FALSE(ScanReal(&p, text.data() + text.size(), &v)) << "'" << text << "'";
     EXPECT_EQ(p, text.data());
   }
+}
+
+// The one-look line scan against the field-by-field one, for K indices: lines in its form
+// ("i j v\n": indices of 1 to 8 digits, single spaces, [-]W.F with W of 1 to 3 digits and 19
+// digits at most, the '\n' among the first 48 bytes) and near it (other digit counts, blanks, '+',
+// exponents, CRLF, blanks at the end, no final newline), at every distance from the end of the
+// text. A line in the form with 64 bytes left is taken, any other declined; what is taken is the
+// indices' digits and strtod's value, and ends at the line's '\n'.
+template <int K>
+void CheckIndexRealLines(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const auto digits = [&](int n) { return RandomDigits(rng, n); };
+  const auto pick = [&](std::initializer_list<const char*> options) {
+    return std::string(options.begin()[rng() % options.size()]);
+  };
+  int taken = 0;
+  for (int trial = 0; trial < 8000; ++trial) {
+    const bool form = trial % 2 == 0;  // half drawn in the form, half near it
+    bool in_form = true;
+    std::string line;
+    std::vector<int64_t> want_indices;
+    for (int k = 0; k < K; ++k) {
+      const int n = static_cast<int>(form ? 1 + rng() % 8 : rng() % 11);
+      const std::string index = digits(n);
+      const std::string sep = form ? " " : pick({" ", " ", "  ", "\t", ""});
+      in_form &= n >= 1 && n <= 8 && sep == " ";
+      line += index + sep;
+      want_indices.push_back(n >= 1 && n <= 18 ? std::stoll(index) : -1);
+    }
+    const std::string sign = form ? pick({"", "-"}) : pick({"", "-", "+", "--"});
+    const int whole = static_cast<int>(form ? 1 + rng() % 3 : rng() % 5);
+    const int frac = static_cast<int>(form ? 1 + rng() % (19 - whole) : rng() % 22);
+    const std::string dot = form || rng() % 4 != 0 ? "." : "";
+    const std::string exponent = !form && rng() % 4 == 0 ? pick({"e-5", "E+300", "e7"}) : "";
+    const std::string real = sign + digits(whole) + dot + digits(frac) + exponent;
+    in_form &= (sign.empty() || sign == "-") && whole >= 1 && whole <= 3 && dot == "." &&
+               frac >= 1 && whole + frac <= 19 && exponent.empty();
+    const std::string padding = pick({"", "7 8 0.25\n", "1 2 3 4 5 6 7 8 9 0.5\n"}) +
+                                std::string(rng() % 70, static_cast<char>('0' + rng() % 10));
+    std::string end = form ? "\n" : pick({"\n", "\n", "\r\n", " \n", "\t\n"});
+    if (!form && padding.empty() && rng() % 4 == 0) end.clear();  // the text's last line
+    line += real;
+    in_form &= end == "\n" && line.size() < 48;  // the '\n' inside the 48-byte look
+    const std::string text = line + end + padding;
+    int64_t got_indices[K];
+    double v = 0;
+    const char* le =
+        ScanIndicesRealLine<K>(text.data(), text.data() + text.size(), got_indices, &v);
+    const bool want = in_form && text.size() >= 64;
+    ASSERT_EQ(le != nullptr, want) << "'" << text << "'";
+    if (le == nullptr) continue;
+    ++taken;
+    EXPECT_EQ(le, text.data() + line.size()) << "'" << text << "'";
+    for (int k = 0; k < K; ++k) EXPECT_EQ(got_indices[k], want_indices[k]) << "'" << text << "'";
+    EXPECT_TRUE(SameDouble(v, Strtod(real), real));
+    // The field-by-field scan agrees on the value too.
+    const char* q = text.data() + line.size() - real.size();
+    double field = 0;
+    ASSERT_TRUE(ScanReal(&q, text.data() + text.size(), &field));
+    EXPECT_TRUE(SameDouble(v, field, real));
+  }
+  EXPECT_GT(taken, 1000);
+}
+
+TEST(TextScan, IndexRealLinesAreTheFieldByFieldScanOrDeclined) {
+  CheckIndexRealLines<1>(21);
+  CheckIndexRealLines<2>(22);
+  CheckIndexRealLines<3>(23);
+  CheckIndexRealLines<4>(24);
 }
 
 // The corpus with the signs, words and forms only the general parser takes.
@@ -404,6 +475,18 @@ TEST(TextReaders, ErrorsFoundOnTheFastPathStillNameTheLine) {
     EXPECT_HAS(e.what(), c.part);
     EXPECT_HAS(e.what(), "e.mtx");
   }
+  // Lines near the one-look form, with more lines after them so that the look is taken.
+  std::string good;
+  for (int k = 0; k < 10; ++k) good += "2 1 -0.125\n";
+  for (const char* bad :
+       {"3 1 0.5", "1 0 0.5", "0 1 0.5", "1 1 0.5x", "1,1 0.5", "1 1 0.25 3", "1 1 -0.5.5", "1 1 .",
+        "1 1 0.5-", "1 1 -", "1 1 1.5e", "1 99999999999999999999 0.5"}) {
+    const std::string text = "%%MatrixMarket matrix coordinate real general\n2 2 12\n2 2 0.5\n" +
+                             std::string(bad) + "\n" + good;
+    Error e = CatchError([&] { ReadFromMemory(text.data(), text.size(), Format::kMtx, "f.mtx"); });
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << bad;
+    EXPECT_HAS(e.what(), "line 4");
+  }
 }
 
 TEST(TextReaders, TnsValuesAreStrtods) {
@@ -424,6 +507,49 @@ TEST(TextReaders, TnsValuesAreStrtods) {
   const std::vector<double> got = d.sparse.values().ToVector<double>();
   for (size_t k = 0; k < n; ++k) {
     ASSERT_TRUE(SameDouble(got[k], want[k], corpus[k % corpus.size()])) << "entry " << k;
+  }
+}
+
+// Files whose lines are drawn in and near the one-look line form (ScanIndicesRealLine), with
+// the form's longest fractions among them: .mtx and .tns of ranks 2 to 4 read every index as
+// written and every value as strtod, whichever scan took each line.
+TEST(TextReaders, LinesInAndNearTheOneLookFormReadAsStrtod) {
+  std::mt19937_64 rng(31);
+  const auto digits = [&](int n) { return RandomDigits(rng, n); };
+  for (int rank = 2; rank <= 4; ++rank) {
+    const int64_t n = 30000;
+    const std::vector<int64_t> bound = {99999999, 999, 99, 9};
+    std::string body;
+    std::vector<int64_t> want_indices;
+    std::vector<double> want_values;
+    for (int64_t e = 0; e < n; ++e) {
+      std::string line;
+      for (int a = 0; a < rank; ++a) {
+        const int64_t i = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(bound[a]));
+        want_indices.push_back(i - 1);
+        line += std::to_string(i) + (rng() % 10 == 0 ? "\t" : rng() % 10 == 0 ? "  " : " ");
+      }
+      const int whole = static_cast<int>(1 + rng() % 4);
+      const std::string real = (rng() % 2 ? "-" : "") + digits(whole) + "." +
+                               digits(static_cast<int>(rng() % 21)) +
+                               (rng() % 10 == 0 ? "e-7" : "");
+      want_values.push_back(Strtod(real));
+      body += line + real + (rng() % 10 == 0 ? " \n" : rng() % 20 == 0 ? "\r\n" : "\n");
+    }
+    TensorData d;
+    if (rank == 2) {
+      const std::string text = "%%MatrixMarket matrix coordinate real general\n99999999 999 " +
+                               std::to_string(n) + "\n" + body;
+      d = ReadFromMemory(text.data(), text.size(), Format::kMtx, "f.mtx");
+    } else {
+      d = ReadFromMemory(body.data(), body.size(), Format::kTns, "f.tns");
+    }
+    ASSERT_EQ(d.sparse.nnz(), n) << "rank " << rank;
+    EXPECT_EQ(d.sparse.indices().ToVector<int64_t>(), want_indices) << "rank " << rank;
+    const std::vector<double> got = d.sparse.values().ToVector<double>();
+    for (int64_t e = 0; e < n; ++e) {
+      ASSERT_TRUE(SameDouble(got[e], want_values[e], std::to_string(e))) << "rank " << rank;
+    }
   }
 }
 
