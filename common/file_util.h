@@ -45,8 +45,13 @@ struct Bytes {
 
 class MappedFile {
  public:
+  // Mappings of at least this size are unmapped by a thread of their own when destroyed (below
+  // it, or when no thread can be started, in the destructor).
+  static constexpr size_t kBackgroundUnmapBytes = size_t{64} << 20;
+
   // Maps `path`; throws Error(kIo) naming the path and the OS reason.
   explicit MappedFile(const std::string& path);
+  // Unmaps the file: at once, or for large mappings soon after, off the caller's thread.
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

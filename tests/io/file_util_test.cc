@@ -8,8 +8,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <future>
+#include <string>
+#include <thread>
 
 #include "io/io_test_util.h"
 #include "tensorkit/io/io.h"
@@ -190,6 +194,50 @@ TEST(AtomicFileTest, StaleTemporariesOfDeadProcessesAreRemoved) {
                                    ".a.npy.tmp.1.2", ".c.npy.tmp." + dead + ".0", "a.npy"};
   std::sort(kept.begin(), kept.end());
   EXPECT_EQ(names, kept);
+}
+
+// Whether address p lies in a mapping of `path` listed in /proc/self/maps.
+bool MapsFile(const void* p, const std::string& path) {
+  std::ifstream maps("/proc/self/maps");
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long lo = 0, hi = 0;  // NOLINT(runtime/int): sscanf's %lx
+    if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) == 2 && a >= lo && a < hi) {
+      return line.size() >= path.size() &&
+             line.compare(line.size() - path.size(), path.size(), path) == 0;
+    }
+  }
+  return false;
+}
+
+TEST(MappedFileTest, SmallAndLargeMappingsAreGoneAfterTheFileIsDestroyed) {
+  TempDir dir;
+  for (size_t size : {size_t{1} << 20, MappedFile::kBackgroundUnmapBytes + 4096}) {
+    const std::string path = dir / ("sparse" + std::to_string(size));
+    const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);  // a hole: reads as zeros
+    ::close(fd);
+    const uint8_t* data = nullptr;
+    {
+      const MappedFile file(path);
+      data = file.bytes().data;
+      ASSERT_EQ(file.size(), size);
+      EXPECT_EQ(data[0] + data[size - 1], 0);
+      EXPECT_TRUE(MapsFile(data, path));
+    }
+    if (size < MappedFile::kBackgroundUnmapBytes) {
+      EXPECT_FALSE(MapsFile(data, path)) << "a small mapping is unmapped by the destructor";
+      continue;
+    }
+    // A large one is unmapped by a thread of its own, soon after.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (MapsFile(data, path) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_FALSE(MapsFile(data, path)) << "the mapping of " << size << " bytes is still there";
+  }
 }
 
 TEST(ExcerptTest, ShortEscapedAndCut) {
