@@ -112,13 +112,14 @@ inline bool ScanInteger(const char** p, const char* end, int64_t* v);
 // A finite real starting with a digit, '-' or '.', correctly rounded (fast_float: the value
 // strtod gives); words (inf, nan), a leading '+' and out-of-range values are declined.
 [[gnu::always_inline]] inline bool ScanReal(const char** p, const char* end, double* v);
-// The commonest entry line of coordinate files, "i j ... v\n": K unsigned indices of 1 to 8
-// digits and a real [-]W.F (W 1 to 3 digits, F at least 1, 19 digits in all), single spaces
-// between them and nothing after, the '\n' among the first 48 bytes. The fields' places all come
-// from one look at 48 bytes, so no field's scan waits for the one before it to end (a line's chain
-// of dependent steps, not its instruction count, bounded the field-by-field scan). Returns the
-// line's '\n' with indices[K] and *v set (the real correctly rounded, as ScanReal), or nullptr for
-// any other line, or when fewer than 64 bytes are left from p.
+// The commonest entry lines of coordinate files, "i j ... v\n": K unsigned indices of 1 to 8
+// digits and a real [-]W.F[e[+-]X] (W 1 to 3 digits, F at least 1, 19 digits in all, the
+// exponent X 1 to 3 digits after 'e' or 'E'), single spaces between them and nothing after,
+// the '\n' among the first 48 bytes. The fields' places all come from one look at 48 bytes, so
+// no field's scan waits for the one before it to end (a line's chain of dependent steps, not
+// its instruction count, bounded the field-by-field scan). Returns the line's '\n' with
+// indices[K] and *v set (the real correctly rounded, as ScanReal), or nullptr for any other
+// line, for values out of range, or when fewer than 64 bytes are left from p.
 template <int K>
 [[gnu::always_inline]] inline const char* ScanIndicesRealLine(const char* p, const char* end,
                                                               int64_t* indices, double* v);
@@ -625,19 +626,37 @@ template <int K>
             << 16 |
         uint64_t{text_detail::DigitLanes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 32)))}
             << 32);
-  // The places of the first K + 3 bytes that are not digits: the K separators, then a '-' or
-  // the '.', then the '.' or the '\n', then the '\n' when there was a '-'.
-  int at[K + 3];
-  for (int k = 0; k < K + 3; ++k) {
+  // The places of the first K + 5 bytes that are not digits: the K separators; a '-'; the '.';
+  // the '\n', or an 'e' with its sign, then the '\n' (the '-' and the sign when there).
+  int at[K + 5];
+  for (int k = 0; k < K + 5; ++k) {
     at[k] = std::countr_zero(other);  // 64 when none is left
     other &= other - 1;
   }
   const int b = at[K - 1];  // the last separator
   const bool negative = at[K] == b + 1;
   const int dot = negative ? at[K + 1] : at[K];
-  const int nl = negative ? at[K + 2] : at[K + 1];
-  const int whole = dot - (b + 1 + negative), frac = nl - dot - 1;
-  // (Every place is below 48 past the first test, so the bytes read are inside the look.)
+  const int after = negative ? at[K + 2] : at[K + 1];  // the '\n' or the 'e'
+  // The exponent on a branch of its own: in the common line the '\n' is `after`, with no wait
+  // for a look at its byte (the next line's scan starts from it).
+  int nl = after;
+  int64_t power = 0;  // the exponent's value
+  if (after < 48 && p[after] != '\n') {
+    if ((p[after] | 0x20) != 'e') return nullptr;
+    const int next = negative ? at[K + 3] : at[K + 2];
+    const bool sign = next == after + 1;  // not a digit right after the 'e'
+    nl = sign ? (negative ? at[K + 4] : at[K + 3]) : next;
+    const int first = after + 1 + sign, digits = nl - first;
+    if (nl >= 48 || digits < 1 || digits > 3 || (sign && p[next] != '-' && p[next] != '+')) {
+      return nullptr;
+    }
+    uint64_t x;
+    std::memcpy(&x, p + first, 8);
+    power = static_cast<int64_t>(text_detail::DigitsValue(x, digits));
+    if (sign && p[next] == '-') power = -power;
+  }
+  const int whole = dot - (b + 1 + negative), frac = after - dot - 1;
+  // (Every place is below 48 past this test, so the bytes read are inside the look.)
   if (nl >= 48 || whole < 1 || whole > 3 || frac < 1 || whole + frac > 19) return nullptr;
   for (int k = 0; k < K; ++k) {
     const int digits = at[k] - (k == 0 ? 0 : at[k - 1] + 1);
@@ -665,9 +684,9 @@ template <int K>
           text_detail::kPow10[nt] +
       tail;
   using Binary = fast_float::binary_format<double>;
-  const fast_float::adjusted_mantissa am = fast_float::compute_float<Binary>(-(16 + nt), w);
-  // A negative power: the digits alone cannot decide the rounding; the scan that reads the
-  // text takes the line.
+  const fast_float::adjusted_mantissa am = fast_float::compute_float<Binary>(power - (16 + nt), w);
+  // A negative power: the digits alone cannot decide the rounding; out of range: strtod's inf,
+  // which only the general parser reads. The scan that reads the text takes the line.
   if (am.power2 < 0 || am.power2 == Binary::infinite_power()) return nullptr;
   fast_float::to_float(negative, am, *v);
   return p + nl;
