@@ -431,6 +431,19 @@ inline constexpr uint64_t kPow10[20] = {1ull,
   const uint64_t both = static_cast<uint64_t>(_mm_cvtsi128_si64(eights));
   return (both & 0xFFFFFFFFu) * 100000000u + (both >> 32);
 }
+// The digits of a real in the readers' common form as one number: `whole` (1 to 3) digits in
+// the 8 bytes `head`, then the fraction at f: nb (0 to 16) digits and nt (0 to 2) more, zeros
+// appended up to 16 + nt after the point (the value is the result times 10^-(16 + nt)).
+[[gnu::always_inline]] inline uint64_t CommonFormDigits(uint64_t head, int whole, const char* f,
+                                                        int nb, int nt) {
+  const uint64_t t0 = static_cast<uint64_t>(static_cast<unsigned char>(f[16]) - '0');
+  const uint64_t t1 = static_cast<uint64_t>(static_cast<unsigned char>(f[17]) - '0');
+  // At most two past the sixteenth fit in 19 digits: their value from the two bytes.
+  const uint64_t tail = nt == 2 ? t0 * 10 + t1 : nt == 1 ? t0 : 0;
+  return DigitsValue(head, whole) * kPow10[16 + nt] +
+         PaddedDigits16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(f)), nb) * kPow10[nt] +
+         tail;
+}
 #endif
 }  // namespace text_detail
 
@@ -532,18 +545,11 @@ inline constexpr double kExactPow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1
       uint64_t head;  // x86-64: little-endian
       std::memcpy(&head, s, 8);
       const int nb = text_detail::LeadingRun(text_detail::DigitLanes(b));
-      // Digits past the sixteenth: at most two fit in 19 (nw >= 1), so their value is computed
-      // from the two bytes, not from a digit run's general conversion.
       const int nt = nb == 16 ? text_detail::LeadingRun(text_detail::DigitLanes(
                                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + 16))))
-                              : 0;
+                              : 0;  // digits past the sixteenth
       if (nw + nb + nt <= 19) {
-        const uint64_t t0 = static_cast<uint64_t>(static_cast<unsigned char>(f[16]) - '0');
-        const uint64_t t1 = static_cast<uint64_t>(static_cast<unsigned char>(f[17]) - '0');
-        const uint64_t tail_value = nt == 2 ? t0 * 10 + t1 : nt == 1 ? t0 : 0;
-        const uint64_t frac =
-            text_detail::PaddedDigits16(b, nb) * text_detail::kPow10[nt] + tail_value;
-        w = text_detail::DigitsValue(head, nw) * text_detail::kPow10[16 + nt] + frac;
+        w = text_detail::CommonFormDigits(head, nw, f, nb, nt);
         q = -(16 + nt);
         s = f + nb + nt;
         plain = common = true;
@@ -669,20 +675,11 @@ template <int K>
     std::memcpy(&x, p + first, 8);
     indices[k] = static_cast<int64_t>(text_detail::DigitsValue(x, at[k] - first));
   }
-  // The value as ScanReal's common form: the digits with zeros appended up to 16 after the
-  // point, then the one or two beyond the sixteenth.
-  const char* f = p + dot + 1;
+  // The value as ScanReal's common form.
   const int nb = frac < 16 ? frac : 16, nt = frac - nb;
   uint64_t head;
   std::memcpy(&head, p + b + 1 + negative, 8);
-  const uint64_t t0 = static_cast<uint64_t>(static_cast<unsigned char>(f[16]) - '0');
-  const uint64_t t1 = static_cast<uint64_t>(static_cast<unsigned char>(f[17]) - '0');
-  const uint64_t tail = nt == 2 ? t0 * 10 + t1 : nt == 1 ? t0 : 0;
-  const uint64_t w =
-      text_detail::DigitsValue(head, whole) * text_detail::kPow10[16 + nt] +
-      text_detail::PaddedDigits16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(f)), nb) *
-          text_detail::kPow10[nt] +
-      tail;
+  const uint64_t w = text_detail::CommonFormDigits(head, whole, p + dot + 1, nb, nt);
   using Binary = fast_float::binary_format<double>;
   const fast_float::adjusted_mantissa am = fast_float::compute_float<Binary>(power - (16 + nt), w);
   // A negative power: the digits alone cannot decide the rounding; out of range: strtod's inf,
