@@ -93,19 +93,16 @@ bool CheckRowChunk(const int64_t* idx, int64_t b, int64_t e, int rank, const int
 // CheckRowChunk<2> on AVX2 CPUs: two entries (row, column, row, column) per vector, each
 // compared lane by lane with the entry before it (the same vector loaded one entry earlier):
 // bounds, row order, row changes and columns out of order within a row, all without branches.
-// The same results as CheckRowChunk<2>.
+// The chunk's first entry and an odd last one are CheckRowChunk<2>'s; the parts' skipped rows
+// add up (each counts from the row before it), so the results are CheckRowChunk<2>'s.
 [[gnu::target("avx2,bmi,bmi2,popcnt")]] bool CheckRowChunk2Avx2(const int64_t* idx, int64_t b,
                                                                 int64_t e, const int64_t* shape,
                                                                 int64_t* skipped, bool* down) {
-  const int64_t start = b == 0 ? -1 : idx[2 * (b - 1)];
-  // Entry b against the entry before it (none for entry 0), then pairs from b + 1.
-  const int64_t r0 = idx[2 * b], c0 = idx[2 * b + 1];
-  if (static_cast<uint64_t>(r0) >= static_cast<uint64_t>(shape[0]) ||
-      static_cast<uint64_t>(c0) >= static_cast<uint64_t>(shape[1]) || r0 < start) {
-    return false;
-  }
-  int64_t changes = r0 != start;
-  bool unordered = b > 0 && r0 == start && c0 < idx[2 * b - 1];
+  int64_t head_skipped = 0, tail_skipped = 0;
+  bool head_down = false, tail_down = false;
+  if (!CheckRowChunk<2>(idx, b, b + 1, 2, shape, &head_skipped, &head_down)) return false;
+  int64_t changes = 0;
+  bool unordered = false;
   const __m256i zero = _mm256_setzero_si256();
   const __m256i limit = _mm256_setr_epi64x(shape[0], shape[1], shape[0], shape[1]);
   constexpr int64_t kBlock = 256;
@@ -132,20 +129,27 @@ bool CheckRowChunk(const int64_t* idx, int64_t b, int64_t e, int rank, const int
     }
     if (!_mm256_testz_si256(bad, bad)) return false;
   }
-  for (; i < e; ++i) {  // the last odd entry
-    const int64_t* x = idx + 2 * i;
-    if (static_cast<uint64_t>(x[0]) >= static_cast<uint64_t>(shape[0]) ||
-        static_cast<uint64_t>(x[1]) >= static_cast<uint64_t>(shape[1]) || x[0] < x[-2]) {
-      return false;
-    }
-    changes += x[0] != x[-2];
-    unordered |= x[0] == x[-2] && x[1] < x[-1];
-  }
-  *skipped = idx[2 * (e - 1)] - start - changes;
-  *down = unordered;
+  if (i < e && !CheckRowChunk<2>(idx, i, e, 2, shape, &tail_skipped, &tail_down)) return false;
+  // Entries b + 1 .. i - 1 span the rows from entry b's to entry i - 1's.
+  *skipped = head_skipped + (idx[2 * (i - 1)] - idx[2 * b] - changes) + tail_skipped;
+  *down = head_down || unordered || tail_down;
   return true;
 }
 #endif
+
+// CheckRowChunk<R>, on the widest path the CPU has.
+template <int R>
+bool CheckRowChunkOnPath(bool avx2, const int64_t* idx, int64_t b, int64_t e, int rank,
+                         const int64_t* shape, int64_t* skipped, bool* down) {
+#if defined(__x86_64__)
+  if constexpr (R == 2) {
+    if (avx2) return CheckRowChunk2Avx2(idx, b, e, shape, skipped, down);
+  }
+#else
+  (void)avx2;
+#endif
+  return CheckRowChunk<R>(idx, b, e, rank, shape, skipped, down);
+}
 
 // Throws naming the first entry outside the shape. One pass over the rows finds that, whether
 // the rows never decrease, and, for sorted rows, each chunk's skipped rows (the first entry
@@ -166,17 +170,10 @@ CheckedRows CheckRows(const SparseTensor& st) {
         nnz,
         [&](int64_t b, int64_t e) {
           bool down = false;
-          int64_t* skipped = &out.skipped[static_cast<size_t>(b / si::kChunk)];
-#if defined(__x86_64__)
-          if constexpr (R == 2) {
-            if (avx2) {
-              if (!CheckRowChunk2Avx2(idx, b, e, shape.data(), skipped, &down)) return false;
-              if (down) minor_down.store(true, std::memory_order_relaxed);
-              return true;
-            }
+          if (!CheckRowChunkOnPath<R>(avx2, idx, b, e, rank, shape.data(),
+                                      &out.skipped[static_cast<size_t>(b / si::kChunk)], &down)) {
+            return false;
           }
-#endif
-          if (!CheckRowChunk<R>(idx, b, e, rank, shape.data(), skipped, &down)) return false;
           if (down) minor_down.store(true, std::memory_order_relaxed);
           return true;
         },
