@@ -274,14 +274,14 @@ void OutputVarLens(tfw::OpKernelContext* ctx, const std::vector<JaggedTensor>& v
     tfw::Tensor* to = &outs.Get(3 * n + s);
     // Each record's values, then the default (0 or "" when undefined) to the end of its rows.
     Dispatch<io::internal::kExampleDTypes>(f.dtype, "ParseExamples", [&]<typename T>() {
-      const T pad = f.default_value.defined() ? f.default_value.ToVector<T>()[0] : T{};
       using Out = std::conditional_t<std::is_same_v<T, std::string>, tfw::tstring, T>;
+      const Out pad(f.default_value.defined() ? f.default_value.ToVector<T>()[0] : T{});
       Out* dst = to->flat<Out>().data();
       fills.Add(v.batch_size(), [=](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) {
           const int64_t k = o[r + 1] - o[r];
           CopyParsed(values, o[r], to, r * row, k);
-          std::fill(dst + r * row + k, dst + (r + 1) * row, Out(pad));
+          std::fill(dst + r * row + k, dst + (r + 1) * row, pad);
         }
       });
     });
