@@ -93,7 +93,6 @@ for kind in ("Fixed", "VarLen", "Ragged"):
                                                   repeat=51)))
 
 
-
 def sequence_examples(n):
     """SequenceExamples of a session: a label and a user id, then 1..19 steps of an item id and
     0..2 query strings each."""
