@@ -60,7 +60,9 @@ def main():
         src |= (r >= 0.76).astype(np.int64) << bit
         dst |= (((r >= 0.57) & (r < 0.76)) | (r >= 0.95)).astype(np.int64) << bit
     with open(path("rmat_graph.mtx"), "w") as f:
-        f.write("%%%%MatrixMarket matrix coordinate pattern general\n512 512 %d\n" % len(src))
+        f.write("%%%%MatrixMarket matrix coordinate pattern general\n"
+                "%% R-MAT edges, repeats kept: an edge listed k times is one entry of value k\n"
+                "512 512 %d\n" % len(src))
         f.writelines("%d %d\n" % (i + 1, j + 1) for i, j in zip(src, dst))
     # A FROSTT tensor: 3 axes, 1-based, with a comment line.
     coords = sorted({tuple(int(v) for v in rng.integers(1, [4, 5, 3])) for _ in range(12)})

@@ -25,7 +25,7 @@ echo "== N-dimensional: the FROSTT tensor to a dense .npy, a dense .npy to FROST
 "$tk" convert --to npy -o "$out/nd" "$here"/data/ratings.tns
 "$tk" convert --to tns -o "$out/nd" "$here"/data/grid_fortran.npy
 echo
-echo "== validate every output"
+echo "== validate every output (a repeated coordinate is valid in every sparse format: it counts as its sum)"
 valid=0
 invalid=0
 for f in "$out"/npz/* "$out"/mtx/* "$out"/nd/*; do
@@ -37,6 +37,16 @@ for f in "$out"/npz/* "$out"/mtx/* "$out"/nd/*; do
   fi
 done
 echo "valid: $valid, invalid: $invalid"
+"$tk" validate "$out/npz/rmat_graph.npz"
+echo
+echo "== canonical data: --strict refuses repeated coordinates, convert --coalesce sums them"
+if strict=$("$tk" validate --strict "$out/mtx/rmat_graph.mtx"); then
+  echo "validate --strict accepted the repeated coordinates of rmat_graph.mtx"
+  exit 1
+fi
+echo "refused, as expected: ${strict#invalid: }"
+"$tk" convert --coalesce "$here/data/rmat_graph.mtx" "$out/nd/rmat_graph_coalesced.npz"
+"$tk" validate --strict "$out/nd/rmat_graph_coalesced.npz"
 echo
 echo "== info on a few results"
 "$tk" info "$out/npz/grid_fortran.npz"

@@ -201,7 +201,11 @@ Extent ExtentOf(const LibsvmReadOptions& o, int64_t entries, int64_t min_col, in
   x.one_based =
       o.base == IndexBase::kOne || (o.base == IndexBase::kAuto && entries > 0 && min_col > 0);
   x.shift = x.one_based ? 1 : 0;
-  x.cols = o.num_features >= 0 ? o.num_features : max_col + 1 - x.shift;
+  // The shape never needs samples * features, but the column count itself must be an int64.
+  TK_CHECK(o.num_features >= 0 || max_col - x.shift < std::numeric_limits<int64_t>::max(), kCorrupt,
+           kFmt, ": '", name, "' has feature index ", max_col,
+           " in a zero-based file, so its column count (index + 1) does not fit in int64");
+  x.cols = o.num_features >= 0 ? o.num_features : max_col - x.shift + 1;
   if (o.num_features >= 0 && max_col - x.shift >= o.num_features) {
     Throw(ErrorCode::kCorrupt, kFmt, ": '", name, "' has feature index ", max_col - x.shift, " (",
           x.one_based ? "1-based " : "", "index ", max_col, ") but num_features is ",

@@ -147,9 +147,14 @@ void ParseSizeLine(const char* b, const char* e, const HeaderLines& lines, MtxHe
     lines.Fail(ErrorCode::kCorrupt, std::string("bad size line: ") + err.what());
   }
   if (h->rows < 0 || h->cols < 0 || h->nnz < 0) lines.Fail(ErrorCode::kCorrupt, "negative size");
+  // A coordinate file never needs rows * cols (a 2^40 x 2^40 graph of a few edges is fine, as in
+  // SciPy); an array file lists every cell, so its cells must be countable.
   int64_t cells = 0;
-  if (__builtin_mul_overflow(h->rows, h->cols, &cells)) {
-    lines.Fail(ErrorCode::kCorrupt, "the matrix size overflows int64");
+  if (!h->coordinate && __builtin_mul_overflow(h->rows, h->cols, &cells)) {
+    lines.Fail(ErrorCode::kCorrupt,
+               "an array (dense) file of " + std::to_string(h->rows) + " x " +
+                   std::to_string(h->cols) +
+                   " has more cells than int64 counts; no dense matrix of that size can exist");
   }
   // More entries than cells is fine: repeated entries are summed, as SciPy and MATLAB do. The
   // count is checked against the entry lines before anything is allocated.

@@ -79,8 +79,10 @@ int Run(const Args& a) {
   io::TensorData result;
   if (dense) {
     std::vector<Tensor> parts;
-    for (io::TensorData& d : inputs)
-      parts.push_back(d.is_sparse() ? SummedDense(d.sparse) : d.dense);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      io::TensorData& d = inputs[i];
+      parts.push_back(d.is_sparse() ? SummedDense(d.sparse, a.files[i]) : d.dense);
+    }
     result.dense = Concatenate(parts, a.axis);
   } else {
     std::vector<SparseTensor> parts;

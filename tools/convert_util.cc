@@ -3,12 +3,14 @@
 #include <cctype>
 #include <numeric>
 
+#include "tensorkit/dense/pattern.h"
 #include "tensorkit/io/tf_example.h"
 #include "tensorkit/tools/tool.h"
 
 namespace tensorkit::tools {
 
-io::TensorData ForOutput(io::TensorData data, io::Format out, const ConvertOptions& options) {
+io::TensorData ForOutput(io::TensorData data, io::Format out, const ConvertOptions& options,
+                         const std::string& source) {
   // .mtx is written as coordinate entries and .tns holds only entries; .npz keeps either form.
   const bool needs_sparse =
       out == io::Format::kTns || out == io::Format::kMtx || out == io::Format::kLibsvm;
@@ -25,14 +27,25 @@ io::TensorData ForOutput(io::TensorData data, io::Format out, const ConvertOptio
       data.sparse.Reorder(order);
     }
     if (out == io::Format::kNpy) {
-      data.dense = SummedDense(data.sparse);
+      data.dense = SummedDense(data.sparse, source);
       data.sparse = SparseTensor();
     }
   }
   return data;
 }
 
-Tensor SummedDense(SparseTensor sparse) {
+Tensor SummedDense(SparseTensor sparse, const std::string& source) {
+  // Before Coalesce sorts anything: sparse shapes may hold more cells than int64 counts.
+  int64_t elements = 0, bytes = 0;
+  if (!ElementCount(sparse.shape(), &elements) ||
+      __builtin_mul_overflow(elements, DTypeSize(sparse.dtype()), &bytes)) {
+    double cells = 1;
+    for (int64_t d : sparse.shape()) cells *= static_cast<double>(d);
+    Throw(ErrorCode::kUnsupported, source.empty() ? std::string("a") : "'" + source + "' holds a",
+          " sparse tensor of shape ", ShapeString(sparse.shape()),
+          "; a dense array of it would have ", cells, " elements of ", DTypeName(sparse.dtype()),
+          ", more than int64 counts (elements or bytes): keep it sparse, write .npz, .mtx or .tns");
+  }
   // ToDense keeps the last of repeated entries; files mean their sum (SciPy's toarray, MATLAB,
   // the Matrix Market convention), which Coalesce computes.
   sparse.Coalesce();
@@ -61,7 +74,7 @@ void ConvertLibsvm(const std::string& in, io::Format in_format, const std::strin
   } else {
     io::ReadOptions ro;
     ro.index_base = options.index_base;
-    io::TensorData data = ForOutput(io::Read(in, ro), io::Format::kLibsvm, options);
+    io::TensorData data = ForOutput(io::Read(in, ro), io::Format::kLibsvm, options, in);
     d.features = data.sparse;
     if (in_format == io::Format::kNpz) {
       for (auto& [name, array] : io::ReadNpzMembers(in)) {
@@ -104,7 +117,7 @@ void ConvertFile(const std::string& in, const std::string& out, const ConvertOpt
     ConvertLibsvm(in, in_format, out, out_format, options);
     return;
   }
-  io::TensorData data = ForOutput(io::Read(in), out_format, options);
+  io::TensorData data = ForOutput(io::Read(in), out_format, options, in);
   io::WriteOptions wo;
   wo.compress = options.compress;
   io::Write(out, data, wo);

@@ -73,26 +73,6 @@ int64_t CountNonzeros(const Tensor& t) {
   });
 }
 
-// The distinct positions of entries sorted in their known order, or in C order when none is
-// known, in one pass (an entry counts when its index differs from its predecessor's); -1 when
-// the entries are not sorted, so that counting them needs a sort.
-int64_t DistinctIfSorted(const SparseTensor& st) {
-  std::vector<int> order = st.order();
-  if (!st.OrderKnown()) {
-    order.resize(static_cast<size_t>(st.rank()));
-    for (int a = 0; a < st.rank(); ++a) order[a] = a;
-    if (!st.SortedIn(order)) return -1;
-  }
-  const Tensor idx = st.indices().HostContiguous();
-  const int64_t* p = idx.data<int64_t>();
-  const int64_t n = st.nnz(), r = st.rank();
-  int64_t distinct = n > 0 ? 1 : 0;
-  for (int64_t k = 1; k < n; ++k) {
-    distinct += !std::equal(p + k * r, p + (k + 1) * r, p + (k - 1) * r);
-  }
-  return distinct;
-}
-
 // The row statistics of what `path` holds; the one place that knows which files have rows (a .svm
 // file reads as a matrix, so its lines are rows already). A format whose rows are not axis 0 of
 // a sparse tensor (a feature of TFRecord examples: FeatureLengths) has its own LengthTable.
@@ -119,9 +99,7 @@ Summary Summarize(const std::string& path, bool rows, bool distinct) {
     if (d.sparse.OrderKnown()) s.order = d.sparse.order();
     positions = DistinctIfSorted(d.sparse);
     if (positions < 0 && distinct) {
-      SparseTensor merged = d.sparse;  // repeated entries fill one position: a sorted copy
-      merged.Coalesce();
-      positions = merged.nnz();
+      positions = DistinctPositions(d.sparse);  // a sorted copy of the indices
     } else if (positions < 0) {
       positions = s.nnz;
       s.density_method = "stored";

@@ -82,7 +82,10 @@ Grid PngGrid(int64_t rows, int64_t cols, int64_t n) {
 Grid TextGrid(int64_t rows, int64_t cols, int64_t n) {
   const int64_t columns = std::min(n, kTextColumns), lines = std::max<int64_t>(1, columns / 2);
   const int64_t t = std::max({int64_t{1}, CeilDiv(cols, columns), CeilDiv(rows, 2 * lines)});
-  return MakeGrid(rows, cols, 2 * t, t);
+  // 2t rows overflow int64 only for dims near 2^63 on a grid a few characters wide; a character
+  // of 2^63 - 1 rows covers them all the same.
+  constexpr int64_t kMaxDim = std::numeric_limits<int64_t>::max();
+  return MakeGrid(rows, cols, t > kMaxDim / 2 ? kMaxDim : 2 * t, t);
 }
 
 // A whole number in [lo, hi], or nullopt.

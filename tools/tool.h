@@ -56,10 +56,21 @@ struct ConvertOptions {
   std::string compression = "auto";  // of TFRecord inputs (--compression)
 };
 
-// `data` in the form the output format needs, with --reorder/--coalesce applied.
-io::TensorData ForOutput(io::TensorData data, io::Format out, const ConvertOptions& options);
+// `data` in the form the output format needs, with --reorder/--coalesce applied; `source` (the
+// input's name) is for messages.
+io::TensorData ForOutput(io::TensorData data, io::Format out, const ConvertOptions& options,
+                         const std::string& source = "");
 // The dense form of `sparse` with repeated entries summed (bools OR-ed, strings: the last).
-Tensor SummedDense(SparseTensor sparse);
+// A shape whose elements or bytes int64 cannot count (a hypersparse matrix, valid as a sparse
+// file) is refused first, naming `source`, the shape and its number of cells.
+Tensor SummedDense(SparseTensor sparse, const std::string& source = "");
+// The distinct positions holding an entry of `st` when its entries are sorted (in its known
+// order, or in C order), counted in one pass; -1 when they are not sorted (positions.cc).
+int64_t DistinctIfSorted(const SparseTensor& st);
+// The same for any entries, sorting a copy of the indices when they are not sorted (which
+// throws, naming the first entry outside the shape). nnz - DistinctPositions = the entries that
+// repeat an earlier entry's coordinates.
+int64_t DistinctPositions(const SparseTensor& st);
 // Reads `in`, converts and writes `out` (atomically).
 void ConvertFile(const std::string& in, const std::string& out, const ConvertOptions& options);
 

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
+#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -105,6 +107,38 @@ TEST(Libsvm, BadLinesNameLineAndColumn) {
   ExpectError([] { Parse("1 qid:z 1:1\n"); }, ErrorCode::kCorrupt, {"qid 'z' is not an integer"});
   ExpectError([] { Parse("1 99999999999999999999:1\n"); }, ErrorCode::kCorrupt,
               {"is not an integer"});
+}
+
+// The shape is [samples, largest index + 1 - base], never a product: feature indices up to the
+// largest int64 read; only a column count past int64 (a zero-based index 2^63 - 1) is refused.
+TEST(Libsvm, FeatureIndicesPastTwoToThe32NeedNoVolume) {
+  constexpr int64_t kBig = int64_t{1} << 40;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const LibsvmData d = Parse("1 7:1 1099511627776:2.5\n-1 1099511627775:3\n");
+  EXPECT_TRUE(d.one_based);
+  EXPECT_EQ(d.features.shape(), (std::vector<int64_t>{2, kBig}));
+  EXPECT_EQ(I64(d.features.indices()), (std::vector<int64_t>{0, 6, 0, kBig - 1, 1, kBig - 2}));
+  d.features.ValidateIndices();
+  const LibsvmData most = Parse("1 9223372036854775807:1\n");
+  EXPECT_EQ(most.features.shape(), (std::vector<int64_t>{1, kMax}));
+  ExpectError([] { Parse("1 0:1 9223372036854775807:1\n"); }, ErrorCode::kCorrupt,
+              {"'t.svm'", "feature index 9223372036854775807", "does not fit in int64"});
+  testing::TempDir dir;
+  {
+    std::ofstream f(dir / "h.svm");
+    f << "1 7:1 1099511627776:2.5\n-1 1099511627775:3\n";
+  }
+  std::vector<int64_t> seen;
+  std::mutex mu;
+  const std::vector<int64_t> shape =
+      VisitLibsvmPositions(dir / "h.svm", [&](const int64_t* rc, int64_t n) {
+        std::lock_guard<std::mutex> lock(mu);
+        seen.insert(seen.end(), rc, rc + 2 * n);
+      });
+  EXPECT_EQ(shape, (std::vector<int64_t>{2, kBig}));
+  EXPECT_EQ(seen, I64(d.features.indices()));
+  WriteLibsvm(dir / "back.svm", d);
+  EXPECT_EQ(I64(ReadLibsvm(dir / "back.svm").features.indices()), I64(d.features.indices()));
 }
 
 TEST(Libsvm, EmptyFile) {

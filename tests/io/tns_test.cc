@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <utility>
+
 #include "io/io_test_util.h"
 #include "tensorkit/io/io.h"
 
@@ -101,6 +104,47 @@ TEST(TnsTest, WriteAndReadBack) {
   EXPECT_EQ(r.sparse.values().ToVector<double>(), st.values().ToVector<double>());
   EXPECT_EQ(CatchError([&] { Write(dir / "d.tns", Tensor::Zeros({2}, DType::kFloat32)); }).code(),
             ErrorCode::kInvalidArgument);
+}
+
+// No volume anywhere: 2^40 dims from a shape comment or from the largest indices, and shapes
+// whose product overflows int64 (each dim fits), read, validated, sorted, written and read back,
+// also by the streamed positions of `spy`.
+TEST(TnsTest, HypersparseShapesNeedNoVolume) {
+  constexpr int64_t kBig = int64_t{1} << 40;
+  const TensorData c =
+      Tns("# shape: 1099511627776 1099511627776 1099511627776\n1099511627776 1 7 2\n"
+          "3 1099511627776 1099511627776 -1\n");
+  EXPECT_EQ(c.sparse.shape(), (std::vector<int64_t>{kBig, kBig, kBig}));
+  EXPECT_EQ(c.sparse.indices().ToVector<int64_t>(),
+            (std::vector<int64_t>{kBig - 1, 0, 6, 2, kBig - 1, kBig - 1}));
+  c.sparse.ValidateIndices();  // 120 key bits: still no volume needed
+  // Largest indices give the shape: 2^62 x 2^40 x 3, a product far past int64.
+  const TensorData l = Tns("4611686018427387904 1 3 1.5\n1 1099511627776 1 2\n");
+  EXPECT_EQ(l.sparse.shape(), (std::vector<int64_t>{int64_t{1} << 62, kBig, 3}));
+  SparseTensor sorted = l.sparse;
+  sorted.Coalesce();
+  EXPECT_EQ(sorted.values().ToVector<double>(), (std::vector<double>{2, 1.5}));
+  Error past = CatchError([&] { Tns("# shape: 1099511627776 2\n1099511627777 1 1\n"); });
+  EXPECT_HAS(past.what(), "index 1099511627777 on axis 0 is out of range [1, 1099511627776]");
+  TempDir dir;
+  for (const TensorData* in : {&c, &l}) {
+    Write(dir / "h.tns", in->sparse);
+    const TensorData back = Read(dir / "h.tns");
+    EXPECT_EQ(back.sparse.shape(), in->sparse.shape());
+    EXPECT_EQ(back.sparse.indices().ToVector<int64_t>(), in->sparse.indices().ToVector<int64_t>());
+    EXPECT_EQ(back.sparse.values().ToVector<double>(), in->sparse.values().ToVector<double>());
+    std::mutex mu;
+    std::vector<int64_t> seen;
+    const std::vector<int64_t> shape = VisitTnsPositions(
+        dir / "h.tns", [](const std::vector<int64_t>&) { return std::make_pair(2, 0); },
+        [&](const int64_t* rc, int64_t n) {
+          std::lock_guard<std::mutex> lock(mu);
+          seen.insert(seen.end(), rc, rc + 2 * n);
+        });
+    EXPECT_EQ(shape, in->sparse.shape());
+    const std::vector<int64_t> idx = in->sparse.indices().ToVector<int64_t>();
+    EXPECT_EQ(seen, (std::vector<int64_t>{idx[2], idx[0], idx[5], idx[3]}));
+  }
 }
 
 }  // namespace

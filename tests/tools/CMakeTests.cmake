@@ -44,3 +44,11 @@ if(TARGET tensorkit_tool)
                    --large-entries 100000 --kills 6 --kill-every 0.04)
   set_tests_properties(tools.batch_soak PROPERTIES LABELS tools TIMEOUT 600)
 endif()
+
+# `make run`'s script (examples/run.sh) on the bundled samples: every conversion, validation,
+# `info` and `spy` of the main job must succeed, so a failing `make run` fails the tests too.
+if(TARGET tensorkit_tool AND TARGET example_quickstart AND TARGET example_feature_pipeline)
+  add_test(NAME tools.make_run
+           COMMAND bash ${CMAKE_SOURCE_DIR}/examples/run.sh $<TARGET_FILE_DIR:tensorkit_tool>)
+  set_tests_properties(tools.make_run PROPERTIES LABELS tools TIMEOUT 300)
+endif()

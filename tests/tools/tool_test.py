@@ -318,17 +318,199 @@ class ToolTest(unittest.TestCase):
         r = run("validate", ok)
         self.assertEqual(r.returncode, 0, r.stdout)
         self.assertIn("valid", r.stdout)
+        self.assertIn("no repeated coordinates", r.stdout)
+        # A repeated coordinate is valid (Matrix Market sums it) and counted; --strict refuses it.
         dup = self.write("dup.mtx", GENERAL.replace("2 3 3\n", "2 3 4\n") + "2 3 5\n")
         r = run("validate", dup)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("valid: %s: sparse [2 3] float64, 4 entries, 1 repeated coordinate (" % dup,
+                      r.stdout)
+        r = run("validate", "--strict", dup)
         self.assertEqual(r.returncode, 1)
         self.assertIn("invalid", r.stdout)
         self.assertIn("[1 2]", r.stdout)  # the repeated coordinates
+        self.assertIn("no repeated coordinates", run("validate", "--strict", ok).stdout)
         truncated = self.write("short.mtx", GENERAL.replace("2 3 3\n", "2 3 5\n"))
         r = run("validate", truncated)
         self.assertEqual(r.returncode, 1)
         self.assertIn("declares 5 entries", r.stdout)
         r = run("validate", self.path("missing.npy"))
         self.assertEqual(r.returncode, 1)
+
+    def scipy_npz(self, name, fmt, shape, members):
+        """A scipy.sparse .npz of format `fmt` with int64 index `members` and float64 data."""
+        i8 = lambda v: struct.pack("<%dq" % len(v), *v)
+        arrays = [("format.npy", npy_image("<U3", (), fmt.encode("utf-32-le")), False),
+                  ("shape.npy", npy_image("<i8", (len(shape),), i8(shape)), False)]
+        for member, values in members.items():
+            if member == "data":
+                data = struct.pack("<%dd" % len(values), *values)
+                arrays.append(("data.npy", npy_image("<f8", (len(values),), data), False))
+            else:
+                arrays.append((member + ".npy", npy_image("<i8", (len(values),), i8(values)), False))
+        with open(self.path(name), "wb") as f:
+            f.write(zip_archive(arrays))
+        return self.path(name)
+
+    def test_repeated_coordinates_are_valid_in_every_sparse_format(self):
+        # Each format that allows repeats (Matrix Market, FROSTT, scipy coo/csr/csc) is valid with
+        # them, and the valid: line counts them; --strict refuses every one.
+        files = {
+            "rep.mtx": (self.write("rep.mtx", "%%MatrixMarket matrix coordinate real general\n"
+                                              "3 3 5\n2 1 1\n1 1 2\n2 1 3\n1 1 4\n2 1 5\n"), 3),
+            "rep.tns": (self.write("rep.tns", "1 2 1 1.0\n2 2 2 2\n1 2 1 3\n"), 1),
+            "coo.npz": (self.scipy_npz("coo.npz", "coo", [3, 3], {
+                "row": [2, 0, 2], "col": [1, 1, 1], "data": [1, 2, 3]}), 1),
+            # SciPy's csr and csc allow repeats too (has_canonical_format False).
+            "csr.npz": (self.scipy_npz("csr.npz", "csr", [2, 4], {
+                "indptr": [0, 3, 4], "indices": [3, 0, 3, 3], "data": [1, 2, 3, 4]}), 1),
+            "csc.npz": (self.scipy_npz("csc.npz", "csc", [4, 2], {
+                "indptr": [0, 2, 2], "indices": [1, 1], "data": [5, 6]}), 1),
+        }
+        for name, (path, repeats) in files.items():
+            r = run("validate", path)
+            self.assertEqual(r.returncode, 0, name + ": " + r.stdout + r.stderr)
+            self.assertIn(", %d repeated coordinate%s (they count as their sum" %
+                          (repeats, "" if repeats == 1 else "s"), r.stdout, name)
+            r = run("validate", "--strict", path)
+            self.assertEqual(r.returncode, 1, name + ": " + r.stdout)
+            self.assertIn("repeats entry", r.stdout, name)
+            # Summed, they are canonical: --coalesce gives a file --strict accepts, every format.
+            for ext in ["npz", "mtx", "tns"]:
+                if ext == "mtx" and name == "rep.tns":
+                    continue  # rank 3
+                out = self.path("c_" + name + "." + ext)
+                r = run("convert", "--coalesce", path, out)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                r = run("validate", "--strict", out)
+                self.assertEqual(r.returncode, 0, name + " -> " + ext + ": " + r.stdout)
+        # Converted without --coalesce the repeats travel, and stay valid and counted.
+        out = self.path("batch")
+        r = run("convert", "--to", "npz", "-o", out, files["rep.mtx"][0])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run("validate", os.path.join(out, "rep.npz"))
+        self.assertIn(", 3 repeated coordinates", r.stdout)
+        # What the formats forbid stays invalid, repeats or not.
+        bad = {
+            "oob.npz": self.scipy_npz("oob.npz", "coo", [2, 2], {
+                "row": [0, 0, 2], "col": [1, 1, 0], "data": [1, 2, 3]}),
+            "oob.mtx": self.write("oob.mtx", "%%MatrixMarket matrix coordinate real general\n"
+                                             "2 2 2\n1 1 1\n1 3 1\n"),
+            "skew.mtx": self.write("skew.mtx", "%%MatrixMarket matrix coordinate real "
+                                               "skew-symmetric\n2 2 2\n2 1 1\n2 2 1\n"),
+            "oob.tns": self.write("oob.tns", "# shape: 2 2\n1 1 1\n1 1 2\n3 1 1\n"),
+            "dec.npz": self.scipy_npz("dec.npz", "csr", [2, 2], {
+                "indptr": [0, 2, 1], "indices": [0, 0], "data": [1, 2]}),
+        }
+        for name, path in bad.items():
+            r = run("validate", path)
+            self.assertEqual(r.returncode, 1, name + ": " + r.stdout)
+            self.assertTrue(r.stdout.startswith("invalid: "), name + ": " + r.stdout)
+
+    def test_the_repeated_sample_converts_and_validates(self):
+        # examples/data/rmat_graph.mtx keeps its repeated edges (make run converts and validates
+        # it): its .npz and .mtx outputs are valid, with as many repeats as the file has.
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        src = os.path.join(root, "examples", "data", "rmat_graph.mtx")
+        with open(src) as f:
+            pairs = [tuple(l.split()) for l in f if not l.startswith("%")][1:]
+        repeats = len(pairs) - len(set(pairs))
+        self.assertGreater(repeats, 0)
+        r = run("convert", "--to", "npz", "-o", self.path("npz"), src)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run("convert", "--reorder", "--to", "mtx", "-o", self.path("mtx"), src)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for f in [src, self.path("npz", "rmat_graph.npz"), self.path("mtx", "rmat_graph.mtx")]:
+            r = run("validate", f)
+            self.assertEqual(r.returncode, 0, r.stdout)
+            self.assertIn("8192 entries, %d repeated coordinates" % repeats, r.stdout)
+            self.assertEqual(run("validate", "--strict", f).returncode, 1)
+
+    def test_hypersparse_shapes_in_every_command(self):
+        # A 2^40 x 2^40 matrix of 3 entries (as fast_matrix_market's dim_over_32_bit.mtx, which
+        # SciPy reads): its volume (2^80) is no int64, and no command needs it but a dense output.
+        big = 1 << 40
+        m = self.write("web.mtx", "%%%%MatrixMarket matrix coordinate real general\n"
+                                  "%d %d 3\n%d 1 2.5\n1 %d -1\n%d %d 4\n"
+                                  % (big, big, big, big, big // 2, big // 2 + 1))
+        d = self.info(m)
+        self.assertEqual((d["shape"], d["nnz"]), ([big, big], 3))
+        self.assertAlmostEqual(d["density"] / (3 / 2.0 ** 80), 1.0, places=5)  # 6 digits
+        r = run("validate", m)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("sparse [%d %d] float64, 3 entries, no repeated coordinates" % (big, big),
+                      r.stdout)
+        self.assertEqual(run("validate", "--strict", m).returncode, 0)
+        for ext in ["npz", "tns", "mtx"]:
+            out = self.path("web_out." + ext)
+            r = run("convert", m, out)
+            self.assertEqual(r.returncode, 0, ext + ": " + r.stderr)
+            d = self.info(out)
+            self.assertEqual((d["shape"], d["nnz"]), ([big, big], 3), ext)
+            self.assertEqual(run("validate", "--strict", out).returncode, 0, ext)
+            r = run("spy", "--text", "--size", "16", out)
+            self.assertEqual(r.returncode, 0, ext + ": " + r.stderr)
+            self.assertIn("[%d %d] axes 0,1, 3 entries" % (big, big), r.stdout)
+            r = run("info", "--json", "--rows", out)
+            self.assertEqual(r.returncode, 0, ext + ": " + r.stderr)
+            rows = json.loads(r.stdout)["rows"]
+            self.assertEqual((rows["rows"], rows["entries"], rows["empty"], rows["max"]),
+                             (big, 3, big - 3, 1), ext)
+        with open(self.path("web_out.npz"), "rb") as f:
+            self.assertIn(b"coo", f.read())
+        # A dense output is refused, naming the size; nothing is written.
+        for out in [self.path("web.npy"), self.path("batch")]:
+            args = ["convert", m, out] if out.endswith(".npy") else ["convert", "--to", "npy",
+                                                                     "-o", out, m]
+            r = run(*args)
+            self.assertEqual(r.returncode, 1, r.stdout)
+            self.assertIn("[%d %d]" % (big, big), r.stderr)
+            self.assertIn("keep it sparse", r.stderr)
+        self.assertFalse(os.path.exists(self.path("web.npy")))
+        # concat: sparse outputs join (2^41 rows), a dense one is refused.
+        r = run("concat", "--axis", "0", "-o", self.path("two.mtx"), m, self.path("web_out.tns"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.info(self.path("two.mtx"))["shape"], [2 * big, big])
+        r = run("concat", "--axis", "0", "-o", self.path("two.npy"), m, m)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("keep it sparse", r.stderr)
+        # Each dim fits int64, the product does not: 2^62 x 4, and 3-D with a shape comment.
+        w = self.write("wide.mtx", "%%MatrixMarket matrix coordinate real general\n"
+                                   "4611686018427387904 4 2\n4611686018427387904 4 1\n1 1 2\n")
+        t = self.write("cube.tns", "# shape: %d %d %d\n%d 1 7 2\n3 %d %d -1\n"
+                       % (big, big, big, big, big, big))
+        for src, shape in [(w, [1 << 62, 4]), (t, [big, big, big])]:
+            self.assertEqual(self.info(src)["shape"], shape)
+            self.assertEqual(run("validate", "--strict", src).returncode, 0)
+            for ext in ["npz", "tns"]:
+                out = self.path(os.path.basename(src) + "." + ext)
+                r = run("convert", src, out)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(self.info(out)["shape"], shape)
+            r = run("spy", "--text", "--axes", "1,0", src)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        # The largest dims of all: the text picture's characters cover 2^63 - 1 rows at most
+        # (2t rows would overflow), and --rows counts 2^63 - 1 rows.
+        most = self.write("most.mtx", "%%MatrixMarket matrix coordinate pattern general\n"
+                                      "9223372036854775807 9223372036854775807 2\n"
+                                      "9223372036854775807 9223372036854775807\n1 1\n")
+        for size in ["1", "2", "3", "512"]:
+            r = run("spy", "--text", "--size", size, most)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            cell = r.stdout.split("a character is ")[1].split(" cells")[0].split(" x ")
+            self.assertTrue(all(0 < int(c) < 1 << 63 for c in cell), (size, cell))
+        r = run("info", "--json", "--rows", most)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = json.loads(r.stdout)["rows"]
+        self.assertEqual((rows["rows"], rows["empty"]), ((1 << 63) - 1, (1 << 63) - 3))
+        # libsvm: feature indices past 2^32, the shape [samples, largest index].
+        s = self.write("wide.svm", "1 7:1 %d:2.5\n-1 %d:3\n" % (big, big - 1))
+        self.assertEqual(self.info(s)["shape"], [2, big])
+        r = run("spy", "--text", s)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run("convert", s, self.path("wide_svm.mtx"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.info(self.path("wide_svm.mtx"))["shape"], [2, big])
 
     def test_coalesce_sums_duplicates(self):
         dup = self.write("dup.mtx", GENERAL.replace("2 3 3\n", "2 3 4\n") + "2 3 5\n")
