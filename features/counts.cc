@@ -49,7 +49,7 @@ struct Groups {
   int64_t Entry(int64_t k) const { return perm.empty() ? k : perm[k]; }
 };
 
-// The entries of a sparse tensor of rank 1 (one row) or 2 grouped by index[0], stably.
+// The entries of a sparse tensor of rank 1 (one row) or more grouped by index[0], stably.
 Groups GroupSparse(const SparseTensor& st) {
   Groups g;
   const int64_t n = st.nnz();
@@ -59,18 +59,19 @@ Groups GroupSparse(const SparseTensor& st) {
   } else {
     const Tensor idx = si::HostContiguous(st.indices());
     const int64_t* p = idx.data<int64_t>();
+    const int64_t w = st.rank();  // entry i's row is p[w * i]
     const bool sorted =
-        si::FirstWhere(n - 1, [&](int64_t i) { return p[2 * i + 2] < p[2 * i]; }) < 0;
+        si::FirstWhere(n - 1, [&](int64_t i) { return p[w * (i + 1)] < p[w * i]; }) < 0;
     std::vector<int64_t> sorted_rows;
     if (!sorted) {
       std::vector<int64_t> rows(static_cast<size_t>(n));
       ParallelFor(0, n, GrainFor(16), [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) rows[i] = p[2 * i];
+        for (int64_t i = b; i < e; ++i) rows[i] = p[w * i];
       });
       sorted_rows.resize(static_cast<size_t>(n));
       g.perm = si::SortPermutation(rows.data(), n, {st.shape()[0]}, {0}, sorted_rows.data());
     }
-    const auto row_at = [&](int64_t k) { return sorted ? p[2 * k] : sorted_rows[k]; };
+    const auto row_at = [&](int64_t k) { return sorted ? p[w * k] : sorted_rows[k]; };
     const int64_t num_rows = st.shape()[0];
     if (num_rows <= 2 * n) {
       // One group per row, empty ones included: the starts of sorted keys, one pass.
@@ -406,11 +407,13 @@ SparseTensor CountCore(const Tensor& ids_in, const Tensor& weights, const Groups
                               std::move(order));
 }
 
-// Throws unless st holds ids of rank 1 or 2 within its shape (on the CPU unless `any_device`).
-void CheckSparseIds(const SparseTensor& st, const char* op, bool any_device = false) {
+// Throws unless st holds ids of rank 1 to max_rank within its shape (on the CPU unless
+// `any_device`).
+void CheckSparseIds(const SparseTensor& st, const char* op, int max_rank, bool any_device = false) {
   si::CheckCreated(st, op);
-  TK_CHECK(st.rank() == 1 || st.rank() == 2, kShapeMismatch, op,
-           ": ids must be a SparseTensor of rank 1 ([L]) or 2 ([B, L]), got shape ",
+  TK_CHECK(st.rank() >= 1 && st.rank() <= max_rank, kShapeMismatch, op,
+           ": ids must be a SparseTensor of rank 1 ([L]) or ",
+           max_rank == 2 ? "2 ([B, L])" : "more ([B, ...], rows by the first axis)", ", got shape ",
            ShapeString(st.shape()));
   CheckIds(st.values(), op, any_device);
   if (si::OnCuda(st)) {
@@ -533,19 +536,20 @@ SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights, bool bi
                          int64_t min_length, int64_t max_length, const CountAllocator& allocate) {
   const char* op = "CountSparse";
   return fi::ReportingAllocationFailure(op, [&] {
-    CheckSparseIds(ids, op, /*any_device=*/true);
+    CheckSparseIds(ids, op, std::numeric_limits<int>::max(), /*any_device=*/true);
+    // A row is everything under one index[0], whatever the rank (TensorFlow's rule).
+    const int out_rank = std::min(ids.rank(), 2);
+    const int64_t num_rows = out_rank == 2 ? ids.shape()[0] : 1;
     if (si::OnCuda(ids)) {
       TK_CHECK(!allocate, kUnsupported, op,
                ": ids on a CUDA device count into new tensors; call the form without an "
                "allocator");
-      return CountOnDevice(ids.values(), ids.indices(), Tensor(), weights,
-                           ids.rank() == 2 ? ids.shape()[0] : 1, ids.rank(), binary, min_length,
-                           max_length, op);
+      return CountOnDevice(ids.values(), ids.indices(), Tensor(), weights, num_rows, out_rank,
+                           binary, min_length, max_length, op);
     }
     const Groups g = GroupSparse(ids);
-    const int out_rank = ids.rank();
-    return CountCore(ids.values(), weights, g, out_rank == 2 ? ids.shape()[0] : 1, out_rank, binary,
-                     min_length, max_length, op, &allocate);
+    return CountCore(ids.values(), weights, g, num_rows, out_rank, binary, min_length, max_length,
+                     op, &allocate);
   });
 }
 
@@ -568,7 +572,7 @@ SparseTensor ToIndicator(const SparseTensor& ids, int64_t depth, DType dtype,
                          OutOfRangeIds out_of_range) {
   const char* op = "ToIndicator";
   return fi::ReportingAllocationFailure(op, [&] {
-    CheckSparseIds(ids, op);
+    CheckSparseIds(ids, op, /*max_rank=*/2);
     const Groups g = GroupSparse(ids);
     const int out_rank = ids.rank();
     return Indicator(ids.values(), g, out_rank == 2 ? ids.shape()[0] : 1, out_rank, depth, dtype,

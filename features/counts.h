@@ -3,7 +3,9 @@
 // Glossary
 //   ids             non-negative int32 or int64 categorical values, grouped in rows: a rank-2
 //                   SparseTensor [B, L] (row = index[0]; the column only has to be in bounds), a
-//                   rank-1 SparseTensor [L] (one row), or a JaggedTensor (its B rows).
+//                   rank-1 SparseTensor [L] (one row), or a JaggedTensor (its B rows). CountSparse
+//                   also takes rank 3 or more [B, ...]: row = index[0] again, every entry under
+//                   it counted in one row (TensorFlow's kernel does so).
 //   count           for each row r and id v, the number of entries of row r with id v, or the sum
 //                   of their weights in entry order (TensorFlow's SparseCountSparseOutput).
 //   binary          every (row, id) that occurs counts 1, whatever the weights.
@@ -36,15 +38,16 @@ namespace tensorkit {
 
 // The counts of every row's ids as a SparseTensor in row-major order (order {0, 1}, or {0} for
 // rank-1 ids): shape [B, width] for rank-2 ids, [width] for rank-1 ids, entries (row, id) with
-// the count as value. TensorFlow's SparseCountSparseOutput, whose rules these are:
+// the count as value; ids of rank 3 or more count as rank 2 (shape [B, width], rows by
+// index[0]). TensorFlow's SparseCountSparseOutput, whose rules these are:
 //   - weights undefined: int64 counts; weights [nnz] of int32, int64, float32 or float64: the
 //     sums of the weights in entry order, in their dtype (bit for bit TensorFlow's, whose
 //     kernel adds in entry order too); weights with 0 elements: counts in the weights' dtype
 //     (TensorFlow's way of passing no weights).
 //   - binary: every value is 1 (in the output dtype).
 //   - an id of INT64_MAX without max_length (the width would overflow; TensorFlow's is then
-//     -1), negative ids, indices outside the shape, rank other than 1 and 2, weights of the wrong
-//     size, min_length or max_length below -1 are Errors naming the first bad entry or value.
+//     -1), negative ids, indices outside the shape, rank 0, weights of the wrong size, min_length
+//     or max_length below -1 are Errors naming the first bad entry or value.
 // The ids' entries may come in any order: rows are grouped by a stable sort, so sums still run
 // in entry order. On the CPU (parallel over rows, the same results at any thread count) or on
 // the ids' CUDA device (keys made there and summed by sparse/'s device Coalesce, in entry order
@@ -54,7 +57,7 @@ SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights = {}, bo
                          int64_t min_length = -1, int64_t max_length = -1);
 // Where CountSparse writes its outputs, for a host framework that owns the buffers:
 // allocate(k, dims, dtype) returns a contiguous CPU tensor of exactly dims and dtype for output
-// k (0 the indices [K, rank], 1 the values [K]), e.g. a wrapped output of a TensorFlow kernel;
+// k (0 the indices [K, 1 or 2], 1 the values [K]), e.g. a wrapped output of a TensorFlow kernel;
 // the result's indices and values are then those tensors.
 using CountAllocator = std::function<Tensor(int k, const std::vector<int64_t>& dims, DType dtype)>;
 SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights, bool binary,

@@ -38,7 +38,7 @@ Tensor BucketizeOnDevice(const Tensor& values, const std::vector<double>& slots,
                          int32_t num_boundaries, const char* op);
 
 // CountSparse's keys on the ids' CUDA device: keys [n, 2] int64 (row, id) of n ids (int32 or
-// int64, contiguous), the row of entry i read from `indices` (int64 [n, rank], rank 1 or 2: row
+// int64, contiguous), the row of entry i read from `indices` (int64 [n, rank]: column 0, or row
 // 0 for rank 1) or, when offsets is defined, found in a jagged tensor's offsets (int64 [B + 1]).
 // *first_negative is the first entry with a negative id (-1 when none), *max_id the largest id
 // (-1 without ids): one fetch of both after the kernel.

@@ -138,8 +138,6 @@ SparseTensor Slice(const SparseTensor& st, const std::vector<int64_t>& start,
   return SparseTensor::Create(std::move(indices), std::move(values), size, st.order());
 }
 
-// The split axis bounds-checked, then one stable sort by piece groups the entries,
-// O(nnz + pieces) like the CPU's counting pass.
 void ReshapeIndices(const SparseTensor& st, const std::vector<int64_t>& new_dims, Tensor* out,
                     const char* op) {
   const Tensor idx = si::Contiguous(st.indices());
@@ -147,12 +145,12 @@ void ReshapeIndices(const SparseTensor& st, const std::vector<int64_t>& new_dims
   si::ReshapeInEngine(idx, st.shape(), new_dims, out);
 }
 
+// Every axis bounds-checked, then one stable sort by piece groups the entries,
+// O(nnz + pieces) like the CPU's counting pass.
 std::vector<SparseTensor> Split(const SparseTensor& st, int axis,
                                 const std::vector<int64_t>& sizes) {
   const Tensor idx = si::Contiguous(st.indices());
-  std::vector<int64_t> row;
-  const int64_t bad = FirstOutOfBoundsOn(idx, axis, st.shape()[axis], &row);
-  if (bad >= 0) si::ThrowOutOfBoundsRow("Split", row.data(), bad, st.shape());
+  CheckBounds("Split", idx, st.shape());  // every axis, as on the CPU
   std::vector<int64_t> starts{0};
   for (int64_t size : sizes) starts.push_back(starts.back() + size);
   std::vector<Tensor> indices, values;

@@ -33,11 +33,11 @@ SparseTensor TakeShifted(const SparseTensor& st, const int64_t* rows, const Tens
 // Pieces at most this many split by SplitFew (its counters: one per piece per fixed chunk).
 constexpr int64_t kFewPieces = 256;
 
-// SplitInto for few pieces: one pass per fixed chunk checks the split axis and counts the
+// SplitInto for few pieces: one pass per fixed chunk checks the bounds and counts the
 // chunk's entries of every piece; then each chunk writes its entries, shifted, straight into
 // their pieces' new tensors, after those of earlier chunks (so in input order, as TensorFlow
 // keeps them). Two passes over the entries and nothing in between.
-// rows: st's host index rows; outside(i): whether entry i lies outside the split axis.
+// rows: st's host index rows; outside(i): whether entry i lies outside the shape.
 template <typename PieceOf, typename Outside>
 std::vector<SparseTensor> SplitFew(const SparseTensor& st, const int64_t* rows, int axis,
                                    const std::vector<int64_t>& sizes, const PieceOf& piece_of,
@@ -114,11 +114,10 @@ std::vector<SparseTensor> SplitInto(const SparseTensor& st, int axis,
   const int64_t n = st.nnz(), num = static_cast<int64_t>(sizes.size());
   const Tensor idx = si::HostContiguous(st.indices());
   const int64_t* rows = n * rank > 0 ? idx.data<int64_t>() : nullptr;
-  // Every entry must land in a piece: check the split axis (other axes are only shifted by 0).
-  const uint64_t dim = static_cast<uint64_t>(st.shape()[axis]);
-  const auto outside = [&](int64_t i) {
-    return static_cast<uint64_t>(rows[i * rank + axis]) >= dim;
-  };
+  // Every entry must lie inside the shape: the split axis picks its piece, and an entry out of
+  // bounds on another axis would make an invalid piece (TensorFlow's SparseSplit refuses it too).
+  const int64_t* shape = st.shape().data();
+  const auto outside = [&](int64_t i) { return si::OutOfBounds(rows + i * rank, shape, rank); };
   if (num <= kFewPieces) return SplitFew(st, rows, axis, sizes, piece_of, outside);
   const int64_t bad = si::FirstWhere(n, outside);
   if (bad >= 0) si::ThrowOutOfBounds("Split", rows, bad, st.shape());

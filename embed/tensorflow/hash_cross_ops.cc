@@ -249,21 +249,16 @@ void CrossOutputs(tfw::OpKernelContext* ctx, const char* op, const CrossOptions&
 class SparseCrossKernel : public tfw::OpKernel {
  public:
   explicit SparseCrossKernel(tfw::OpKernelConstruction* c) : OpKernel(c) {
-    bool hashed = false;
     int64_t key = 0;
     tfw::DataType out_type, internal_type;
-    OP_REQUIRES_OK(c, c->GetAttr("hashed_output", &hashed));
     OP_REQUIRES_OK(c, c->GetAttr("num_buckets", &options_.num_buckets));
     OP_REQUIRES_OK(c, c->GetAttr("hash_key", &key));
     OP_REQUIRES_OK(c, c->GetAttr("out_type", &out_type));
     OP_REQUIRES_OK(c, c->GetAttr("internal_type", &internal_type));
-    OP_REQUIRES(
-        c, hashed == (out_type == tfw::DT_INT64),
-        absl::InvalidArgumentError("TensorkitSparseCross: hashed_output " +
-                                   std::string(hashed ? "true" : "false") + " with out_type " +
-                                   tfw::DataTypeString(out_type) +
-                                   "; hashed crosses are int64 and string crosses are string"));
-    options_.output = hashed ? CrossOutput::kHashed : CrossOutput::kStrings;
+    // out_type alone picks the crosses, as TensorFlow registers its kernels by out_type:
+    // int64 gives hashed crosses and string gives joined strings, whatever hashed_output says
+    // (tf.sparse.cross and cross_hashed always pass the two in agreement).
+    options_.output = out_type == tfw::DT_INT64 ? CrossOutput::kHashed : CrossOutput::kStrings;
     options_.hash_key = static_cast<uint64_t>(key);
     strings_only_ = internal_type == tfw::DT_STRING;
   }

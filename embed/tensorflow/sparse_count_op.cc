@@ -1,8 +1,9 @@
 // TensorkitSparseCountSparseOutput: tf.raw_ops.SparseCountSparseOutput on tensorkit's
 // CountSparse (rows grouped stably, each row's ids sorted and run-length coded, in parallel),
 // with every malformed input of the advisories (CVE-2020-15197, CVE-2022-21740, CVE-2022-21738)
-// refused as InvalidArgument, including those TensorFlow accepts (dense shapes of rank 3 or
-// more, negative dims, weights of another non-empty shape).
+// refused as InvalidArgument, including those TensorFlow accepts (negative dims, weights of
+// another non-empty shape). Dense shapes of rank 3 or more count as TensorFlow's kernel counts
+// them: one row per index[0], the output [dense_shape[0], width] of rank 2.
 #include <vector>
 
 #include "tensorflow/core/framework/op.h"
@@ -28,13 +29,17 @@ REGISTER_OP("TensorkitSparseCountSparseOutput")
     .Attr("binary_output: bool")
     .Attr("output_type: {int32, int64, float, double}")
     .SetShapeFn([](InferenceContext* c) {
-      // TensorFlow's: only indices is checked (a matrix); rank columns out, the count unknown.
+      // Only indices is checked (a matrix); the count is unknown. The output has 1 column for
+      // ids of rank 1 and 2 for any higher rank (TensorFlow's shape function says `rank`
+      // columns, which its kernel's rank-2 output of rank-3 ids contradicts).
       ShapeHandle indices;
       TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 2, &indices));
       const DimensionHandle rank = c->Dim(indices, 1);
-      c->set_output(0, c->Matrix(InferenceContext::kUnknownDim, rank));
+      DimensionHandle out_rank = rank;
+      if (c->ValueKnown(rank) && c->Value(rank) > 2) out_rank = c->MakeDim(2);
+      c->set_output(0, c->Matrix(InferenceContext::kUnknownDim, out_rank));
       c->set_output(1, c->Vector(InferenceContext::kUnknownDim));
-      c->set_output(2, c->Vector(rank));
+      c->set_output(2, c->Vector(out_rank));
       return absl::OkStatus();
     })
     .Output("output_indices: int64")
@@ -60,11 +65,11 @@ class SparseCountKernel : public tfw::OpKernel {
       const std::vector<int64_t> shape = ShapeVector(ctx->input(2), op, "dense_shape");
       const int64_t nnz = ind.dim_size(0);
       const int rank = static_cast<int>(shape.size());
-      TK_CHECK(rank == 1 || rank == 2, kInvalidArgument, op, ": dense_shape has ", rank,
-               " dims; the ids must be of rank 1 ([L]) or 2 ([batch, L])");
+      TK_CHECK(rank >= 1, kInvalidArgument, op,
+               ": dense_shape has no dims; the ids must be of rank 1 ([L]) or more ([batch, ...])");
       CheckSparseInputAgrees(ind, vals, shape.size(), op);
-      TK_CHECK(rank == 1 || shape[0] > 0, kInvalidArgument, op, ": dense_shape [", shape[0], " ",
-               shape[1], "] has no batch rows; the batch dim must be at least 1");
+      TK_CHECK(rank == 1 || shape[0] > 0, kInvalidArgument, op, ": dense_shape ",
+               ShapeString(shape), " has no batch rows; the batch dim must be at least 1");
       const bool weighted = w.NumElements() > 0;
       TK_CHECK(!weighted || (w.dims() == 1 && w.dim_size(0) == nnz), kInvalidArgument, op,
                ": weights must be empty or of the values' shape [", nnz, "], got shape ",
@@ -77,8 +82,10 @@ class SparseCountKernel : public tfw::OpKernel {
         return AllocateOutput(ctx, k, dims, dt);
       };
       const SparseTensor r = CountSparse(ids, weights, binary_, min_length_, max_length_, allocate);
-      Tensor out_shape = AllocateOutput(ctx, 2, {rank}, DType::kInt64);
-      for (int a = 0; a < rank; ++a) out_shape.data<int64_t>()[a] = r.shape()[a];
+      // Rank 1 or 2 (ids of a higher rank count by index[0], as rank 2).
+      const int out_rank = r.rank();
+      Tensor out_shape = AllocateOutput(ctx, 2, {out_rank}, DType::kInt64);
+      for (int a = 0; a < out_rank; ++a) out_shape.data<int64_t>()[a] = r.shape()[a];
     });
   }
 

@@ -34,18 +34,29 @@ absl::Status SegmentShape(InferenceContext* c, bool with_num_segments) {
   return absl::OkStatus();
 }
 
+// Note [index attrs default to int64]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// TensorFlow declares Tidx, Tsegmentids and Tnumsegments with the default int32. Its Python eager
+// fast path (TFE_Py_FastPathExecute, taken from the second call of a process on, and on the first
+// when some input is a tensor) converts a NumPy array or a Python scalar given for such an input,
+// when no tensor fixes the attr, to the attr's default dtype with an unchecked cast: int64
+// indices [0, 2^32 + 1, 1] became int32 [0, 1, 1] and read row 1, and 2^32 + 100000 was refused
+// as 100000 (tf.raw_ops.SparseSegmentSum does the same). The kernel only ever sees the cut
+// values, so no check there can catch it. With int64 defaults that cast can only widen (int8 to
+// int32 arrays, uint32) or turn uint64 values past 2^63 negative, which the index checks refuse.
+// Tensors and Python lists keep their own dtype as before.
 #define TENSORKIT_SEGMENT_OP(Name, Types, WithNum, Inputs)          \
   REGISTER_OP(Name)                                                 \
       .Input("data: T")                                             \
       .Input("indices: Tidx")                                       \
       .Input("segment_ids: Tsegmentids") Inputs.Output("output: T") \
       .Attr("T: " Types)                                            \
-      .Attr("Tidx: {int32, int64} = DT_INT32")                      \
-      .Attr("Tsegmentids: {int32, int64} = DT_INT32")               \
+      .Attr("Tidx: {int32, int64} = DT_INT64")                      \
+      .Attr("Tsegmentids: {int32, int64} = DT_INT64")               \
       .Attr("sparse_gradient: bool = false")                        \
       .SetShapeFn([](InferenceContext* c) { return SegmentShape(c, WithNum); })
 #define TENSORKIT_NUM_SEGMENTS \
-  .Input("num_segments: Tnumsegments").Attr("Tnumsegments: {int32, int64} = DT_INT32")
+  .Input("num_segments: Tnumsegments").Attr("Tnumsegments: {int32, int64} = DT_INT64")
 
 // TensorFlow's attribute lists: real numbers for the sum, floats for mean and sqrtn.
 #define TENSORKIT_SUM_TYPES \

@@ -1,6 +1,8 @@
 // TensorkitSparseSlice and TensorkitSparseSplit: tf.raw_ops.SparseSlice and SparseSplit on
 // tensorkit's parallel box selection and one-pass split.
 #include <algorithm>
+#include <limits>
+#include <vector>
 
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
@@ -82,13 +84,24 @@ SparseTensor SparseInput(const tfw::Tensor& ind, const tfw::Tensor& vals,
 }
 
 // Output `first` (indices), first + stride (values) and first + 2 * stride (shape) from st;
-// values without a bit dtype are st's positions into `vals`.
+// values without a bit dtype are st's positions into `vals`. `shift` (when not empty) is added
+// to every index row as it is written, and `shape` (when not empty) is written as the dense shape
+// in place of st's.
 void SetSparseOutputs(tfw::OpKernelContext* ctx, const SparseTensor& st, const tfw::Tensor& vals,
-                      int first, int stride) {
+                      int first, int stride, const std::vector<int64_t>& shift = {},
+                      const std::vector<int64_t>& shape = {}) {
   const int64_t nnz = st.nnz();
   const int rank = st.rank();
   Tensor out_indices = AllocateOutput(ctx, first, {nnz, rank}, DType::kInt64);
   Copy(st.indices(), &out_indices);
+  if (!shift.empty() && nnz > 0) {
+    int64_t* rows = out_indices.data<int64_t>();
+    ParallelFor(0, nnz, GrainFor(8 * rank), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        for (int a = 0; a < rank; ++a) rows[i * rank + a] += shift[a];
+      }
+    });
+  }
   if (BitDType(vals.dtype())) {
     Tensor out_values = AllocateOutput(ctx, first + stride, {nnz}, st.dtype());
     Copy(st.values(), &out_values);
@@ -96,7 +109,61 @@ void SetSparseOutputs(tfw::OpKernelContext* ctx, const SparseTensor& st, const t
     GatherByPosition(vals, st.values(), AllocateTf(ctx, first + stride, {nnz}));
   }
   Tensor out_shape = AllocateOutput(ctx, first + 2 * stride, {rank}, DType::kInt64);
-  for (int a = 0; a < rank; ++a) out_shape.data<int64_t>()[a] = st.shape()[a];
+  for (int a = 0; a < rank; ++a) {
+    out_shape.data<int64_t>()[a] = shape.empty() ? st.shape()[a] : shape[a];
+  }
+}
+
+// Note [TensorFlow's slice box]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// TensorFlow's SparseSlice takes any start and a size >= 0 on each axis. The output axis covers
+// the coordinates [start, start + size) cut at the end of the input's dim, so its dim is
+// max(0, min(size, dim - start)) and an entry at v becomes v - start. A start past the end gives
+// an empty axis (its testLargeSize: start [2^62, -1] of a [1, 1] tensor is an empty [0, 2]); a
+// negative start keeps the coordinates before 0 in the output, where no entry lies (start -1,
+// size 3 of a dim 6 is a dim 3 whose first coordinate is empty). Here the entries come from the
+// part of that box inside the tensor, [max(start, 0), min(start + size, dim)), and are shifted
+// by the distance from start to where that part begins. start + size is computed without
+// overflow: TensorFlow's own sum wraps for a start of 1 and a size of 2^63 - 1 and then returns
+// no entries; here that box holds the entries from start to the end, as for any size that
+// reaches past the end. An output shape of more elements than int64 counts (a start far below
+// 0 with a large size) is refused, as TensorFlow refuses it.
+struct SliceBox {
+  std::vector<int64_t> start, size;  // the part inside the tensor, for tensorkit's Slice
+  std::vector<int64_t> shift;        // added to its entries' indices; empty when all 0
+  std::vector<int64_t> shape;        // the output's dense shape
+};
+
+SliceBox TensorFlowBox(const std::vector<int64_t>& start, const std::vector<int64_t>& size,
+                       const std::vector<int64_t>& dims, const char* op) {
+  const size_t rank = dims.size();
+  SliceBox box{
+      std::vector<int64_t>(rank), std::vector<int64_t>(rank), {}, std::vector<int64_t>(rank)};
+  std::vector<int64_t> shift(rank, 0);
+  bool shifted = false;
+  for (size_t a = 0; a < rank; ++a) {
+    const int64_t s = start[a], z = size[a], d = dims[a];
+    TK_CHECK(z >= 0, kInvalidArgument, op, ": size ", ShapeString(size),
+             " has a negative entry on axis ", a, " (", z, "); a size must be >= 0");
+    int64_t end = 0, room = 0;  // start + size and dim - start, saturated
+    if (__builtin_add_overflow(s, z, &end)) end = std::numeric_limits<int64_t>::max();
+    if (__builtin_sub_overflow(d, s, &room)) room = std::numeric_limits<int64_t>::max();
+    const int64_t lo = std::clamp<int64_t>(s, 0, d);
+    const int64_t hi = std::clamp<int64_t>(end, lo, d);
+    box.start[a] = lo;
+    box.size[a] = hi - lo;
+    box.shape[a] = std::max<int64_t>(0, std::min(z, room));
+    // An empty part has no entries to shift (and lo - s may not fit then).
+    if (hi > lo && lo != s) {
+      shift[a] = lo - s;
+      shifted = true;
+    }
+  }
+  if (shifted) box.shift = std::move(shift);
+  // Only a negative start can make an axis longer than the input's.
+  CheckVolumeFits(box.shape, op, "the output shape",
+                  "; a negative start keeps its coordinates before 0: start at 0 instead");
+  return box;
 }
 
 class SparseSliceKernel : public tfw::OpKernel {
@@ -116,18 +183,10 @@ class SparseSliceKernel : public tfw::OpKernel {
       }
       const std::vector<int64_t> start = IntVector(ctx->input(3), op, "start");
       const std::vector<int64_t> size = IntVector(ctx->input(4), op, "size");
-      // TensorFlow's box: [start, start + size) cut at the shape; a start past the end gives an
-      // empty dim.
-      std::vector<int64_t> box_start(rank), box_size(rank);
-      for (int a = 0; a < rank; ++a) {
-        TK_CHECK(start[a] >= 0 && size[a] >= 0, kInvalidArgument, op, ": start ",
-                 ShapeString(start), " and size ", ShapeString(size),
-                 " must be non-negative (axis ", a, ")");
-        const int64_t dim = st.shape()[a];
-        box_start[a] = std::min(start[a], dim);
-        box_size[a] = std::min(size[a], dim - box_start[a]);
-      }
-      SetSparseOutputs(ctx, Slice(st, box_start, box_size), ctx->input(1), 0, 1);
+      // Note [TensorFlow's slice box]
+      const SliceBox box = TensorFlowBox(start, size, st.shape(), op);
+      SetSparseOutputs(ctx, Slice(st, box.start, box.size), ctx->input(1), 0, 1, box.shift,
+                       box.shape);
     });
   }
 };

@@ -31,8 +31,8 @@ __global__ void KeysKernel(const T* ids, int64_t n, const int64_t* indices, int 
     int64_t row = 0;
     if (offsets != nullptr) {
       row = jagged_internal::RowOfItem(offsets, batch, i);
-    } else if (rank == 2) {
-      row = indices[2 * i];
+    } else if (rank >= 2) {
+      row = indices[rank * i];
     }
     keys[2 * i] = row;
     keys[2 * i + 1] = id;

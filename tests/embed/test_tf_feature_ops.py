@@ -201,8 +201,8 @@ def test_slice_random(mode, dtype):
     rng = np.random.default_rng(len(dtype.name))
     shape = [int(d) for d in rng.integers(1, 8, 3)]
     idx = random_entries(rng, shape, 60)
-    start = [int(rng.integers(0, d + 1)) for d in shape]
-    size = [int(rng.integers(0, d + 2)) for d in shape]
+    start = [int(rng.integers(-3, d + 2)) for d in shape]  # before, inside and past the end
+    size = [int(rng.integers(0, d + 4)) for d in shape]
     both(ops.tensorkit_sparse_slice, tf.raw_ops.SparseSlice, mode, indices=idx,
          values=random_values(rng, dtype, idx.shape[0]), shape=i64(shape), start=i64(start),
          size=i64(size))
@@ -213,8 +213,7 @@ def test_slice_bad_inputs():
     args = dict(indices=SLICE_IDX, values=SLICE_VALS, shape=i64([4, 6]))
     refused(lambda: s(start=i64([0]), size=i64([1, 1]), **args), "start")
     refused(lambda: s(start=i64([0, 0]), size=i64([1, 1, 1]), **args), "size")
-    refused(lambda: s(start=i64([-1, 0]), size=i64([1, 1]), **args), "non-negative")
-    refused(lambda: s(start=i64([0, 0]), size=i64([1, -1]), **args), "non-negative")
+    refused(lambda: s(start=i64([0, 0]), size=i64([1, -1]), **args), "size must be >= 0")
     refused(lambda: s(indices=SLICE_IDX, values=SLICE_VALS[:3], shape=i64([4, 6]),
                       start=i64([0, 0]), size=i64([1, 1])), "disagree")
     refused(lambda: s(indices=SLICE_IDX, values=SLICE_VALS, shape=i64([4, -6]),
@@ -222,6 +221,60 @@ def test_slice_bad_inputs():
     # A shape whose element count overflows int64.
     refused(lambda: s(indices=SLICE_IDX, values=SLICE_VALS, shape=i64([2**62, 8]),
                       start=i64([0, 0]), size=i64([1, 1])), "int64")
+
+
+# TensorFlow takes any start: a start past the end gives an empty axis, a negative one keeps the
+# coordinates before 0 in the output (empty there) and shifts the entries by -start.
+OUTSIDE_BOXES = [
+    ([2**62, -1], [2**62, 2**62]),  # TensorFlow's testLargeSize: an empty [0, 7]
+    ([0, -1], [2, 2]), ([-1, 0], [2, 2]), ([-5, 0], [10, 10]), ([-2, -3], [3, 6]),
+    ([-1, -1], [0, 0]), ([-10, 0], [5, 6]), ([-(2**63), 0], [1, 6]), ([-3, 0], [2**63 - 1, 6]),
+    ([-(2**63), -(2**63)], [1, 1]), ([2**63 - 1, 0], [1, 1]), ([2**62, 2**62], [2**62, 2**62]),
+    ([0, 0], [2**63 - 1, 2**63 - 1]), ([-1, 2], [2**63 - 1, 2])]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("start, size", OUTSIDE_BOXES)
+def test_slice_starting_outside_the_tensor_equals_tensorflow(mode, start, size):
+    both(ops.tensorkit_sparse_slice, tf.raw_ops.SparseSlice, mode, indices=SLICE_IDX,
+         values=SLICE_VALS, shape=i64([4, 6]), start=i64(start), size=i64(size))
+
+
+@pytest.mark.parametrize("start, size", [([-(2**63), 0], [2**63 - 1, 6]),
+                                         ([-(2**62), 0], [2**62, 6])])
+def test_slice_whose_output_shape_overflows_is_refused_as_tensorflow(start, size):
+    """A negative start makes the output dim min(size, dim - start): here [2^62 or more, 6], more
+    elements than int64 counts, which TensorFlow refuses too."""
+    args = dict(indices=SLICE_IDX, values=SLICE_VALS, shape=i64([4, 6]), start=i64(start),
+                size=i64(size))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="overflow"):
+        tf.raw_ops.SparseSlice(**args)
+    refused(lambda: ops.tensorkit_sparse_slice(**args), "output shape .* int64")
+
+
+def test_slice_large_size_of_tensorflows_test():
+    """testLargeSize of TensorFlow's sparse_slice_op_test: an empty [0, 2] result."""
+    args = dict(indices=i64([[0, 0]]), values=tf.constant([0], tf.int32), shape=i64([1, 1]),
+                start=i64([2**62, -1]), size=i64([2**62, 2**62]))
+    got = both(ops.tensorkit_sparse_slice, tf.raw_ops.SparseSlice, "eager", **args)
+    assert got[0].shape == (0, 2) and got[1].shape == (0,)
+    assert got[2].numpy().tolist() == [0, 2]
+
+
+@pytest.mark.parametrize("start", [[1, 1], [3, 5], [2, 0], [-1, 1]])
+def test_slice_whose_end_overflows_keeps_the_entries_to_the_end(start):
+    """start + size past 2^63 - 1: TensorFlow's sum wraps and it returns no entries although
+    the box holds some; tensorkit saturates the sum, which gives TensorFlow's own answer for a
+    size that just reaches the end."""
+    shape = [4, 6]
+    huge = i64([2**63 - 1, 2**63 - 1])
+    fits = i64([d - s for d, s in zip(shape, start)])
+    args = dict(indices=SLICE_IDX, values=SLICE_VALS, shape=i64(shape), start=i64(start))
+    got = ops.tensorkit_sparse_slice(size=huge, **args)
+    want = tf.raw_ops.SparseSlice(size=fits, **args)
+    assert want[1].shape[0] > 0
+    for g, w in zip(got, want):
+        same(g, w)
 
 
 # --- SparseSplit ------------------------------------------------------------------------------
@@ -265,6 +318,20 @@ def test_split_bad_inputs():
                        values=SLICE_VALS[:1], shape=i64([4, 6])), "out of bounds")
     refused(lambda: sp(split_dim=tf.constant(0, tf.int64), num_split=2, indices=i64([[-1, 0]]),
                        values=SLICE_VALS[:1], shape=i64([4, 6])), "out of bounds")
+
+
+@pytest.mark.parametrize("axis, num_split", [(0, 2), (0, 4), (1, 3), (-1, 6)])
+@pytest.mark.parametrize("bad", [[0, 9], [0, -1], [9, 0], [-1, 5], [4, 6]])
+def test_split_refuses_an_index_out_of_bounds_on_any_axis_as_tensorflow(axis, num_split, bad):
+    """TensorFlow refuses every index outside the shape, not only on the split axis; tensorkit
+    returned [0, 9] of a [4, 6] tensor split along axis 0 in its first piece."""
+    args = dict(split_dim=tf.constant(axis, tf.int64), num_split=num_split,
+                indices=tf.concat([SLICE_IDX[:3], i64([bad]), SLICE_IDX[3:]], 0),
+                values=tf.concat([SLICE_VALS[:3], [99], SLICE_VALS[3:]], 0), shape=i64([4, 6]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of bounds"):
+        tf.raw_ops.SparseSplit(**args)
+    refused(lambda: ops.tensorkit_sparse_split(**args), r"entry 3 at \[%d %d\] is out of bounds"
+            % tuple(bad))
 
 
 # --- SparseFillEmptyRows and its gradient -----------------------------------------------------
@@ -442,6 +509,129 @@ def test_segment_random(mode, kind, dtype, with_num):
         ours, theirs = segment_pair(kind, with_num)
         close(run(lambda **t: ours(**t), mode, **args),
               run(lambda **t: theirs(**t), mode, **args), dtype)
+
+
+# Indices past 2^32: [0, 2^32 + 1, 1] reads row 1 if they are cut to 32 bits, 2^40 row 0, and
+# 2^32 + 100000 would be refused as 100000.
+WIDE_INDICES = [[0, 2**32 + 1, 1], [0, 2**40, 1], [0, 2**32 + 100000, 1], [2**63 - 1, 0, 1]]
+
+
+def wide_index_forms(idx):
+    """The ways a user passes int64 indices and ids: NumPy arrays (with NumPy, list or tensor
+    ids), Python lists, int64 tensors."""
+    ids = [0, 1, 2]
+    return [("numpy", np.array(idx, np.int64), np.array(ids)),
+            ("numpy, list ids", np.array(idx, np.int64), ids),
+            ("numpy, int32 tensor ids", np.array(idx, np.int64), tf.constant(ids, tf.int32)),
+            ("list", idx, ids), ("int64 tensor", tf.constant(idx, tf.int64), ids),
+            ("int64 tensors", tf.constant(idx, tf.int64), tf.constant(ids, tf.int64))]
+
+
+def call_segment_op(kind, with_num, data, indices, ids):
+    ours, _ = segment_pair(kind, with_num)
+    extra = dict(num_segments=3) if with_num else {}
+    return ours(data=data, indices=indices, segment_ids=ids, **extra)
+
+
+@pytest.mark.parametrize("kind", ["Sum", "Mean", "SqrtN"])
+@pytest.mark.parametrize("with_num", [False, True])
+def test_segment_int64_indices_are_refused_on_every_call(kind, with_num):
+    """TensorFlow's eager fast path cast NumPy indices to the attrs' default int32 from the
+    second call of a process on (Note [index attrs default to int64] in sparse_segment_ops.cc):
+    every call, after calls of other dtype combinations, must refuse the full value."""
+    data = tf.constant(np.arange(8, dtype=np.float32).reshape(4, 2))
+    for rep in range(3):
+        for dtype, tidx, tseg in [(tf.float32, tf.int32, tf.int32),
+                                  (tf.float64, tf.int64, tf.int32),
+                                  (tf.float32, tf.int32, tf.int64)]:
+            ok = call_segment_op(kind, with_num, tf.cast(data, dtype), tf.constant([3, 0], tidx),
+                                 tf.constant([0, 2], tseg))
+            assert ok.shape[0] == 3 and ok.dtype == dtype
+        for idx in WIDE_INDICES:
+            for form, indices, ids in wide_index_forms(idx):
+                with pytest.raises(tf.errors.InvalidArgumentError) as e:
+                    call_segment_op(kind, with_num, data, indices, ids)
+                assert "= %d is outside [0, 4)" % max(idx) in str(e.value), (rep, form, idx)
+        # The same NumPy indices within the rows work, and give TensorFlow's result.
+        idx = np.array([3, 0, 2], np.int64)
+        got = call_segment_op(kind, with_num, data, idx, np.array([0, 0, 2]))
+        _, theirs = segment_pair(kind, with_num)
+        extra = dict(num_segments=3) if with_num else {}
+        want = theirs(data=data, indices=tf.constant(idx), segment_ids=tf.constant([0, 0, 2]),
+                      **extra)
+        close(got, want, tf.float32)
+
+
+def test_segment_int64_tensor_indices_refused_as_tensorflow():
+    """With int64 tensors TensorFlow's own op refuses too, on every call."""
+    data = tf.constant(np.arange(8, dtype=np.float32).reshape(4, 2))
+    for idx in WIDE_INDICES:
+        args = dict(data=data, indices=tf.constant(idx, tf.int64),
+                    segment_ids=tf.constant([0, 1, 2], tf.int64))
+        for _ in range(2):
+            with pytest.raises(tf.errors.InvalidArgumentError):
+                tf.raw_ops.SparseSegmentSum(**args)
+            refused(lambda: ops.tensorkit_sparse_segment_sum(**args), str(max(idx)))
+
+
+def test_segment_num_segments_past_int32_is_not_cut():
+    """A Python int num_segments of 2^32 + 3 was cast to int32 (3 segments) by the same fast
+    path. Rows of 0 elements keep the output empty however many there are."""
+    data = tf.zeros([2, 0])
+    for _ in range(3):
+        got = ops.tensorkit_sparse_segment_sum_with_num_segments(
+            data=data, indices=tf.constant([0, 1]), segment_ids=tf.constant([0, 1]),
+            num_segments=2**32 + 3)
+        assert got.shape == (2**32 + 3, 0)
+
+
+def test_segment_index_attrs_default_to_int64():
+    from tensorflow.python.framework import op_def_registry
+    for kind in ["Sum", "Mean", "SqrtN"]:
+        for suffix in ["", "WithNumSegments"]:
+            op_def = op_def_registry.get("TensorkitSparseSegment" + kind + suffix)
+            defaults = {a.name: a.default_value.type for a in op_def.attr
+                        if a.name.startswith("T") and a.name != "T"}
+            assert defaults and set(defaults.values()) == {tf.int64.as_datatype_enum}, defaults
+
+
+SEGMENT_FIRST_CALL_SCRIPT = """
+import os, sys
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+import numpy as np
+import tensorflow as tf
+ops = tf.load_op_library(sys.argv[1])
+data = np.arange(4, dtype=np.float32).reshape(4, 1)
+if sys.argv[2] == "interleaved":
+    ops.tensorkit_sparse_segment_sum(data=data, indices=np.array([0, 1], np.int32),
+                                     segment_ids=np.array([0, 0], np.int32))
+    ops.tensorkit_sparse_segment_mean(data=data.astype(np.float64), indices=[0, 3],
+                                      segment_ids=tf.constant([0, 1], tf.int64))
+for big in [2**32 + 1, 2**40, 2**32 + 100000]:
+    for call in range(3):
+        try:
+            out = ops.tensorkit_sparse_segment_sum(data=data, indices=np.array([0, big, 1]),
+                                                   segment_ids=np.array([0, 1, 2]))
+            print("accepted", big, call, out.numpy().tolist())
+        except tf.errors.InvalidArgumentError as e:
+            print("refused", big, call, "ok" if "= %d is outside" % big in str(e) else str(e))
+"""
+
+
+@pytest.mark.parametrize("order", ["first", "interleaved"])
+def test_segment_numpy_indices_first_and_later_calls_of_a_process(order, tmp_path):
+    """The order the client saw, in a fresh process: the first call refused, the later ones
+    accepted (cut to 32 bits). Every call must now refuse, naming the full value."""
+    import subprocess
+    script = tmp_path / "segment_calls.py"
+    script.write_text(SEGMENT_FIRST_CALL_SCRIPT)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    out = subprocess.run([sys.executable, str(script), LIB, order], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith(("refused", "accepted"))]
+    assert len(lines) == 9, out.stdout
+    assert all(ln.startswith("refused") and ln.endswith(" ok") for ln in lines), out.stdout
 
 
 def test_segment_bad_inputs():

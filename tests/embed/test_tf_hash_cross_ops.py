@@ -243,11 +243,29 @@ def test_hashed_cross_bad_scalars():
                        (dict(num_buckets=1, strong_hash=False, salt=[1, 2, 3]), "salt has 3")]:
         with pytest.raises(tf.errors.InvalidArgumentError, match=msg):
             ops.tensorkit_sparse_cross_hashed(**cross_args([s], []), **extra)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="hashed_output"):
-        ops.tensorkit_sparse_cross(**cross_args([s], []), hashed_output=True, num_buckets=0,
-                                   hash_key=0, out_type=tf.string, internal_type=tf.int64)
     with pytest.raises(tf.errors.InvalidArgumentError, match="scalar"):
         ops.tensorkit_sparse_cross_v2(**cross_args([s], []), sep=["a", "b"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("out_type", [tf.int64, tf.string], ids=["int64", "string"])
+@pytest.mark.parametrize("hashed", [False, True], ids=["plain", "hashed"])
+def test_sparse_cross_follows_out_type_whatever_hashed_output_says(hashed, out_type, mode):
+    """TensorFlow picks SparseCross's kernel by out_type alone: int64 gives hashed crosses (of
+    int64 and string items alike) and string gives joined strings, with hashed_output True or
+    False. tensorkit refused the two mixed pairs; it now answers what TensorFlow answers."""
+    ints = sparse([[3], [4, 5]], tf.int64)
+    strs = sparse([[b"a"], [b"b"]], tf.string)
+    dense = tf.constant([[7], [-8]], tf.int64)
+    for internal, feats in [(tf.int64, [ints, strs]), (tf.string, [strs, strs])]:
+        args = cross_args(feats, [dense] if internal == tf.int64 else [])
+        attrs = dict(hashed_output=hashed, num_buckets=0 if hashed else 100,
+                     hash_key=956888297470, out_type=out_type, internal_type=internal)
+        want = tf.raw_ops.SparseCross(**args, **attrs)
+        got = run(lambda **a: ops.tensorkit_sparse_cross(**a, **attrs), mode, **args)
+        assert got[1].dtype == out_type
+        for w, g in zip(want, got):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
 
 
 def test_unsorted_rows_cross_as_sorted_ones():

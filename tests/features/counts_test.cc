@@ -301,12 +301,79 @@ TEST(CountSparse, BadInputsAreErrors) {
   const SparseTensor oob = SparseTensor::Create(Tensor::FromVector<int64_t>({0, 0, 2, 1}, {2, 2}),
                                                 Tensor::FromVector<int64_t>({1, 1}), {2, 2});
   ExpectError([&] { CountSparse(oob); }, ErrorCode::kOutOfRange, {"CountSparse", "entry 1"});
+  const SparseTensor rank0 = SparseTensor::Create(Tensor::Empty({1, 0}, DType::kInt64),
+                                                  Tensor::FromVector<int64_t>({1}), {});
+  ExpectError([&] { CountSparse(rank0); }, ErrorCode::kShapeMismatch, {"rank 1 ([L]) or more"});
+  const SparseTensor rank3_oob =
+      SparseTensor::Create(Tensor::FromVector<int64_t>({0, 0, 0, 1, 4, 0}, {2, 3}),
+                           Tensor::FromVector<int64_t>({1, 2}), {2, 4, 3});
+  ExpectError([&] { CountSparse(rank3_oob); }, ErrorCode::kOutOfRange, {"CountSparse", "entry 1"});
+  // ToIndicator keeps rank 1 and 2 (tf.sparse.to_indicator of rank 3 is per last axis).
   const SparseTensor rank3 = SparseTensor::Create(Tensor::FromVector<int64_t>({0, 0, 0}, {1, 3}),
                                                   Tensor::FromVector<int64_t>({1}), {1, 1, 1});
-  ExpectError([&] { CountSparse(rank3); }, ErrorCode::kShapeMismatch, {"rank 1 ([L]) or 2"});
+  ExpectError([&] { ToIndicator(rank3, 4); }, ErrorCode::kShapeMismatch, {"rank 1 ([L]) or 2"});
   const SparseTensor floats = SparseTensor::FromDense(Tensor::FromVector<float>({1, 2}));
   ExpectError([&] { CountSparse(floats); }, ErrorCode::kDTypeMismatch, {"int32 or int64 ids"});
   ExpectError([&] { CountSparse(SparseTensor()); }, {"CountSparse"});
+}
+
+// Ids of rank 3 or more count as TensorFlow's kernel counts them: one row per index[0], every
+// entry under it in that row, the output [B, width] of rank 2. The case of TensorFlow 2.21
+// (dense_shape [6, 5, 4]) by hand, then random rank-3 and rank-4 ids, sorted and shuffled, against
+// the reference on rows = index[0], at 1 and 2 threads.
+TEST(CountSparse, HigherRanksCountByTheFirstAxis) {
+  const SparseTensor ids = SparseTensor::Create(
+      Tensor::FromVector<int64_t>({0, 0, 0, 0, 1, 2, 0, 4, 3, 2, 0, 1, 5, 4, 3, 2, 3, 3}, {6, 3}),
+      Tensor::FromVector<int64_t>({3, 1, 3, 7, 2, 0}), {6, 5, 4});
+  const Tensor w = Tensor::FromVector<double>({0.5, 1, 2, 3, 4, 5});
+  ExpectCount(CountSparse(ids, w), {0, 1, 0, 3, 2, 0, 2, 7, 5, 2}, {1, 2.5, 5, 3, 4}, {6, 8});
+  ExpectCount(CountSparse(ids, {}, true, 10), {0, 1, 0, 3, 2, 0, 2, 7, 5, 2}, {1, 1, 1, 1, 1},
+              {6, 10});
+  ExpectCount(CountSparse(ids, {}, false, -1, 3), {0, 1, 2, 0, 5, 2}, {1, 1, 1}, {6, 3});
+  std::mt19937_64 rng(31);
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{7, 3, 5}, std::vector<int64_t>{4, 2, 3, 6}}) {
+    const int rank = static_cast<int>(shape.size());
+    for (bool shuffled : {false, true}) {
+      const int64_t n = 50;
+      std::vector<int64_t> idx, rows, ids_v;
+      std::vector<double> weights;
+      for (int64_t i = 0; i < n; ++i) {
+        for (int a = 0; a < rank; ++a) {
+          idx.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(shape[a])));
+        }
+        ids_v.push_back(static_cast<int64_t>(rng() % 9));
+        weights.push_back(static_cast<double>(rng() % 1000) / 8.0);
+      }
+      if (!shuffled) {  // rows in order: sort the entries by their first coordinate, stably
+        std::vector<int64_t> perm(n);
+        for (int64_t i = 0; i < n; ++i) perm[i] = i;
+        std::stable_sort(perm.begin(), perm.end(),
+                         [&](int64_t x, int64_t y) { return idx[x * rank] < idx[y * rank]; });
+        std::vector<int64_t> idx2, ids2;
+        std::vector<double> w2;
+        for (int64_t p : perm) {
+          idx2.insert(idx2.end(), idx.begin() + p * rank, idx.begin() + (p + 1) * rank);
+          ids2.push_back(ids_v[p]);
+          w2.push_back(weights[p]);
+        }
+        idx.swap(idx2);
+        ids_v.swap(ids2);
+        weights.swap(w2);
+      }
+      for (int64_t i = 0; i < n; ++i) rows.push_back(idx[i * rank]);
+      const SparseTensor st = SparseTensor::Create(Tensor::FromVector(idx, {n, rank}),
+                                                   Tensor::FromVector(ids_v), shape);
+      const auto runs = AtThreadCounts(
+          {1, 2}, [&] { return Entries<double>(CountSparse(st, Tensor::FromVector(weights))); });
+      const auto want = ref::CountSparse<double>(rows, ids_v, weights, false, 1 << 20);
+      EXPECT_EQ(runs[0], want);
+      EXPECT_EQ(runs[1], want);
+      const SparseTensor counted = CountSparse(st, {}, false, 12);
+      EXPECT_EQ(counted.shape(), (std::vector<int64_t>{shape[0], 12}));
+      EXPECT_EQ(counted.order(), (std::vector<int>{0, 1}));
+    }
+  }
 }
 
 TEST(ToIndicator, MultiHotRows) {

@@ -152,6 +152,18 @@ TEST(FeaturesGpu, CountSparseEqualsTheCpu) {
       EXPECT_EQ(Entries(CountSparse(on)).first, Entries(CountSparse(st)).first);
     }
   }
+  // Rank-3 ids count by index[0], as on the CPU.
+  std::vector<int64_t> idx3;
+  for (int64_t i = 0; i < n; ++i) {
+    idx3.insert(idx3.end(), {idx[2 * i], idx[2 * i + 1], static_cast<int64_t>(rng() % 3)});
+  }
+  const SparseTensor st3 = SparseTensor::Create(Tensor::FromVector(idx3, {n, 3}),
+                                                Tensor::FromVector(ids), {rows, 50, 3});
+  const SparseTensor got3 = CountSparse(st3.To(kGpu), weights.To(kGpu), false, 1000);
+  const SparseTensor want3 = CountSparse(st3, weights, false, 1000);
+  EXPECT_EQ(got3.shape(), want3.shape());
+  EXPECT_EQ(Entries(got3).first, Entries(want3).first);
+  gpu_testing::ExpectSame<float>(Entries(got3).second, Entries(want3).second, "rank-3 values");
   // Rank-1 ids and a jagged batch.
   const SparseTensor one =
       SparseTensor::Create(Tensor::FromVector(std::vector<int64_t>{0, 1, 2, 3}, {4, 1}),

@@ -280,6 +280,8 @@ TEST(SparseStructureGpuErrors, BadInputsGiveTheCpuErrors) {
   ExpectSameError([&](bool g) { (void)pick(g).ToDense(); }, "ToDense bounds");
   ExpectSameError([&](bool g) { (void)CsrMatrix::FromSparse(pick(g)); }, "FromSparse bounds");
   ExpectSameError([&](bool g) { (void)Split(pick(g), 1, 2); }, "Split bounds");
+  // Along axis 0 too: entry 2 is outside on another axis than the split one.
+  ExpectSameError([&](bool g) { (void)Split(pick(g), 0, 3); }, "Split bounds off its axis");
   // Sortedness and repeats with a known order name the same entries.
   const SparseTensor unsorted = MakeSparse<int32_t>({0, 1, 2, 0, 1, 3}, {1, 2, 3}, {3, 4}, {0, 1});
   ExpectSameError([&](bool g) { (g ? unsorted.To(kGpu) : unsorted).ValidateIndices(); },

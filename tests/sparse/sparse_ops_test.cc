@@ -262,6 +262,26 @@ TEST(SparseSplit, PiecesReassembleWithConcat) {
   ExpectError([&] { Split(st, 0, int64_t{0}); }, {"Split", ">= 1"});
 }
 
+// Every axis is checked, not only the split axis: an entry outside the shape on another axis
+// would make an invalid piece (TensorFlow's SparseSplit refuses it too). Both paths: few pieces
+// (one counting pass) and many (a counting sort by piece).
+TEST(SparseSplit, RefusesAnEntryOutOfBoundsOnAnyAxis) {
+  SparseTensor st = MakeSparse<float>({1, 1, 0, 9}, {1, 2}, {4, 6});
+  ExpectError([&] { Split(st, 0, int64_t{2}); },
+              {"Split", "entry 1", "[0 9]", "out of bounds", "[4 6]"});
+  ExpectError([&] { Split(st, 0, std::vector<int64_t>{1, 3}); }, {"Split", "entry 1", "[0 9]"});
+  SparseTensor neg = MakeSparse<float>({0, -1}, {1}, {4, 6});
+  ExpectError([&] { Split(neg, 0, int64_t{4}); }, {"Split", "entry 0", "[0 -1]"});
+  ExpectError([&] { Split(neg, 1, int64_t{3}); }, {"Split", "entry 0", "[0 -1]"});
+  SparseTensor tall = MakeSparse<int32_t>({5, 0, 7, 6, 8, 1}, {1, 2, 3}, {300, 6});
+  ExpectError([&] { Split(tall, 0, int64_t{300}); }, {"Split", "entry 1", "[7 6]"});
+  // In bounds everywhere: every entry lands in its piece.
+  SparseTensor ok = MakeSparse<int32_t>({5, 0, 7, 5, 8, 1}, {1, 2, 3}, {300, 6});
+  const std::vector<SparseTensor> pieces = Split(ok, 0, int64_t{300});
+  EXPECT_EQ(pieces[7].nnz(), 1);
+  EXPECT_EQ(Rows(pieces[7]), (std::vector<int64_t>{0, 5}));
+}
+
 TEST(SparsePermute, MatchesDenseTransposeAndUpdatesOrder) {
   std::mt19937_64 rng(25);
   const std::vector<int64_t> shape = {3, 4, 5};
