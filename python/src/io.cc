@@ -1,0 +1,149 @@
+// tensorkit._tensorkit._io: the library's readers and writers (io/io.h, io/libsvm.h). The
+// package's tensorkit.io adds the drop-ins (file objects, compressed files, SciPy and
+// scikit-learn return types) in Python over these.
+#include "tensorkit/io/io.h"
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "python.h"
+#include "tensorkit/io/libsvm.h"
+
+namespace tensorkit::python {
+namespace {
+
+nb::object ToPython(io::TensorData data) {
+  if (data.is_sparse()) return nb::cast(std::move(data.sparse));
+  return nb::cast(std::move(data.dense));
+}
+
+io::IndexBase IndexBaseArg(nb::handle zero_based) {
+  if (nb::isinstance<nb::str>(zero_based)) {
+    TK_CHECK(nb::cast<std::string>(zero_based) == "auto", kInvalidArgument,
+             "zero_based: expected True, False or 'auto', got '", nb::cast<std::string>(zero_based),
+             "'");
+    return io::IndexBase::kAuto;
+  }
+  return nb::cast<bool>(zero_based) ? io::IndexBase::kZero : io::IndexBase::kOne;
+}
+
+io::ReadOptions ReadOptionsArg(const std::string& member, bool expand_symmetry) {
+  io::ReadOptions options;
+  options.member = member;
+  options.expand_symmetry = expand_symmetry;
+  return options;
+}
+
+io::Format FormatArg(const std::string& format) {
+  auto f = io::FormatFromExtension(format);
+  TK_CHECK(f.has_value(), kInvalidArgument, "format: '", format, "' is not one of ",
+           io::FormatList("", ", ", " or "));
+  return *f;
+}
+
+nb::tuple LibsvmResult(io::LibsvmData d) {
+  auto opt = [](Tensor t) -> nb::object { return t.defined() ? nb::cast(t) : nb::none(); };
+  return nb::make_tuple(d.features, d.labels, opt(d.label_offsets), opt(d.qids), d.one_based);
+}
+
+}  // namespace
+
+void BindIo(nb::module_& m) {
+  m.def(
+      "read",
+      [](const std::string& path, const std::string& member, bool expand_symmetry) {
+        const io::ReadOptions options = ReadOptionsArg(member, expand_symmetry);
+        io::TensorData d;
+        {
+          nb::gil_scoped_release release;
+          d = io::Read(path, options);
+        }
+        return ToPython(std::move(d));
+      },
+      nb::arg("path"), nb::arg("member") = "", nb::arg("expand_symmetry") = true);
+  m.def(
+      "read_bytes",
+      [](nb::bytes data, const std::string& format, const std::string& name,
+         const std::string& member, bool expand_symmetry) {
+        const io::ReadOptions options = ReadOptionsArg(member, expand_symmetry);
+        const io::Format f = FormatArg(format);
+        io::TensorData d;
+        {
+          nb::gil_scoped_release release;  // `data` stays referenced by the caller
+          d = io::ReadFromMemory(data.c_str(), data.size(), f, name, options);
+        }
+        return ToPython(std::move(d));
+      },
+      nb::arg("data"), nb::arg("format"), nb::arg("name"), nb::arg("member") = "",
+      nb::arg("expand_symmetry") = true);
+  m.def(
+      "write",
+      [](const std::string& path, nb::handle x, bool compress, bool csr) {
+        io::TensorData d;
+        if (nb::isinstance<SparseTensor>(x)) {
+          d.sparse = nb::cast<SparseTensor>(x);
+        } else {
+          d.dense = AsTensor(x, "write: x");
+        }
+        io::WriteOptions options;
+        options.compress = compress;
+        options.csr = csr;
+        nb::gil_scoped_release release;
+        io::Write(path, d, options);
+      },
+      nb::arg("path"), nb::arg("x"), nb::arg("compress") = false, nb::arg("csr") = false);
+  m.def("formats", [] {
+    nb::list out;
+    for (const auto& f : io::kFileFormats)
+      out.append(nb::make_tuple(f.extension, f.dense, f.sparse));
+    return out;
+  });
+  m.def(
+      "read_libsvm",
+      [](nb::handle source, const std::string& name, nb::handle zero_based, bool multilabel,
+         int64_t num_features, nb::handle dtype) {
+        io::LibsvmReadOptions options;
+        options.base = IndexBaseArg(zero_based);
+        options.multilabel = multilabel;
+        options.num_features = num_features;
+        options.dtype = DTypeArg(dtype);
+        io::LibsvmData d;
+        if (nb::isinstance<nb::bytes>(source)) {
+          nb::bytes b = nb::borrow<nb::bytes>(source);
+          nb::gil_scoped_release release;
+          d = io::ReadLibsvmFromMemory(b.c_str(), b.size(), name, options);
+        } else {
+          const std::string path = nb::cast<std::string>(source);
+          nb::gil_scoped_release release;
+          d = io::ReadLibsvm(path, options);
+        }
+        return LibsvmResult(std::move(d));
+      },
+      nb::arg("source"), nb::arg("name"), nb::arg("zero_based") = "auto",
+      nb::arg("multilabel") = false, nb::arg("num_features") = -1, nb::arg("dtype") = "float64",
+      "(features, labels, label_offsets or None, qids or None, one_based) of a libsvm file "
+      "(a path) or of its bytes.");
+  m.def(
+      "write_libsvm",
+      [](const std::string& path, const SparseTensor& features, nb::handle labels,
+         nb::handle label_offsets, nb::handle qids, bool one_based) {
+        io::LibsvmData d;
+        d.features = features;
+        if (!labels.is_none()) d.labels = AsTensorOf(labels, DType::kFloat64, "labels");
+        if (!label_offsets.is_none()) {
+          d.label_offsets = AsTensorOf(label_offsets, DType::kInt64, "label_offsets");
+        }
+        if (!qids.is_none()) d.qids = AsTensorOf(qids, DType::kInt64, "qids");
+        io::LibsvmWriteOptions options;
+        options.one_based = one_based;
+        nb::gil_scoped_release release;
+        io::WriteLibsvm(path, d, options);
+      },
+      nb::arg("path"), nb::arg("features"), nb::arg("labels") = nb::none(),
+      nb::arg("label_offsets") = nb::none(), nb::arg("qids") = nb::none(),
+      nb::arg("one_based") = true);
+}
+
+}  // namespace tensorkit::python
