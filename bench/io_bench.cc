@@ -1,5 +1,5 @@
 // File reading and writing: a 10M-entry Matrix Market file, the same entries as a scipy.sparse
-// .npz (COO), a 256 MiB .npy, a FROSTT tensor.
+// .npz (COO), a 256 MiB .npy, a FROSTT tensor; the zip CRC-32 kernels.
 // The files are generated (by tensorkit's own writers) into $TENSORKIT_BENCH_DIR, default
 // /tmp/tensorkit_io_bench, on first use and reused after; bench/peers/io_peers.py times SciPy,
 // NumPy and a plain file copy on the very same files.
@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "tensorkit/common/file_util.h"
+#include "tensorkit/io/crc32.h"
 #include "tensorkit/io/io.h"
 #include "tensorkit/io/libsvm.h"
 
@@ -117,6 +119,34 @@ void BM_ReadNpz10M(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * std::filesystem::file_size(path));
 }
 BENCHMARK(BM_ReadNpz10M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The .npz writer alone: the 10M entries of the .mtx as scipy COO members (int32 row and col,
+// float64 data), stored.
+void BM_WriteNpz10M(benchmark::State& state) {
+  io::TensorData d = io::Read(MtxFile());
+  const std::string out = BenchDir() + "/npz_10M_out.npz";
+  for (auto _ : state) io::Write(out, d);
+  state.SetBytesProcessed(state.iterations() * std::filesystem::file_size(out));
+  std::filesystem::remove(out);
+}
+BENCHMARK(BM_WriteNpz10M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// CRC-32 of 64 MiB (out of cache) with each kernel this CPU has (0 zlib, 1 PCLMULQDQ,
+// 2 VPCLMULQDQ on 512-bit registers), on one thread.
+void BM_Crc32(benchmark::State& state) {
+  const auto kernel = static_cast<io::Crc32Kernel>(state.range(0));
+  if (!io::Crc32KernelSupported(kernel)) {
+    state.SkipWithError("this CPU lacks the kernel");
+    return;
+  }
+  std::vector<uint8_t> buf(size_t{64} << 20);
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
+  uint32_t crc = 0;
+  for (auto _ : state) crc = io::Crc32ExtendWith(kernel, crc, buf.data(), buf.size());
+  benchmark::DoNotOptimize(crc);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(buf.size()));
+}
+BENCHMARK(BM_Crc32)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_ReadTns5M(benchmark::State& state) {
   const std::string path = TnsFile();

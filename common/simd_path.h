@@ -5,8 +5,9 @@
 //   SimdPath  the instruction set that the loops whose speed depends on vector width were
 //             compiled for: the transcendental float32/float64 unary loops (dense/cpu/unary.cc),
 //             the engine's block transposes (dense/transpose_internal.h), the streaming copies
-//             (common/streaming.h), the sparse SpMM row loops (sparse/products.cc) and the
-//             text readers' line counts and line loops (io/text.h, AVX2 for both wide paths).
+//             (common/streaming.h), the sparse SpMM row loops (sparse/products.cc), the
+//             text readers' line counts and line loops (io/text.h, AVX2 for both wide paths)
+//             and the zip CRC-32 (io/crc32.h: PCLMULQDQ on kAvx2, VPCLMULQDQ on kAvx512).
 //             Chosen once from cpuid, since the library is built without -march. Every path gives
 //             bit-identical results (no FMA, same operation order: see dense/simd_math.h).
 #ifndef TENSORKIT_COMMON_SIMD_PATH_H_

@@ -153,7 +153,8 @@ class ZipWriter {
   std::vector<ZipEntry> entries_;
 };
 
-// zlib's CRC-32 of `bytes` continued from `crc` (0 to start), and of two pieces from theirs.
+// The CRC-32 of `bytes` continued from `crc` (0 to start), and of two pieces from theirs
+// (io/crc32.h).
 uint32_t Crc32(uint32_t crc, std::string_view bytes);
 uint32_t Crc32Combine(uint32_t first, uint32_t second, uint64_t second_bytes);
 
@@ -166,11 +167,17 @@ class StreamedNpyMember {
  public:
   StreamedNpyMember(ZipWriter* zip, AtomicFile* file, const std::string& name, DType dtype,
                     int64_t elements, std::string lead, size_t pieces);
+  // An array of `dims` in C order (no lead); positions count elements in that order.
+  StreamedNpyMember(ZipWriter* zip, AtomicFile* file, const std::string& name, DType dtype,
+                    const std::vector<int64_t>& dims, size_t pieces);
   // Piece `piece`: `bytes` holding the elements from `at` on (counted after the lead).
   void Put(size_t piece, int64_t at, std::string_view bytes);
   void Seal();
 
  private:
+  StreamedNpyMember(ZipWriter* zip, AtomicFile* file, const std::string& name, std::string header,
+                    std::string lead, int64_t data_bytes, int64_t item, size_t pieces);
+
   ZipWriter* zip_;
   AtomicFile* file_;
   std::string header_;  // with the lead
@@ -187,6 +194,12 @@ std::string_view BytesOf(const std::vector<T>& v) {
 }
 
 // --- .npz ---
+// The index dtype of the members SciPy writes for a sparse matrix or array it builds itself
+// (mmread, coo_matrix, tocsr): int32 when the largest value an index member must hold fits (the
+// largest dim for coo; for csr also nnz, which indptr reaches), else int64; always int64 for coo
+// of rank > 2 (SciPy's n-D coo keeps int64 coords). The .npz writers use it; load_npz and
+// ReadNpz read both widths.
+DType ScipyIndexDType(bool csr, const std::vector<int64_t>& shape, int64_t nnz);
 TensorData ReadNpzBytes(const Bytes& bytes, const ReadOptions& options);
 std::vector<std::pair<std::string, Tensor>> ReadNpzMembersBytes(const Bytes& bytes);
 void WriteNpz(const std::string& path, const TensorData& data, const WriteOptions& options);

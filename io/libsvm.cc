@@ -412,14 +412,18 @@ void StreamToNpz(const MappedFile& in, const std::vector<TextChunk>& chunks,
   const size_t n = chunks.size();
   const int64_t rows = s.row0.back(), nnz = s.nz0.back(), labels = s.lab0.back();
   const int64_t shift = s.extent.shift;
-  const std::string zero(8, '\0');  // indptr[0] and label_offsets[0]
+  const std::string zero(8, '\0');  // label_offsets[0]
+  // indices and indptr in the dtype SciPy gives them (int32 unless a dim or nnz needs int64).
+  const DType index_dtype = ScipyIndexDType(true, s.shape, nnz);
+  const bool narrow = index_dtype == DType::kInt32;
+  const std::string index_zero(DTypeSize(index_dtype), '\0');  // indptr[0]
   AtomicFile file(out);
   ZipWriter zip(&file);
   const std::string fmt = "csr";
   zip.Add("format.npy", {NpyByteStringHeader(fmt.size()), fmt}, false);
   zip.Add("shape.npy", {NpyHeaderFor(DType::kInt64, {2}), BytesOf(s.shape)}, false);
-  StreamedNpyMember indices(&zip, &file, "indices", DType::kInt64, nnz, "", n);
-  StreamedNpyMember indptr(&zip, &file, "indptr", DType::kInt64, rows + 1, zero, n);
+  StreamedNpyMember indices(&zip, &file, "indices", index_dtype, nnz, "", n);
+  StreamedNpyMember indptr(&zip, &file, "indptr", index_dtype, rows + 1, index_zero, n);
   StreamedNpyMember data(&zip, &file, "data", o.dtype, nnz, "", n);
   StreamedNpyMember label(&zip, &file, "labels", DType::kFloat64, labels, "", n);
   std::optional<StreamedNpyMember> label_offsets, qids;
@@ -429,11 +433,18 @@ void StreamToNpz(const MappedFile& in, const std::vector<TextChunk>& chunks,
   StreamChunks(in, chunks, o, [&](int64_t c, ChunkOut& ch) {
     CheckUnchanged(s, c, ch, in.bytes().name);
     for (int64_t& col : ch.cols) col -= shift;
-    indices.Put(c, s.nz0[c], BytesOf(ch.cols));
     // Row ends (indptr[r + 1]) replace the per-row counts in place.
     int64_t at = s.nz0[c];
     for (int64_t& k : ch.row_nnz) k = at += k;
-    indptr.Put(c, s.row0[c], BytesOf(ch.row_nnz));
+    if (narrow) {
+      const std::vector<int32_t> cols(ch.cols.begin(), ch.cols.end());
+      const std::vector<int32_t> ends(ch.row_nnz.begin(), ch.row_nnz.end());
+      indices.Put(c, s.nz0[c], BytesOf(cols));
+      indptr.Put(c, s.row0[c], BytesOf(ends));
+    } else {
+      indices.Put(c, s.nz0[c], BytesOf(ch.cols));
+      indptr.Put(c, s.row0[c], BytesOf(ch.row_nnz));
+    }
     if (o.dtype == DType::kFloat32) {
       std::vector<float> v(ch.vals.begin(), ch.vals.end());
       data.Put(c, s.nz0[c], BytesOf(v));

@@ -179,26 +179,126 @@ std::vector<std::string_view> NpyPieces(const Tensor& t, NpyImage* image) {
   return {std::string_view(image->header), image->data};
 }
 
-// The CSR members of a 2-D matrix: indptr [rows + 1] and indices, with *st sorted in row order
-// first (data.npy then follows in that order).
-void WriteCsrMembers(SparseTensor* st, ZipWriter* zip, bool compress) {
-  if (!st->SortedIn({0, 1})) st->Reorder({0, 1});
-  const int64_t rows = st->shape()[0], nnz = st->nnz();
-  Tensor indptr = Tensor::Zeros({rows + 1}, DType::kInt64);
-  Tensor indices = Tensor::Empty({nnz}, DType::kInt64);
-  const Tensor idx = st->indices().HostContiguous();
-  const int64_t* in = idx.data<int64_t>();
-  int64_t* ptr = indptr.data<int64_t>();
-  int64_t* col = indices.data<int64_t>();
-  for (int64_t k = 0; k < nnz; ++k) {
-    ++ptr[in[2 * k] + 1];
-    col[k] = in[2 * k + 1];
+// Bytes of a piece of a member written from all threads: small enough that the piece a task
+// has just made is still in its core's cache when its CRC and its write read it again.
+constexpr int64_t kPieceBytes = int64_t{512} << 10;
+
+// Calls body(c, b, e, scratch) for piece c holding elements [b, e) of n, pieces of `chunk`
+// elements, from all threads; `scratch` is one task's buffers, reused across its pieces.
+template <typename Body>
+void ForEachPiece(int64_t n, int64_t chunk, const Body& body) {
+  ParallelFor(0, NumChunks(n, chunk), 1, [&](int64_t cb, int64_t ce) {
+    std::vector<std::vector<char>> scratch;
+    for (int64_t c = cb; c < ce; ++c) body(c, c * chunk, std::min(n, (c + 1) * chunk), &scratch);
+  });
+}
+
+// The coo index members of `st` (row and col for rank 2, else coords [rank, nnz]) in `dtype`,
+// from one pass over its [nnz, rank] indices. Stored: each piece of every axis is written at its
+// place as it is made (StreamedNpyMember), so nothing is gathered first.
+void WriteCooIndices(const SparseTensor& st, DType dtype, AtomicFile* file, ZipWriter* zip,
+                     bool compress) {
+  const int rank = st.rank();
+  const int64_t nnz = st.nnz();
+  const int64_t* idx = st.indices().data<int64_t>();
+  Dispatch<Bit(DType::kInt32) | Bit(DType::kInt64)>(dtype, "npz", [&]<typename T>() {
+    // Axis a of entries [b, e) into out[a] (each e - b long).
+    auto split = [&](int64_t b, int64_t e, T* const* out) {
+      for (int64_t i = b; i < e; ++i) {
+        for (int a = 0; a < rank; ++a) out[a][i - b] = static_cast<T>(idx[i * rank + a]);
+      }
+    };
+    const int64_t chunk = kPieceBytes / static_cast<int64_t>(sizeof(T));
+    if (compress) {  // deflate takes each member whole
+      Tensor coords = Tensor::Empty({rank, nnz}, dtype);
+      T* c0 = coords.data<T>();
+      ForEachPiece(nnz, chunk, [&](int64_t, int64_t b, int64_t e, auto*) {
+        std::vector<T*> out(static_cast<size_t>(rank));
+        for (int a = 0; a < rank; ++a) out[static_cast<size_t>(a)] = c0 + a * nnz + b;
+        split(b, e, out.data());
+      });
+      NpyImage image;
+      if (rank == 2) {
+        zip->Add("row.npy", NpyPieces(Select(coords, 0, 0), &image), true);
+        zip->Add("col.npy", NpyPieces(Select(coords, 0, 1), &image), true);
+      } else {
+        zip->Add("coords.npy", NpyPieces(coords, &image), true);
+      }
+      return;
+    }
+    const size_t pieces = static_cast<size_t>(NumChunks(nnz, chunk));
+    // Rank 2: two members of nnz; otherwise one of [rank, nnz], piece a * pieces + c of axis a.
+    std::vector<StreamedNpyMember> members;
+    members.reserve(2);
+    if (rank == 2) {
+      members.emplace_back(zip, file, "row", dtype, std::vector<int64_t>{nnz}, pieces);
+      members.emplace_back(zip, file, "col", dtype, std::vector<int64_t>{nnz}, pieces);
+    } else {
+      members.emplace_back(zip, file, "coords", dtype, std::vector<int64_t>{rank, nnz},
+                           static_cast<size_t>(rank) * pieces);
+    }
+    ForEachPiece(nnz, chunk, [&](int64_t c, int64_t b, int64_t e, auto* scratch) {
+      scratch->resize(static_cast<size_t>(rank));
+      std::vector<T*> out(static_cast<size_t>(rank));
+      for (int a = 0; a < rank; ++a) {
+        (*scratch)[a].resize(static_cast<size_t>(e - b) * sizeof(T));
+        out[static_cast<size_t>(a)] = reinterpret_cast<T*>((*scratch)[a].data());
+      }
+      split(b, e, out.data());
+      for (int a = 0; a < rank; ++a) {
+        const std::string_view bytes((*scratch)[a].data(), (*scratch)[a].size());
+        if (rank == 2) {
+          members[static_cast<size_t>(a)].Put(static_cast<size_t>(c), b, bytes);
+        } else {
+          members[0].Put(static_cast<size_t>(a) * pieces + static_cast<size_t>(c), a * nnz + b,
+                         bytes);
+        }
+      }
+    });
+    for (StreamedNpyMember& m : members) m.Seal();
+  });
+}
+
+// data.npy from a contiguous host tensor: stored, in pieces written straight from its memory.
+void WriteData(const Tensor& values, AtomicFile* file, ZipWriter* zip, bool compress) {
+  NpyImage image;
+  if (compress) {
+    zip->Add("data.npy", NpyPieces(values, &image), true);
+    return;
   }
-  for (int64_t r = 0; r < rows; ++r) ptr[r + 1] += ptr[r];
+  const char* data = static_cast<const char*>(values.raw_data());
+  const int64_t n = values.NumElements(), item = static_cast<int64_t>(DTypeSize(values.dtype()));
+  const int64_t chunk = std::max<int64_t>(1, kPieceBytes / item);
+  StreamedNpyMember member(zip, file, "data", values.dtype(), std::vector<int64_t>{n},
+                           static_cast<size_t>(NumChunks(n, chunk)));
+  ForEachPiece(n, chunk, [&](int64_t c, int64_t b, int64_t e, auto*) {
+    member.Put(static_cast<size_t>(c), b,
+               std::string_view(data + b * item, static_cast<size_t>((e - b) * item)));
+  });
+  member.Seal();
+}
+
+// The CSR members of a 2-D matrix: indptr [rows + 1] and indices, in `dtype`, with *st sorted in
+// row order first (data.npy then follows in that order).
+void WriteCsrMembers(SparseTensor* st, DType dtype, ZipWriter* zip, bool compress) {
+  if (!st->SortedIn({0, 1})) st->Reorder({0, 1});
+  *st = HostContiguous(*st);
+  const int64_t rows = st->shape()[0], nnz = st->nnz();
+  Tensor indptr = Tensor::Zeros({rows + 1}, dtype);
+  Tensor indices = Tensor::Empty({nnz}, dtype);
+  const int64_t* in = st->indices().data<int64_t>();
+  Dispatch<Bit(DType::kInt32) | Bit(DType::kInt64)>(dtype, "npz", [&]<typename T>() {
+    T* ptr = indptr.data<T>();
+    T* col = indices.data<T>();
+    for (int64_t k = 0; k < nnz; ++k) {
+      ++ptr[in[2 * k] + 1];
+      col[k] = static_cast<T>(in[2 * k + 1]);
+    }
+    for (int64_t r = 0; r < rows; ++r) ptr[r + 1] += ptr[r];
+  });
   NpyImage image;
   zip->Add("indices.npy", NpyPieces(indices, &image), compress);
   zip->Add("indptr.npy", NpyPieces(indptr, &image), compress);
-  *st = HostContiguous(*st);
 }
 
 // The integers of a 1-D member, read (or inflated) a block at a time: for streaming readers.
@@ -267,6 +367,15 @@ class IntStream {
 
 }  // namespace
 
+DType ScipyIndexDType(bool csr, const std::vector<int64_t>& shape, int64_t nnz) {
+  // scipy.sparse._sputils.get_index_dtype with maxval max(shape) (coo) or max(nnz, shape)
+  // (tocsr); coo of rank > 2 casts its coords to int64 whatever their values.
+  if (!csr && shape.size() > 2) return DType::kInt64;
+  int64_t most = csr ? nnz : 0;
+  for (int64_t d : shape) most = std::max(most, d);
+  return most <= std::numeric_limits<int32_t>::max() ? DType::kInt32 : DType::kInt64;
+}
+
 TensorData ReadNpzBytes(const Bytes& bytes, const ReadOptions& options) {
   Archive ar(bytes);
   TensorData out;
@@ -301,32 +410,27 @@ void WriteNpz(const std::string& path, const TensorData& data, const WriteOption
              path, "' (use .tns)");
     TK_CHECK(st.dtype() != DType::kString && st.dtype() != DType::kBFloat16, kUnsupported,
              "npz: cannot write ", DTypeName(st.dtype()), " values to '", path, "'");
-    // 2-D: coo_matrix members row and col (every SciPy reads them); other ranks: a coo_array
-    // with coords [rank, nnz] (SciPy 1.15 and later).
+    const bool csr = rank == 2 && options.csr;
     const int64_t nnz = st.nnz();
-    Tensor coords = Tensor::Empty({rank, nnz}, DType::kInt64);
-    const int64_t* idx = st.indices().data<int64_t>();
-    int64_t* out = coords.data<int64_t>();
-    for (int64_t i = 0; i < nnz; ++i) {
-      for (int a = 0; a < rank; ++a) out[a * nnz + i] = idx[i * rank + a];
-    }
-    const std::string fmt = rank == 2 && options.csr ? "csr" : "coo";
+    const DType index_dtype = ScipyIndexDType(csr, st.shape(), nnz);
+    const std::string fmt = csr ? "csr" : "coo";
     std::string fmt_header = NpyByteStringHeader(fmt.size());
     zip.Add("format.npy", {fmt_header, fmt}, options.compress);
     Tensor shape = Tensor::FromVector<int64_t>(st.shape());
     NpyImage image;  // each Add writes its member before the next one reuses the image
     zip.Add("shape.npy", NpyPieces(shape, &image), options.compress);
-    if (rank == 2 && options.csr) {
-      WriteCsrMembers(&st, &zip, options.compress);
-    } else if (rank == 2) {
-      zip.Add("row.npy", NpyPieces(Select(coords, 0, 0), &image), options.compress);
-      zip.Add("col.npy", NpyPieces(Select(coords, 0, 1), &image), options.compress);
+    // 2-D: coo_matrix members row and col (every SciPy reads them); other ranks: a coo_array
+    // with coords [rank, nnz] (SciPy 1.15 and later).
+    if (csr) {
+      WriteCsrMembers(&st, index_dtype, &zip, options.compress);
     } else {
-      zip.Add("coords.npy", NpyPieces(coords, &image), options.compress);
-      Tensor is_array = Tensor::FromVector(std::vector<bool>{true}, {});
-      zip.Add("_is_array.npy", NpyPieces(is_array, &image), options.compress);
+      WriteCooIndices(st, index_dtype, &file, &zip, options.compress);
+      if (rank != 2) {
+        Tensor is_array = Tensor::FromVector(std::vector<bool>{true}, {});
+        zip.Add("_is_array.npy", NpyPieces(is_array, &image), options.compress);
+      }
     }
-    zip.Add("data.npy", NpyPieces(st.values(), &image), options.compress);
+    WriteData(st.values(), &file, &zip, options.compress);
   }
   for (const auto& [name, array] : options.extra_members) {
     NpyImage image;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "tensorkit/io/crc32.h"
 #include "tensorkit/io/formats.h"
 #include "tensorkit/io/zlib_memory.h"
 
@@ -342,22 +343,36 @@ void ZipWriter::WriteLocalHeader(ZipEntry* e) {
 
 StreamedNpyMember::StreamedNpyMember(ZipWriter* zip, AtomicFile* file, const std::string& name,
                                      DType dtype, int64_t elements, std::string lead, size_t pieces)
+    : StreamedNpyMember(zip, file, name, NpyHeaderFor(dtype, {elements}), std::move(lead),
+                        elements * static_cast<int64_t>(DTypeSize(dtype)), DTypeSize(dtype),
+                        pieces) {}
+
+StreamedNpyMember::StreamedNpyMember(ZipWriter* zip, AtomicFile* file, const std::string& name,
+                                     DType dtype, const std::vector<int64_t>& dims, size_t pieces)
+    : StreamedNpyMember(zip, file, name, NpyHeaderFor(dtype, dims), "",
+                        CheckedProduct(dims, name) * static_cast<int64_t>(DTypeSize(dtype)),
+                        DTypeSize(dtype), pieces) {}
+
+StreamedNpyMember::StreamedNpyMember(ZipWriter* zip, AtomicFile* file, const std::string& name,
+                                     std::string header, std::string lead, int64_t data_bytes,
+                                     int64_t item, size_t pieces)
     : zip_(zip),
       file_(file),
-      header_(NpyHeaderFor(dtype, {elements}) + lead),
-      item_(DTypeSize(dtype)),
+      header_(std::move(header) + lead),
+      item_(item),
       crc_(pieces, 0),
       bytes_(pieces, 0) {
-  const int64_t header = static_cast<int64_t>(header_.size() - lead.size());
-  member_ = zip->Reserve(name + ".npy", static_cast<uint64_t>(header + elements * item_));
+  const int64_t header_bytes = static_cast<int64_t>(header_.size() - lead.size());
+  member_ = zip->Reserve(name + ".npy", static_cast<uint64_t>(header_bytes + data_bytes));
   file->WriteAt(member_.data_offset, header_.data(), header_.size());
 }
 
 void StreamedNpyMember::Put(size_t piece, int64_t at, std::string_view bytes) {
-  file_->WriteAt(member_.data_offset + static_cast<int64_t>(header_.size()) + at * item_,
-                 bytes.data(), bytes.size());
+  // The CRC first: a piece just made is still in the cache, and the write reads it from there.
   crc_.at(piece) = Crc32(0, bytes);
   bytes_[piece] = bytes.size();
+  file_->WriteAt(member_.data_offset + static_cast<int64_t>(header_.size()) + at * item_,
+                 bytes.data(), bytes.size());
 }
 
 void StreamedNpyMember::Seal() {
@@ -367,17 +382,11 @@ void StreamedNpyMember::Seal() {
 }
 
 uint32_t Crc32(uint32_t crc, std::string_view bytes) {
-  for (size_t done = 0; done < bytes.size();) {
-    const uInt n = static_cast<uInt>(std::min<size_t>(bytes.size() - done, 1u << 30));
-    crc = static_cast<uint32_t>(crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + done), n));
-    done += n;
-  }
-  return crc;
+  return Crc32Extend(crc, bytes.data(), bytes.size());
 }
 
 uint32_t Crc32Combine(uint32_t first, uint32_t second, uint64_t second_bytes) {
-  return static_cast<uint32_t>(
-      crc32_combine64(first, second, static_cast<z_off64_t>(second_bytes)));
+  return Crc32Join(first, second, second_bytes);
 }
 
 void ZipWriter::Finish() {

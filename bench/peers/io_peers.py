@@ -4,7 +4,9 @@ SciPy 1.17 from PyPI, whose Matrix Market code is fast_matrix_market, in .venvs/
 Debian's SciPy), in a warm process and in a fresh one; `tensorkit info` of that file against a
 plain read; the same entries as a scipy.sparse COO .npz (scipy.sparse.load_npz), reading and
 writing a 256 MiB .npy (numpy.load / numpy.save, and a plain file copy of the same file as the
-floor).
+floor); and `tensorkit convert` between the .mtx and a .npz as a user times it (the whole
+process) against SciPy 1.17's mmread + save_npz(compressed=False) and load_npz + mmwrite (the
+calls in a warm interpreter, and the whole `python -c` process).
 
 The files are generated into $TENSORKIT_BENCH_DIR (default /tmp/tensorkit_io_bench) by
 bench_io on its first run; the peers time the very same files. Medians, 2 threads. "Fresh" is
@@ -12,6 +14,7 @@ one operation in a new process (one process a sample, the file in the page cache
 median of repeats in one process after a first run.
 
 Usage: /usr/bin/python3 bench/peers/io_peers.py --build build [--scipy-python .venvs/scipy/bin/python]
+       [--convert-only]   (just the `tensorkit convert` table)
 """
 import argparse
 import json
@@ -34,11 +37,15 @@ import scipy.sparse  # noqa: E402
 # Timed in the SciPy 1.17 venv: argv = mode, path, scratch, repeat; prints seconds as JSON.
 SCIPY_WORKER = r"""
 import json, sys, time
-import scipy, scipy.io
+import scipy, scipy.io, scipy.sparse
 mode, path, scratch, repeat = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 def timed(fn):
     t0 = time.perf_counter(); fn(); return time.perf_counter() - t0
-if mode == "fresh-read":
+if mode == "convert-npz":  # one conversion, as a script converting one file does it
+    out = [timed(lambda: scipy.sparse.save_npz(scratch, scipy.io.mmread(path), compressed=False))]
+elif mode == "convert-mtx":
+    out = [timed(lambda: scipy.io.mmwrite(scratch, scipy.sparse.load_npz(path)))]
+elif mode == "fresh-read":
     out = [timed(lambda: scipy.io.mmread(path))]
 elif mode == "fresh-write":
     m = scipy.io.mmread(path)
@@ -90,6 +97,44 @@ def process_time(cmd, repeat):
     return statistics.median(times)
 
 
+def conversion_rows(tool, python, mtx, bench_dir, repeat):
+    """`tensorkit convert` .mtx -> .npz and .npz -> .mtx (whole process) against SciPy's calls
+    and its whole process, interleaved (tensorkit, SciPy, ...); medians. The .npz input is
+    SciPy's own save_npz of the .mtx, the file a user converting back would have."""
+    env = dict(os.environ, TENSORKIT_NUM_THREADS="2", OMP_NUM_THREADS="2")
+    npz_in = os.path.join(bench_dir, "scipy_10M.npz")
+    if not os.path.exists(npz_in):
+        subprocess.run([python, "-c", SCIPY_WORKER, "convert-npz", mtx, npz_in, "1"], env=env,
+                       check=True, capture_output=True)
+    jobs = {
+        "npz": (mtx, os.path.join(bench_dir, "convert_out.npz"), "convert-npz"),
+        "mtx": (npz_in, os.path.join(bench_dir, "convert_out.mtx"), "convert-mtx"),
+    }
+    times = {k: {"tk": [], "calls": [], "process": []} for k in jobs}
+    version = None
+    for _ in range(max(repeat, 5)):
+        for key, (src, out, mode) in jobs.items():
+            t0 = time.perf_counter()
+            subprocess.run([tool, "convert", src, out], env=env, check=True, capture_output=True)
+            times[key]["tk"].append(time.perf_counter() - t0)
+            os.remove(out)
+            t0 = time.perf_counter()
+            r = subprocess.run([python, "-c", SCIPY_WORKER, mode, src, out, "1"], env=env,
+                               check=True, capture_output=True, text=True).stdout
+            times[key]["process"].append(time.perf_counter() - t0)
+            r = json.loads(r)
+            times[key]["calls"] += r["times"]
+            version = r["version"]
+            os.remove(out)
+    med = {k: {c: statistics.median(v) for c, v in t.items()} for k, t in times.items()}
+    titles = {"npz": ".mtx -> .npz (mmread + save_npz stored)",
+              "mtx": ".npz -> .mtx (load_npz + mmwrite)"}
+    return [(f"convert {titles[k]}", {"tensorkit": med[k]["tk"],
+                                      f"scipy {version} calls": med[k]["calls"],
+                                      f"scipy {version} process": med[k]["process"]})
+            for k in jobs]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -97,10 +142,21 @@ def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     ap.add_argument("--scipy-python", default=os.path.join(root, ".venvs/scipy/bin/python"),
                     help="a Python with SciPy 1.17 (make scipy-venv)")
+    ap.add_argument("--convert-only", action="store_true",
+                    help="time only `tensorkit convert` against SciPy")
     args = ap.parse_args()
     bench_dir = os.environ.get("TENSORKIT_BENCH_DIR", "/tmp/tensorkit_io_bench")
     os.environ["TENSORKIT_BENCH_DIR"] = bench_dir
     binary = os.path.join(args.build, "bin", "bench_io")
+    if args.convert_only:
+        mtx = os.path.join(bench_dir, "mtx_10M.mtx")
+        if not os.path.exists(mtx):  # bench_io writes it on its first use
+            fresh_tensorkit(binary, "BM_FreshReadMtx10M", 1)
+        peerlib.print_table("`tensorkit convert` process against SciPy, 10M entries, 2 threads (ms, "
+                            "medians of interleaved runs; x > 1 means tensorkit is faster)",
+                            conversion_rows(os.path.join(args.build, "bin", "tensorkit"),
+                                            args.scipy_python, mtx, bench_dir, args.repeat))
+        return
     tk = peerlib.run_tensorkit(binary, "BM_(Read|Write)(Mtx|Npy|Npz|Libsvm)", threads=2, repeat=args.repeat)
     def tk_time(name):  # Google Benchmark adds "/real_time" to the run name
         return next(v for k, v in tk.items() if k.split("/")[0] == name)
@@ -193,6 +249,11 @@ def main():
             os.remove(f)
     peerlib.print_table(f"Matrix Market, {mtx_mb:.0f} MB, 10M entries, 2 threads (ms, medians; "
                         "x > 1 means tensorkit is faster)", mtx_rows)
+    if have_scipy:
+        peerlib.print_table("`tensorkit convert` process against SciPy, 10M entries, 2 threads (ms, "
+                            "medians of interleaved runs; x > 1 means tensorkit is faster)",
+                            conversion_rows(tool, args.scipy_python, mtx, bench_dir,
+                                            args.repeat))
     peerlib.print_table("`tensorkit info` of the .mtx, whole process, against a fresh read",
                         [("info (x: read / info)", {"tensorkit": info, "read": fresh_read})])
     peerlib.print_table("File I/O (ms, medians; x > 1 means tensorkit is faster)", rows)

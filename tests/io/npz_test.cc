@@ -4,10 +4,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <random>
 
 #include "io/io_test_util.h"
+#include "tensorkit/dense/ops.h"
 #include "tensorkit/io/formats.h"
 #include "tensorkit/io/io.h"
+#include "test_util.h"
 
 namespace tensorkit::io {
 namespace {
@@ -481,6 +487,144 @@ TEST(NpzTest, ScipyMembersThatLieAreErrors) {
     EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << e.what();
     EXPECT_HAS(e.what(), c.part);
     EXPECT_HAS(e.what(), path);
+  }
+}
+
+// A sparse tensor of `shape` holding the given entries (flattened [nnz, rank]), float64 values.
+SparseTensor Entries(const std::vector<int64_t>& shape, const std::vector<int64_t>& idx) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t nnz = static_cast<int64_t>(idx.size()) / rank;
+  std::vector<double> vals(static_cast<size_t>(nnz));
+  for (int64_t i = 0; i < nnz; ++i) vals[static_cast<size_t>(i)] = 0.5 * static_cast<double>(i);
+  return SparseTensor::Create(Tensor::FromVector(idx, {nnz, rank}), Tensor::FromVector(vals),
+                              shape);
+}
+
+// The dtype of each member the writer wrote, by name.
+std::map<std::string, DType> MemberDTypes(const std::string& path) {
+  std::map<std::string, DType> out;
+  for (const auto& [name, t] : ReadNpzMembers(path)) out[name] = t.dtype();
+  return out;
+}
+
+TEST(NpzTest, IndexMembersTakeTheDTypeScipyGivesThem) {
+  TempDir dir;
+  constexpr int64_t k32 = std::numeric_limits<int32_t>::max();
+  constexpr int64_t k40 = int64_t{1} << 40;
+  struct Case {
+    std::vector<int64_t> shape;
+    std::vector<int64_t> idx;
+    std::string member;  // the index member
+    DType want;
+  };
+  const std::vector<Case> cases = {
+      {{3, 4}, {0, 1, 2, 3}, "row", DType::kInt32},
+      {{k32, 5}, {k32 - 1, 4, 0, 0}, "col", DType::kInt32},  // every dim fits int32
+      {{k32 + 1, 5}, {k32, 4, 0, 0}, "row", DType::kInt64},
+      {{5, k32 + 1}, {4, k32}, "col", DType::kInt64},
+      // A hypersparse 2^40 x 2^40 matrix: its volume overflows int64, which a sparse file never
+      // needs (scipy reads and writes it).
+      {{k40, k40}, {k40 - 1, 0, 3, k40 - 2, 7, 7}, "row", DType::kInt64},
+      {{10}, {9, 0, 4}, "coords", DType::kInt32},  // a 1-D coo_array
+      {{k32 + 1}, {k32}, "coords", DType::kInt64},
+      {{2, 3, 4}, {1, 2, 3, 0, 0, 0}, "coords", DType::kInt64},  // n-D coo: SciPy keeps int64
+      {{0, 7}, {}, "row", DType::kInt32},
+  };
+  for (const Case& c : cases) {
+    for (bool compress : {false, true}) {
+      SCOPED_TRACE(ShapeString(c.shape) + (compress ? " deflated" : " stored"));
+      const SparseTensor st = Entries(c.shape, c.idx);
+      TensorData d;
+      d.sparse = st;
+      WriteOptions wo;
+      wo.compress = compress;
+      const std::string path = dir / "w.npz";
+      Write(path, d, wo);
+      const std::map<std::string, DType> dtypes = MemberDTypes(path);
+      ASSERT_EQ(dtypes.count(c.member), 1u);
+      EXPECT_EQ(dtypes.at(c.member), c.want);
+      if (c.member == "row") {
+        EXPECT_EQ(dtypes.at("col"), c.want);
+      }
+      EXPECT_EQ(dtypes.at("shape"), DType::kInt64);
+      const TensorData back = Read(path);
+      EXPECT_EQ(back.sparse.shape(), c.shape);
+      EXPECT_EQ(back.sparse.indices().ToVector<int64_t>(), c.idx);
+      EXPECT_EQ(back.sparse.values().ToVector<double>(), st.values().ToVector<double>());
+    }
+  }
+}
+
+TEST(NpzTest, SparseValuesOfEveryNumericDTypeRoundTrip) {
+  TempDir dir;
+  const Tensor idx = Tensor::FromVector<int64_t>({0, 1, 2, 0, 1, 3}, {3, 2});
+  const Tensor f64 = Tensor::FromVector<double>({1.5, -2.0, 0.0});
+  for (DType dtype : {DType::kBool, DType::kInt8, DType::kUInt8, DType::kInt16, DType::kInt32,
+                      DType::kInt64, DType::kFloat16, DType::kFloat32, DType::kFloat64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    Tensor vals = Tensor::Empty({3}, dtype);
+    Copy(f64, &vals);
+    TensorData d;
+    d.sparse = SparseTensor::Create(idx, vals, {3, 4});
+    for (bool compress : {false, true}) {
+      WriteOptions wo;
+      wo.compress = compress;
+      Write(dir / "v.npz", d, wo);
+      const TensorData back = Read(dir / "v.npz");
+      ASSERT_EQ(back.sparse.dtype(), dtype);
+      Tensor got = Tensor::Empty({3}, DType::kFloat64);
+      Copy(back.sparse.values(), &got);
+      Tensor want = Tensor::Empty({3}, DType::kFloat64);
+      Copy(vals, &want);
+      EXPECT_EQ(got.ToVector<double>(), want.ToVector<double>());
+    }
+  }
+}
+
+// The CRC-32 zlib computes over each stored member's bytes, against what the archive says.
+void ExpectStoredCrcs(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)), {});
+  const Bytes b{reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), path};
+  for (const ZipEntry& e : ListZip(b)) {
+    ASSERT_EQ(e.method, 0) << e.name;
+    const uint8_t* local = b.data + e.local_offset;
+    const uint64_t start =
+        e.local_offset + 30 + (local[26] | local[27] << 8) + (local[28] | local[29] << 8);
+    uLong crc = crc32(0, nullptr, 0);
+    for (uint64_t at = 0; at < e.size;) {
+      const uInt n = static_cast<uInt>(std::min<uint64_t>(e.size - at, 1u << 30));
+      crc = crc32(crc, b.data + start + at, n);
+      at += n;
+    }
+    EXPECT_EQ(static_cast<uint32_t>(crc), e.crc) << e.name;
+  }
+}
+
+TEST(NpzTest, LargeMembersAreWrittenInPiecesFromAllThreads) {
+  TempDir dir;
+  // Enough entries for many 512 KiB pieces per member, rank 2 (row, col) and rank 3 (coords).
+  std::mt19937_64 rng(8);
+  for (const std::vector<int64_t>& shape :
+       std::vector<std::vector<int64_t>>{{1 << 20, 3 << 20}, {1000, 2000, 3000}}) {
+    const int rank = static_cast<int>(shape.size());
+    const int64_t nnz = 700001;
+    std::vector<int64_t> idx(static_cast<size_t>(nnz * rank));
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(rng() % shape[i % rank]);
+    const SparseTensor st = Entries(shape, idx);
+    TensorData d;
+    d.sparse = st;
+    const auto files = tensorkit::testing::AtThreadCounts({1, 2, 3}, [&] {
+      const std::string path = dir / "big.npz";
+      Write(path, d);
+      ExpectStoredCrcs(path);
+      const TensorData back = Read(path);
+      EXPECT_EQ(back.sparse.indices().ToVector<int64_t>(), idx);
+      EXPECT_EQ(back.sparse.values().ToVector<double>(), st.values().ToVector<double>());
+      return ReadText(path);
+    });
+    EXPECT_EQ(files[0], files[1]);  // the same bytes at any thread count
+    EXPECT_EQ(files[0], files[2]);
   }
 }
 

@@ -306,6 +306,49 @@ def test_strings(tmp, rng):
               f"{name} -> tensorkit .npy -> np.load: {got!r}")
 
 
+def index_members(path):
+    """{member: dtype} of the index members of a scipy.sparse .npz."""
+    with np.load(path) as z:
+        return {k: z[k].dtype for k in ("row", "col", "coords", "indices", "indptr") if k in z}
+
+
+def test_scipy_index_dtypes(tmp, rng):
+    """.mtx -> tensorkit .npz: load_npz gives what mmread gives, and the index members have the
+    dtype of SciPy's own save_npz(mmread(...)) of the same file (int32 unless a dim needs int64)."""
+    src = os.path.join(tmp, "idx_in")
+    os.makedirs(src)
+    m = sp.random(300, 200, density=0.05, format="coo", random_state=9)
+    scipy.io.mmwrite(os.path.join(src, "small.mtx"), m)
+    head = "%%MatrixMarket matrix coordinate real general\n"
+    texts = {  # dims that need int64 indices; the last a hypersparse 2^40 x 2^40 matrix
+        "wide": head + "3 2147483653 3\n1 1 1.5\n3 2147483653 -2\n2 7 4\n",
+        "hyper": head + "1099511627776 1099511627776 3\n1 1 1\n1099511627776 5 2\n"
+                        "9 1099511627776 3\n",
+    }
+    for name, text in texts.items():
+        with open(os.path.join(src, name + ".mtx"), "w") as f:
+            f.write(text)
+    names = ["small"] + list(texts)
+    files = [os.path.join(src, n + ".mtx") for n in names]
+    tk("convert", "--to", "npz", "-o", os.path.join(tmp, "idx_npz"), *files)
+    for name in names:
+        try:
+            ref = scipy.io.mmread(os.path.join(src, name + ".mtx"))
+        except (OverflowError, ValueError, MemoryError) as e:  # older SciPy: int32-only reader
+            print(f"note: {name}: this SciPy's mmread refuses it ({type(e).__name__})")
+            continue
+        ref_path = os.path.join(tmp, f"idx_{name}_scipy.npz")
+        sp.save_npz(ref_path, sp.coo_matrix(ref), compressed=False)
+        got_path = os.path.join(tmp, "idx_npz", name + ".npz")
+        want, got = index_members(ref_path), index_members(got_path)
+        check(want == got, f"{name}: index members {got}, SciPy writes {want}")
+        back = sp.load_npz(got_path).tocoo()
+        ref = sp.coo_matrix(ref)
+        check(back.shape == ref.shape and np.array_equal(back.row, ref.row) and
+              np.array_equal(back.col, ref.col) and np.array_equal(back.data, ref.data),
+              f"{name}: .mtx -> tensorkit .npz -> load_npz equals mmread")
+
+
 def main():
     global TOOL
     ap = argparse.ArgumentParser()
@@ -314,7 +357,8 @@ def main():
     rng = np.random.default_rng(20240601)
     with tempfile.TemporaryDirectory(prefix="tk_roundtrip_") as tmp:
         for test in [test_npy, test_savez, test_scipy_npz, test_scipy_arrays_and_order,
-                     test_mmwrite, test_tns_and_info, test_scipy_semantics, test_strings]:
+                     test_mmwrite, test_tns_and_info, test_scipy_semantics, test_strings,
+                     test_scipy_index_dtypes]:
             try:
                 test(tmp, rng)
             except Exception as e:  # a crash of one part still reports the others

@@ -144,7 +144,7 @@ def npz_arrays(path):
             if descr.startswith("|S"):
                 values = body.decode("latin1")
             else:
-                code = {"<i8": "q", "<f8": "d", "<f4": "f", "|u1": "B"}[descr]
+                code = {"<i8": "q", "<i4": "i", "<f8": "d", "<f4": "f", "|u1": "B"}[descr]
                 values = list(struct.unpack("<%d%s" % (len(body) // struct.calcsize(code), code),
                                             body))
             out[name[:-4]] = (descr, values)
