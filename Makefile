@@ -61,9 +61,11 @@ arrow-venv:
 # (python/CMakeLists.txt finds the venv at configure time); without the venv its tests skip.
 PYTHON_VENV := .venvs/python
 PYTHON_PINS := nanobind==3.1.0 scikit-build-core==1.1.2 numpy==2.4.6 scipy==1.17.1 \
-	scikit-learn==1.9.1 pyarrow==26.0.1 pytest==9.2.0
+	scikit-learn==1.9.1 pyarrow==26.0.1 pytest==9.2.0 polars==2.1.0 polars-runtime-32==2.1.0 \
+	duckdb==2.0.1
 python-venv:
-	@$(PYTHON_VENV)/bin/python -c "import nanobind, numpy, scipy, sklearn, pyarrow, pytest" \
+	@$(PYTHON_VENV)/bin/python -c \
+	    "import nanobind, numpy, scipy, sklearn, pyarrow, pytest, polars, duckdb" \
 	    2>/dev/null || \
 	  { /usr/bin/python3 -m venv $(PYTHON_VENV) && $(PYTHON_VENV)/bin/pip install -q \
 	    --disable-pip-version-check $(PYTHON_PINS); } || \

@@ -2,6 +2,7 @@
 
 #include <dlpack/dlpack.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace tensorkit {
@@ -70,9 +71,13 @@ Tensor WrapExternal(void* data, const std::vector<int64_t>& dims,
                     const std::vector<int64_t>& strides_in, DType dtype, Device device,
                     Storage::Deleter deleter) {
   std::vector<int64_t> strides = strides_in;
-  if (strides.empty()) strides = DefaultPattern(dims, "WrapExternal").Strides();
-  TK_CHECK(strides.size() == dims.size(), kInvalidArgument, "WrapExternal: dims ",
-           ShapeString(dims), " and strides ", ShapeString(strides), " differ in length");
+  TK_CHECK(strides.empty() || strides.size() == dims.size(), kInvalidArgument,
+           "WrapExternal: dims ", ShapeString(dims), " and strides ", ShapeString(strides),
+           " differ in length");
+  // A tensor with a dim 0 has no element, so its strides address nothing; producers give such
+  // axes any stride (NumPy gives 0 to the axes in front of a dim 0): C order instead.
+  const bool empty = std::find(dims.begin(), dims.end(), 0) != dims.end();
+  if (strides.empty() || empty) strides = DefaultPattern(dims, "WrapExternal").Strides();
   TK_CHECK(dtype != DType::kString, kUnsupported,
            "WrapExternal: string tensors cannot wrap external memory");
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -84,9 +89,7 @@ Tensor WrapExternal(void* data, const std::vector<int64_t>& dims,
   }
   // Rebase so the lowest reachable element is the storage start and the offset is >= 0.
   int64_t lo = 0, hi = 0;
-  bool empty = false;
   for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] == 0) empty = true;
     if (dims[i] > 1) {
       lo += std::min<int64_t>(0, strides[i] * (dims[i] - 1));
       hi += std::max<int64_t>(0, strides[i] * (dims[i] - 1));

@@ -8,7 +8,9 @@
 //                    FromDLPack takes ownership of a DLManagedTensor, ToDLPack hands one out.
 //   Strides are in elements, as everywhere in tensorkit. Negative strides are accepted; a
 //   stride of 0 on an axis with dim > 1 (an expanded/broadcast view) is rejected, since a
-//   tensorkit view never aliases elements: copy such an input first.
+//   tensorkit view never aliases elements: copy such an input first. A tensor with a dim 0 has
+//   no element, so whatever strides it comes with (NumPy gives 0 to the axes in front of a dim
+//   0) are replaced by C order's.
 #ifndef TENSORKIT_DENSE_EXTERNAL_H_
 #define TENSORKIT_DENSE_EXTERNAL_H_
 

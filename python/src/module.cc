@@ -6,10 +6,12 @@
 NB_MODULE(_tensorkit, m) {
   namespace nb = nanobind;
   using namespace tensorkit::python;
-  m.doc() = "tensorkit's C++ library (dense and sparse tensors, files) for Python";
+  m.doc() = "tensorkit's C++ library (dense and sparse tensors, files, feature ops) for Python";
   BindErrors(m);
   BindTensor(m);
   BindSparse(m);
+  BindFeatures(m);
+  BindArrow(m);
   nb::module_ io = m.def_submodule("_io", "file formats (tensorkit.io wraps these)");
   BindIo(io);
   m.def("set_num_threads", &tensorkit::SetNumThreads, nb::arg("n"),

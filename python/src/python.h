@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tensorkit/dense/tensor.h"
+#include "tensorkit/sparse/sparse_tensor.h"
 
 namespace tensorkit::python {
 
@@ -29,6 +30,8 @@ void BindErrors(nb::module_& m);
 void BindTensor(nb::module_& m);
 void BindSparse(nb::module_& m);
 void BindIo(nb::module_& m);
+void BindFeatures(nb::module_& m);
+void BindArrow(nb::module_& m);  // after BindTensor and BindFeatures: adds to their classes
 
 // `obj` without a copy when it is a tk.Tensor or speaks DLPack or the buffer protocol; nullopt
 // for anything else. Throws Error for such objects that tensorkit cannot represent (a dtype it
@@ -39,6 +42,9 @@ std::optional<Tensor> ImportZeroCopy(nb::handle obj);
 Tensor AsTensor(nb::handle obj, const char* what);
 // AsTensor converted to `dtype` (a copy when the dtype differs).
 Tensor AsTensorOf(nb::handle obj, DType dtype, const char* what);
+// A tk.SparseTensor, or a scipy.sparse matrix or array (converted by tensorkit._sparse);
+// TypeError naming `what` for anything else.
+SparseTensor SparseArg(nb::handle obj, const char* what);
 // A dtype from a name ("float32", NumPy spellings), a NumPy dtype or scalar type, a torch or
 // TensorFlow dtype.
 DType DTypeArg(nb::handle dtype);
@@ -52,6 +58,16 @@ bool IsReadOnly(const Tensor& t);
 Tensor StringTensorFromNumpy(nb::handle array);
 // A NumPy object array of Python str (bytes where an element is not UTF-8) from a string tensor.
 nb::object StringTensorToNumpy(const Tensor& t);
+
+// Runs `f` holding the GIL, unless the interpreter is gone (at exit the memory is left alone):
+// for deleters of Python-owned memory, which may run in any thread.
+template <typename F>
+void WithGil(F&& f) {
+  if (!Py_IsInitialized() || !nb::is_alive()) return;
+  PyGILState_STATE state = PyGILState_Ensure();
+  f();
+  PyGILState_Release(state);
+}
 
 // The tuple (a, b, ...) of a vector.
 template <typename T>

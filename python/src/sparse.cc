@@ -41,18 +41,6 @@ Tensor IndicesArg(nb::handle indices) {
   return AsTensorOf(indices, DType::kInt64, "SparseTensor: indices");
 }
 
-SparseTensor SparseArg(nb::handle obj, const char* what) {
-  if (nb::isinstance<SparseTensor>(obj)) return nb::cast<SparseTensor>(obj);
-  // scipy.sparse matrices and arrays, through the package's converter.
-  if (nb::hasattr(obj, "tocoo") && nb::hasattr(obj, "format")) {
-    return nb::cast<SparseTensor>(
-        nb::module_::import_("tensorkit._sparse").attr("from_scipy")(obj));
-  }
-  throw nb::type_error((std::string(what) + ": expected a tensorkit.SparseTensor or a "
-                                            "scipy.sparse matrix or array")
-                           .c_str());
-}
-
 std::string Repr(const SparseTensor& st) {
   std::string shape = "(";
   for (size_t i = 0; i < st.shape().size(); ++i) {
@@ -68,6 +56,18 @@ std::string Repr(const SparseTensor& st) {
 }
 
 }  // namespace
+
+SparseTensor SparseArg(nb::handle obj, const char* what) {
+  if (nb::isinstance<SparseTensor>(obj)) return nb::cast<SparseTensor>(obj);
+  // scipy.sparse matrices and arrays, through the package's converter.
+  if (nb::hasattr(obj, "tocoo") && nb::hasattr(obj, "format")) {
+    return nb::cast<SparseTensor>(
+        nb::module_::import_("tensorkit._sparse").attr("from_scipy")(obj));
+  }
+  throw nb::type_error((std::string(what) + ": expected a tensorkit.SparseTensor or a "
+                                            "scipy.sparse matrix or array")
+                           .c_str());
+}
 
 void BindSparse(nb::module_& m) {
   nb::class_<SparseTensor>(

@@ -54,15 +54,6 @@ void UnmarkReadOnly(const Storage* s) {
   g_readonly.erase(s);
 }
 
-// Runs `f` holding the GIL, unless the interpreter is gone (at exit the memory is left alone).
-template <typename F>
-void WithGil(F&& f) {
-  if (!Py_IsInitialized() || !nb::is_alive()) return;
-  PyGILState_STATE state = PyGILState_Ensure();
-  f();
-  PyGILState_Release(state);
-}
-
 // What an imported DLPack tensor's Storage owns: the producer's managed tensor (either version),
 // seen by the library's FromDLPack as a legacy DLManagedTensor.
 struct DLPackImport {
@@ -154,13 +145,6 @@ const char* BufferFormat(DType d) {
   }
 }
 
-bool HasZeroDim(const int64_t* dims, int ndim) {
-  for (int i = 0; i < ndim; ++i) {
-    if (dims[i] == 0) return true;
-  }
-  return false;
-}
-
 // What an imported buffer's Storage owns.
 struct BufferImport {
   Py_buffer view{};
@@ -191,7 +175,6 @@ Tensor FromBuffer(nb::handle obj) {
              "-byte elements; copy the array first (numpy.ascontiguousarray)");
     strides[i] = v.strides[i] / v.itemsize;
   }
-  if (HasZeroDim(dims.data(), v.ndim)) strides.clear();  // C order, as for DLPack
   const bool readonly = v.readonly != 0;
   BufferImport* raw = owner.get();
   Tensor t = WrapExternal(v.buf, dims, strides, dtype, Device::Cpu(), [raw](void*) {
@@ -272,11 +255,6 @@ std::optional<Tensor> FromDLPackObject(nb::handle obj, bool fallback) {
     throw nb::type_error(
         "from_dlpack: __dlpack__ did not return a DLPack capsule (or returned "
         "one that was already consumed)");
-  }
-  // An empty array's strides say nothing (NumPy gives stride 0 to axes before a dim 0), and
-  // WrapExternal would take a stride 0 for an expanded view: C order instead.
-  if (HasZeroDim(owner->legacy.dl_tensor.shape, owner->legacy.dl_tensor.ndim)) {
-    owner->legacy.dl_tensor.strides = nullptr;
   }
   Tensor t = FromDLPack(&owner->legacy);  // owns `owner` from here, also when it throws
   if (readonly) {

@@ -48,6 +48,37 @@ TEST(ExternalTest, ExpandedViewsAreRejected) {
   EXPECT_EQ(t.Stride(0), 0);
 }
 
+// NumPy's empty arrays carry stride 0 on the axes in front of a dim 0 (np.empty((3, 0, 2)) has
+// byte strides (0, 16, 8)): nothing is addressed, so such strides are normalised, not refused.
+TEST(ExternalTest, EmptyTensorsTakeAnyStrides) {
+  float x = 0;
+  int deleted = 0;
+  {
+    Tensor t = WrapExternal(&x, {3, 0, 2}, {0, 2, 1}, DType::kFloat32, Device::Cpu(),
+                            [&](void*) { ++deleted; });
+    EXPECT_EQ(t.Dims(), (std::vector<int64_t>{3, 0, 2}));
+    EXPECT_EQ(t.NumElements(), 0);
+    EXPECT_EQ(t.Strides(), DefaultPattern({3, 0, 2}).Strides());
+    EXPECT_EQ(t.HostContiguous().NumElements(), 0);
+  }
+  EXPECT_EQ(deleted, 1);
+  // Negative and expanded strides alike, and through DLPack.
+  Tensor n = WrapExternal(&x, {0, 4}, {-7, 0}, DType::kInt32, Device::Cpu());
+  EXPECT_EQ(n.Strides(), DefaultPattern({0, 4}).Strides());
+  int64_t shape[2] = {5, 0}, strides[2] = {0, 0};
+  DLManagedTensor m{};
+  m.dl_tensor.data = &x;
+  m.dl_tensor.device = {kDLCPU, 0};
+  m.dl_tensor.ndim = 2;
+  m.dl_tensor.dtype = {kDLFloat, 32, 1};
+  m.dl_tensor.shape = shape;
+  m.dl_tensor.strides = strides;
+  Tensor d = FromDLPack(&m);
+  EXPECT_EQ(d.Dims(), (std::vector<int64_t>{5, 0}));
+  // The length check still holds for empty tensors.
+  EXPECT_THROW(WrapExternal(&x, {0, 2}, {1}, DType::kFloat32, Device::Cpu()), Error);
+}
+
 TEST(ExternalTest, DLPackRoundTrip) {
   Tensor t = Tensor::FromVector<int64_t>({1, 2, 3, 4, 5, 6}, {3, 2});
   DLManagedTensor* m = ToDLPack(t);
