@@ -19,7 +19,7 @@ build: configure
 run: build
 	@bash examples/run.sh $(BUILD)/bin
 
-test-release: python-venv build dask-venv arrow-venv tf-ops-if-possible
+test-release: python-venv build dask-venv arrow-venv tf-ops-if-possible torch-ops-if-possible
 	@ctest --preset release -j $(JOBS)
 
 test-asan: deps dask-venv
@@ -109,6 +109,25 @@ tf-ops: configure
 # For make test: without the wheel (no network) the TensorFlow tests skip, the rest still runs.
 tf-ops-if-possible: configure
 	@if bash scripts/tf-venv.sh; then $(MAKE) --no-print-directory tf-ops; fi
+
+# The PyTorch operator library (embed/torch/): venv .venvs/torch with the pinned torch,
+# fbgemm-gpu-cpu and torchrec (scripts/torch-venv.sh), then the library and the package's module,
+# which a .pth in that venv names, so that its Python imports tensorkit.torch from the build.
+.PHONY: torch-ops torch-ops-if-possible
+torch-ops: python-venv configure
+	@bash scripts/torch-venv.sh
+	@cmake --preset release -DTENSORKIT_TORCH_PYTHON=$(CURDIR)/.venvs/torch/bin/python >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target tensorkit_torch_ops
+	@cmake --build $(BUILD) -j $(JOBS) --target tensorkit_python 2>/dev/null || \
+	  echo "torch-ops: the Python package's module is not built (no .venvs/python)"
+	@echo "$(CURDIR)/$(BUILD)/python" > "$$(.venvs/torch/bin/python -c \
+	    'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tensorkit-build.pth"
+	@echo "$(CURDIR)/$(BUILD)/lib/libtensorkit_torch_ops.so"
+
+# For make test: about two minutes and 5.5 GB on disk (the CUDA wheels PyPI's torch depends on);
+# without the wheels (no network) the torch tests skip, the rest still runs.
+torch-ops-if-possible: configure
+	@if bash scripts/torch-venv.sh; then $(MAKE) --no-print-directory torch-ops; fi
 
 # The batch tool's soak (tests/tools/soak_batch.py): 100,000 small and 50 large files converted
 # by 4 shards while 20 random SIGKILLs hit them; a few minutes, not part of `make test`.

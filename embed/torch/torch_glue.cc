@@ -1,0 +1,137 @@
+#include "tensorkit/embed/torch/torch_glue.h"
+
+#include <memory>
+
+#include "tensorkit/dense/external.h"
+#include "tensorkit/dense/ops.h"
+
+namespace tensorkit::torch_ops {
+
+std::optional<DType> ToDType(ScalarType st) {
+  switch (st) {
+    case ScalarType::Bool:
+      return DType::kBool;
+    case ScalarType::Char:
+      return DType::kInt8;
+    case ScalarType::Byte:
+      return DType::kUInt8;
+    case ScalarType::Short:
+      return DType::kInt16;
+    case ScalarType::Int:
+      return DType::kInt32;
+    case ScalarType::Long:
+      return DType::kInt64;
+    case ScalarType::Half:
+      return DType::kFloat16;
+    case ScalarType::BFloat16:
+      return DType::kBFloat16;
+    case ScalarType::Float:
+      return DType::kFloat32;
+    case ScalarType::Double:
+      return DType::kFloat64;
+    default:
+      return std::nullopt;
+  }
+}
+
+ScalarType ToScalarType(DType dt) {
+  switch (dt) {
+    case DType::kBool:
+      return ScalarType::Bool;
+    case DType::kInt8:
+      return ScalarType::Char;
+    case DType::kUInt8:
+      return ScalarType::Byte;
+    case DType::kInt16:
+      return ScalarType::Short;
+    case DType::kInt32:
+      return ScalarType::Int;
+    case DType::kInt64:
+      return ScalarType::Long;
+    case DType::kFloat16:
+      return ScalarType::Half;
+    case DType::kBFloat16:
+      return ScalarType::BFloat16;
+    case DType::kFloat32:
+      return ScalarType::Float;
+    case DType::kFloat64:
+      return ScalarType::Double;
+    case DType::kString:
+      break;
+  }
+  Throw(ErrorCode::kUnsupported, "a string tensor has no torch dtype");
+}
+
+std::string ScalarTypeName(ScalarType st) {
+  const std::optional<DType> dt = ToDType(st);
+  return dt ? std::string("torch.") + DTypeName(*dt)
+            : "torch dtype #" + std::to_string(static_cast<int>(st));
+}
+
+std::string SizesText(const TorchTensor& t) {
+  std::vector<int64_t> dims;
+  for (int64_t a = 0; a < t.dim(); ++a) dims.push_back(t.size(a));
+  return ShapeString(dims);
+}
+
+Tensor Wrap(const TorchTensor& t, const char* op, const char* what) {
+  TK_CHECK(t.defined(), kInvalidArgument, op, ": ", what, " is an undefined tensor");
+  TK_CHECK(t.is_cpu(), kUnsupported, op, ": ", what,
+           " is not on the CPU; this version runs on the CPU only (move it with .cpu())");
+  const std::optional<DType> dt = ToDType(t.scalar_type());
+  TK_CHECK(dt.has_value(), kDTypeMismatch, op, ": ", what, " has dtype ",
+           ScalarTypeName(t.scalar_type()), ", which tensorkit does not hold");
+  std::vector<int64_t> dims, strides;
+  bool expanded = false;
+  for (int64_t a = 0; a < t.dim(); ++a) {
+    dims.push_back(t.size(a));
+    strides.push_back(t.stride(a));
+    expanded = expanded || (t.stride(a) == 0 && t.size(a) > 1);
+  }
+  if (expanded) {
+    const TorchTensor c = torch::stable::contiguous(t);
+    strides.clear();
+    for (int64_t a = 0; a < c.dim(); ++a) strides.push_back(c.stride(a));
+    // The copy's handle rides in the deleter, so the memory lives as long as the Tensor.
+    auto keep = std::make_shared<TorchTensor>(c);
+    return WrapExternal(c.data_ptr(), dims, strides, *dt, Device::Cpu(),
+                        [keep](void*) mutable { keep.reset(); });
+  }
+  return WrapExternal(t.data_ptr(), dims, strides, *dt, Device::Cpu());
+}
+
+TorchTensor Export(const Tensor& t) {
+  TK_CHECK(t.device().is_cpu(), kInternal, "Export: a tensor on ", t.device().ToString());
+  const std::vector<int64_t> dims = t.Dims(), strides = t.Strides();
+  // The handle keeps the storage; torch calls the deleter once, when its storage goes.
+  auto* keep = new Tensor(t);
+  return torch::stable::from_blob(t.NumElements() == 0 ? nullptr : t.raw_data(), dims, strides,
+                                  torch::stable::Device(torch::headeronly::DeviceType::CPU),
+                                  ToScalarType(t.dtype()), [keep](void*) { delete keep; });
+}
+
+TorchTensor Empty(const std::vector<int64_t>& dims, ScalarType st) {
+  return torch::stable::empty(dims, st, std::nullopt,
+                              torch::stable::Device(torch::headeronly::DeviceType::CPU));
+}
+
+TorchTensor Zeros(const std::vector<int64_t>& dims, ScalarType st) {
+  TorchTensor t = Empty(dims, st);
+  torch::stable::zero_(t);
+  return t;
+}
+
+Tensor IndexVector(const TorchTensor& t, const char* op, const char* what) {
+  TK_CHECK(t.dim() == 1, kInvalidArgument, op, ": ", what, " must be 1-D, got shape ",
+           SizesText(t));
+  TK_CHECK(t.scalar_type() == ScalarType::Int || t.scalar_type() == ScalarType::Long,
+           kDTypeMismatch, op, ": ", what, " must be torch.int32 or torch.int64, got ",
+           ScalarTypeName(t.scalar_type()));
+  const Tensor w = Wrap(t, op, what);
+  if (w.dtype() == DType::kInt64 && w.IsContiguous()) return w;
+  Tensor out = Tensor::Empty({w.Dim(0)}, DType::kInt64);
+  Copy(w, &out);
+  return out;
+}
+
+}  // namespace tensorkit::torch_ops

@@ -1,0 +1,96 @@
+// embed/torch/torch_glue.h: what every tensorkit operator in PyTorch shares.
+//
+// Glossary
+//   stable ABI   PyTorch's C shim (torch/csrc/stable/): tensors as opaque handles, operators
+//                registered with STABLE_TORCH_LIBRARY. A library built on it against one torch
+//                loads into later ones (this one targets 2.11, the first with from_blob's
+//                deleter).
+//   wrap         a tensorkit Tensor over a torch tensor's memory (WrapExternal): no copy. The
+//                torch tensor must outlive it, which holds within one kernel call.
+//   export       a torch tensor over a tensorkit Tensor's memory (from_blob with a deleter that
+//                keeps the tensorkit storage alive): no copy either.
+//   Run          the one way a kernel body runs: inside torch's intra-op thread count, with
+//                every error turned into a std::runtime_error (a RuntimeError in Python) whose
+//                message starts with the operator's name, so that nothing else leaves a kernel.
+#ifndef TENSORKIT_EMBED_TORCH_TORCH_GLUE_H_
+#define TENSORKIT_EMBED_TORCH_TORCH_GLUE_H_
+
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+#include <torch/csrc/stable/tensor.h>
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tensorkit/common/error.h"
+#include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/tensor.h"
+
+namespace tensorkit::torch_ops {
+
+using TorchTensor = torch::stable::Tensor;
+using torch::headeronly::ScalarType;
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+// ---------------------------------------------------------------------------------------------
+
+// Runs body() as the kernel of operator `op` ("tensorkit::name"), see the glossary.
+template <typename Body>
+auto Run(const char* op, const Body& body) -> decltype(body());
+
+// The tensorkit dtype of a torch dtype, if there is one.
+std::optional<DType> ToDType(ScalarType st);
+ScalarType ToScalarType(DType dt);
+// "torch.float32": a torch dtype as the messages show it.
+std::string ScalarTypeName(ScalarType st);
+
+// A tensorkit Tensor over t's memory, t's sizes and strides (no copy). t must be a CPU tensor
+// (else an Error naming `op` and `what`) of a dtype tensorkit has. An expanded tensor (stride 0
+// on an axis of more than one element), which a tensorkit view cannot alias, is copied first.
+Tensor Wrap(const TorchTensor& t, const char* op, const char* what);
+// A torch tensor over t's memory (no copy); t keeps its storage alive until torch lets go.
+TorchTensor Export(const Tensor& t);
+// A new, uninitialized CPU torch tensor.
+TorchTensor Empty(const std::vector<int64_t>& dims, ScalarType st);
+// A new CPU torch tensor of zeros.
+TorchTensor Zeros(const std::vector<int64_t>& dims, ScalarType st);
+
+// The elements of a 1-D int32 or int64 tensor as int64 (a copy only for int32 or a strided
+// tensor); an Error naming `op` and `what` for another rank or dtype.
+Tensor IndexVector(const TorchTensor& t, const char* op, const char* what);
+// "[2, 3]".
+std::string SizesText(const TorchTensor& t);
+
+// ---------------------------------------------------------------------------------------------
+// Definitions
+// ---------------------------------------------------------------------------------------------
+
+template <typename Body>
+auto Run(const char* op, const Body& body) -> decltype(body()) {
+  try {
+    const int threads = static_cast<int>(torch::stable::get_num_threads());
+    if constexpr (std::is_void_v<decltype(body())>) {
+      RunWithThreadLimit(threads > 0 ? threads : 1, [&] { body(); });
+    } else {
+      std::optional<decltype(body())> result;
+      RunWithThreadLimit(threads > 0 ? threads : 1, [&] { result.emplace(body()); });
+      return std::move(*result);
+    }
+  } catch (const std::exception& e) {
+    // Messages of this library's own checks start with the operator's name already.
+    const std::string what = e.what();
+    throw std::runtime_error(what.rfind(op, 0) == 0 ? what : std::string(op) + ": " + what);
+  } catch (...) {
+    throw std::runtime_error(std::string(op) + ": unknown C++ exception");
+  }
+}
+
+}  // namespace tensorkit::torch_ops
+
+#endif  // TENSORKIT_EMBED_TORCH_TORCH_GLUE_H_
