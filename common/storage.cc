@@ -53,7 +53,7 @@ std::shared_ptr<Storage> Storage::Allocate(DType dtype, int64_t num_elements, De
 }
 
 std::shared_ptr<Storage> Storage::Wrap(void* data, int64_t size_bytes, Device device,
-                                       Deleter deleter) {
+                                       Deleter deleter, bool read_only) {
   TK_CHECK(size_bytes >= 0, kInvalidArgument, "Storage::Wrap: negative size ", size_bytes);
   TK_CHECK(data != nullptr || size_bytes == 0, kInvalidArgument,
            "Storage::Wrap: null pointer with size ", size_bytes);
@@ -63,6 +63,7 @@ std::shared_ptr<Storage> Storage::Wrap(void* data, int64_t size_bytes, Device de
   s->size_bytes_ = size_bytes;
   s->device_ = device;
   s->deleter_ = deleter ? std::move(deleter) : Deleter([](void*) {});
+  s->read_only_.store(read_only, std::memory_order_relaxed);
   if (device.is_cuda()) {
     s->uses_ = std::make_unique<stream_order::StreamUses>(device.index,
                                                           common_cuda::CurrentStream(device.index));

@@ -5,6 +5,11 @@
 //               through std::shared_ptr, so views share it and the last owner frees it.
 //   external    memory tensorkit does not own (DLPack, a host framework's buffer); a deleter
 //               given at wrapping time runs when the last reference goes.
+//   read-only   memory that must not be written (Arrow buffers, a NumPy array with
+//               writeable=False): a flag its wrapper sets. Views share it with the Storage.
+//               The library's operations do not consult it (an output is written as given);
+//               exporters do (the Python package's buffer protocol and DLPack 1.x capsule say
+//               read-only, and the older DLPack capsule, which cannot, refuses).
 //   CPU memory is 64-byte aligned (large blocks 2 MiB aligned, on huge pages, and reused after
 //   they are freed); CUDA memory comes from the stream-ordered allocator, on the current
 //   stream, and its pool keeps freed memory for reuse until ReleaseCachedCudaMemory.
@@ -15,6 +20,7 @@
 #ifndef TENSORKIT_COMMON_STORAGE_H_
 #define TENSORKIT_COMMON_STORAGE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -39,9 +45,9 @@ class Storage {
   static std::shared_ptr<Storage> Allocate(DType dtype, int64_t num_elements, Device device,
                                            bool zero = false);
   // Wraps `data` (size_bytes long, on `device`) without copying; `deleter` (may be empty) runs
-  // when the Storage is destroyed.
+  // when the Storage is destroyed. `read_only`: see the glossary.
   static std::shared_ptr<Storage> Wrap(void* data, int64_t size_bytes, Device device,
-                                       Deleter deleter);
+                                       Deleter deleter, bool read_only = false);
 
   ~Storage();
   Storage(const Storage&) = delete;
@@ -56,6 +62,12 @@ class Storage {
   int64_t size_bytes() const { return size_bytes_; }
   Device device() const { return device_; }
   bool owns_memory() const { return !deleter_; }
+  // Whether the memory must not be written (see the glossary).
+  bool read_only() const { return read_only_.load(std::memory_order_relaxed); }
+  // Marks the memory read-only, for storage that another wrapper made (WrapExternal,
+  // FromDLPack); there is no way back. Mark it before handing the Storage out: views exported
+  // writable earlier stay so.
+  void MarkReadOnly() { read_only_.store(true, std::memory_order_relaxed); }
 
  private:
   Storage();
@@ -66,6 +78,7 @@ class Storage {
   DType dtype_ = DType::kUInt8;  // for destroying strings
   int64_t num_strings_ = 0;
   Deleter deleter_;
+  std::atomic<bool> read_only_{false};
   std::unique_ptr<stream_order::StreamUses> uses_;  // CUDA storage only
 };
 

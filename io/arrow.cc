@@ -3,6 +3,7 @@
 // imported arrays are moved into a shared holder that the wrapped storages keep alive.
 #include "tensorkit/io/arrow.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -213,11 +214,13 @@ using HolderPtr = std::shared_ptr<Holder>;
 // What the import needs of a schema, copied before the schema is released.
 struct Format {
   std::string format, name;
+  std::string path;  // the names from the top, joined by '.' ("tags.item"), for errors
   bool nullable = false;
   std::vector<Format> children;
 };
 
-Format ReadSchema(const ArrowSchema* s, const char* op, int depth = 0) {
+Format ReadSchema(const ArrowSchema* s, const char* op, const std::string& parent = "",
+                  int depth = 0) {
   TK_CHECK(s != nullptr && s->release != nullptr && s->format != nullptr, kInvalidArgument, op,
            ": the ArrowSchema is null or released");
   TK_CHECK(depth < 64, kInvalidArgument, op, ": the ArrowSchema nests more than 64 levels");
@@ -226,11 +229,12 @@ Format ReadSchema(const ArrowSchema* s, const char* op, int depth = 0) {
   Format f;
   f.format = s->format;
   f.name = s->name != nullptr ? s->name : "";
+  f.path = parent.empty() ? f.name : parent + "." + f.name;
   f.nullable = (s->flags & ARROW_FLAG_NULLABLE) != 0;
   TK_CHECK(s->n_children >= 0 && (s->n_children == 0 || s->children != nullptr), kInvalidArgument,
            op, ": field '", f.name, "' has ", s->n_children, " children and no child pointers");
   for (int64_t i = 0; i < s->n_children; ++i) {
-    f.children.push_back(ReadSchema(s->children[i], op, depth + 1));
+    f.children.push_back(ReadSchema(s->children[i], op, f.path, depth + 1));
   }
   return f;
 }
@@ -314,7 +318,10 @@ DType PrimitiveDType(const std::string& format, const std::string& name, const c
   if (format == "e") return DType::kFloat16;
   if (format == "f") return DType::kFloat32;
   if (format == "g") return DType::kFloat64;
-  if (format == "z" || format == "u" || format == "Z" || format == "U") return DType::kString;
+  if (format == "z" || format == "u" || format == "Z" || format == "U" || format == "vz" ||
+      format == "vu") {
+    return DType::kString;
+  }
   if (format == "S" || format == "I" || format == "L") {
     Throw(ErrorCode::kUnsupported, op, ": field '", name, "' is unsigned (Arrow format '", format,
           "'), which tensorkit has no dtype for; cast it to a signed type first "
@@ -324,13 +331,69 @@ DType PrimitiveDType(const std::string& format, const std::string& name, const c
         "', not a primitive or string type tensorkit reads");
 }
 
+// "field 'tags.item'" in errors, or "the array" for an unnamed top-level array.
+std::string FieldLabel(const Format& f) {
+  return f.path.empty() ? std::string("the array") : "field '" + f.path + "'";
+}
+
+// Slots [first, first + count) of a string_view or binary_view array `v` ("vu", "vz"), whose
+// buffers are the validity bitmap, the 16-byte views, the variadic data buffers and their int64
+// sizes. A view holds its int32 length, then either the string itself (up to 12 bytes) or a
+// 4-byte prefix, the index of a data buffer and the offset into it. Every view is checked
+// against the buffers it names, as the producer's memory is not to be trusted; null slots are
+// read as "" without looking at their views. `begin` numbers the slots in errors.
+Tensor ViewStrings(const View& v, int64_t begin, int64_t first, int64_t count, const char* op) {
+  constexpr int64_t kInline = 12;
+  const int64_t n_data = v.a->n_buffers - 3;
+  const auto* views = static_cast<const uint8_t*>(v.a->buffers[1]);
+  const auto* sizes = static_cast<const uint8_t*>(v.a->buffers[v.a->n_buffers - 1]);
+  std::vector<std::string> out(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    if (IsNull(v.a, begin + i)) continue;
+    const uint8_t* view = views + (first + i) * 16;
+    int32_t length = 0;
+    std::memcpy(&length, view, 4);
+    TK_CHECK(length >= 0, kInvalidArgument, op, ": ", FieldLabel(*v.f),
+             " has a string view of length ", length, " at slot ", begin + i,
+             "; a length is never negative (the array is corrupt)");
+    if (length <= kInline) {
+      out[i].assign(reinterpret_cast<const char*>(view + 4), static_cast<size_t>(length));
+      continue;
+    }
+    int32_t index = 0, offset = 0;
+    std::memcpy(&index, view + 8, 4);
+    std::memcpy(&offset, view + 12, 4);
+    TK_CHECK(index >= 0 && index < n_data, kInvalidArgument, op, ": ", FieldLabel(*v.f),
+             " has a string view at slot ", begin + i, " (length ", length, ") into data buffer ",
+             index, ", but the array has ", n_data, " data buffers (the array is corrupt)");
+    const char* data = static_cast<const char*>(v.a->buffers[2 + index]);
+    int64_t size = 0;
+    if (sizes != nullptr) std::memcpy(&size, sizes + index * 8, 8);
+    TK_CHECK(sizes != nullptr && data != nullptr && offset >= 0 && int64_t{offset} + length <= size,
+             kInvalidArgument, op, ": ", FieldLabel(*v.f), " has a string view at slot ", begin + i,
+             " of bytes [", offset, ", ", int64_t{offset} + length, ") of data buffer ", index,
+             ", which holds ", size, " bytes", data == nullptr ? " (a null pointer)" : "",
+             sizes == nullptr ? " (the buffer sizes are missing)" : "",
+             "; the view points outside its data (the array is corrupt)");
+    TK_CHECK(std::memcmp(view + 4, data + offset, 4) == 0, kInvalidArgument, op, ": ",
+             FieldLabel(*v.f), " has a string view at slot ", begin + i,
+             " whose 4-byte prefix differs from bytes [", offset, ", ", int64_t{offset} + 4,
+             ") of data buffer ", index, " (the array is corrupt)");
+    out[i].assign(data + offset, static_cast<size_t>(length));
+  }
+  return Tensor::FromVector(std::move(out));
+}
+
 // Elements [begin, begin + count) of a primitive or string array `v` (relative to its offset)
-// as a 1-D tensor: zero-copy over the holder for numbers, a copy for bools and strings. Nulls
-// are not looked at here.
+// as a 1-D tensor: zero-copy over the holder for numbers (a read-only Storage: Arrow memory is
+// immutable), a copy for bools and strings. Nulls are not looked at here (string views of null
+// slots excepted: they are read as "").
 Tensor Flat(const View& v, int64_t begin, int64_t count, const HolderPtr& holder, const char* op) {
   const DType d = PrimitiveDType(v.f->format, v.f->name, op);
   const bool strings = d == DType::kString;
-  CheckArray(v, strings ? 3 : 2, 0, op);
+  const bool views = v.f->format == "vu" || v.f->format == "vz";
+  // Views: validity, views, any number of data buffers, their sizes.
+  CheckArray(v, views ? std::max<int64_t>(v.a->n_buffers, 3) : strings ? 3 : 2, 0, op);
   TK_CHECK(begin >= 0 && count >= 0 && begin + count <= v.a->length, kInvalidArgument, op,
            ": field '", v.f->name, "' has ", v.a->length, " values; its parent asks for [", begin,
            ", ", begin + count, ")");
@@ -338,6 +401,7 @@ Tensor Flat(const View& v, int64_t begin, int64_t count, const HolderPtr& holder
   if (count == 0) return Tensor::Empty({0}, d);
   TK_CHECK(v.a->buffers[1] != nullptr, kInvalidArgument, op, ": field '", v.f->name,
            "' has no data buffer");
+  if (views) return ViewStrings(v, begin, first, count, op);
   if (d == DType::kBool) {
     Tensor out = Tensor::Empty({count}, d);
     bool* o = out.data<bool>();
@@ -369,7 +433,8 @@ Tensor Flat(const View& v, int64_t begin, int64_t count, const HolderPtr& holder
     std::memcpy(out.raw_data(), data, static_cast<size_t>(count * size));
     return out;
   }
-  auto storage = Storage::Wrap(data, count * size, Device::Cpu(), [holder](void*) {});
+  auto storage = Storage::Wrap(
+      data, count * size, Device::Cpu(), [holder](void*) {}, /*read_only=*/true);
   return Tensor(storage, DefaultPattern({count}, op), d);
 }
 
@@ -477,7 +542,8 @@ JaggedTensor Jagged(const View& v, int64_t begin, int64_t rows, const HolderPtr&
   if (large && !MayHaveNulls(v.a) && (rows == 0 || at(0) == 0) &&
       reinterpret_cast<uintptr_t>(v.a->buffers[1]) % 8 == 0) {
     char* p = static_cast<char*>(const_cast<void*>(v.a->buffers[1])) + first * 8;
-    off = Tensor(Storage::Wrap(p, (rows + 1) * 8, Device::Cpu(), [holder](void*) {}),
+    off = Tensor(Storage::Wrap(
+                     p, (rows + 1) * 8, Device::Cpu(), [holder](void*) {}, /*read_only=*/true),
                  DefaultPattern({rows + 1}, op), DType::kInt64);
   } else {
     off = Tensor::FromVector(std::move(offsets));

@@ -22,8 +22,16 @@
 //   dtypes        bool "b" (Arrow packs bits: converted both ways, a copy), int8 "c", uint8 "C",
 //                 int16 "s", int32 "i", int64 "l", float16 "e", float32 "f", float64 "g", and
 //                 strings: tensorkit exports binary "z" (bytes need not be UTF-8) and imports "z",
-//                 "u", "Z", "U" (a copy). bfloat16 has no Arrow type and uint16/32/64 no tensorkit
-//                 one: Errors naming the cast to make.
+//                 "u", "Z", "U" and the view layouts "vz", "vu" (binary_view, string_view: how
+//                 polars, DuckDB and newer pyarrow hand strings over), all as a copy. Every
+//                 string view is checked against the data buffer it names (an Error naming the
+//                 field, the slot and the view's values, never a read outside the buffers).
+//                 bfloat16 has no Arrow type and uint16/32/64 no tensorkit one: Errors naming
+//                 the cast to make.
+//   read-only     the tensors over imported buffers (numbers, int64 list offsets) have a
+//                 read-only Storage (Storage::read_only()), as Arrow data is immutable: the
+//                 Python package then exports them read-only. Copies (bools, strings, widened
+//                 offsets, misaligned buffers) are ordinary writable tensors.
 //   nulls         refused by default (an Error naming the first null slot), as a tensor has no
 //                 missing elements. ArrowImportOptions turns null list slots into empty rows
 //                 (their child segment dropped) and null values of a jagged import into

@@ -146,7 +146,9 @@ void MakeEmpty(const ArrowSchema& schema, ArrowArray* out) {
   auto node = std::make_unique<EmptyArray>();
   int n_buffers = 2;  // validity and data (primitives), validity and offsets (lists)
   if (f == "+s" || f.rfind("+w:", 0) == 0) n_buffers = 1;
-  if (f == "z" || f == "u" || f == "Z" || f == "U") n_buffers = 3;
+  // Strings: validity, offsets and characters; views: validity, views and the (empty) sizes of
+  // no data buffers.
+  if (f == "z" || f == "u" || f == "Z" || f == "U" || f == "vz" || f == "vu") n_buffers = 3;
   node->buffers.assign(static_cast<size_t>(n_buffers), nullptr);
   // A list of 0 rows still has its one offset, 0.
   static const int64_t kZeroOffset = 0;

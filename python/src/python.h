@@ -6,8 +6,9 @@
 //                     Storage keeps the producer alive and lets it go (under the GIL) when the
 //                     last Tensor referring to it is gone.
 //   read-only         memory a producer marked read-only (a NumPy array with writeable=False, a
-//                     bytes object). tensorkit tensors have no such flag, so the module keeps the
-//                     set of such storages and refuses writable exports of them.
+//                     bytes object, a DLPack 1.x capsule with the flag) or Arrow buffers: the
+//                     Storage's read_only flag (common/storage.h), set at import, which the
+//                     exports read (a read-only buffer, DLPack 1.x's flag, no old capsule).
 //   GIL               every call into the library runs with the GIL released; deleters of
 //                     Python-owned memory take it back before touching Python objects.
 #ifndef TENSORKIT_PYTHON_SRC_PYTHON_H_
@@ -51,7 +52,7 @@ DType DTypeArg(nb::handle dtype);
 // "cpu", "cuda", "cuda:1".
 Device DeviceArg(const std::string& device);
 
-// Whether the memory of `t` was imported read-only.
+// Whether the memory of `t` is read-only (its Storage's flag).
 bool IsReadOnly(const Tensor& t);
 
 // A string tensor from a NumPy array of kind U, S or O (a copy).

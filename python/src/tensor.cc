@@ -8,8 +8,6 @@
 
 #include <cstring>
 #include <memory>
-#include <mutex>
-#include <unordered_set>
 
 #include "python.h"
 #include "tensorkit/common/stream.h"
@@ -38,33 +36,15 @@ constexpr uint64_t kDLFlagReadOnly = 1ull << 0;
 constexpr uint64_t kDLFlagIsCopied = 1ull << 1;
 constexpr int kDLDeviceCpu = 1, kDLDeviceCuda = 2;
 
-// ---------------------------------------------------------------------------------------------
-// Read-only storages
-// ---------------------------------------------------------------------------------------------
-std::mutex g_readonly_mutex;
-std::unordered_set<const Storage*> g_readonly;
-
-void MarkReadOnly(const Storage* s) {
-  std::lock_guard<std::mutex> lock(g_readonly_mutex);
-  g_readonly.insert(s);
-}
-void UnmarkReadOnly(const Storage* s) {
-  if (s == nullptr) return;
-  std::lock_guard<std::mutex> lock(g_readonly_mutex);
-  g_readonly.erase(s);
-}
-
 // What an imported DLPack tensor's Storage owns: the producer's managed tensor (either version),
 // seen by the library's FromDLPack as a legacy DLManagedTensor.
 struct DLPackImport {
   DLManagedTensor legacy{};
   DLManagedTensor* producer_legacy = nullptr;
   DLManagedTensorVersioned1* producer_versioned = nullptr;
-  const Storage* readonly_storage = nullptr;
 
   static void Delete(DLManagedTensor* m) {
     auto* self = static_cast<DLPackImport*>(m->manager_ctx);
-    UnmarkReadOnly(self->readonly_storage);
     // Producers' deleters may touch Python objects; the standard lets them be called from any
     // thread, but not every producer takes the GIL itself.
     WithGil([&] {
@@ -148,7 +128,6 @@ const char* BufferFormat(DType d) {
 // What an imported buffer's Storage owns.
 struct BufferImport {
   Py_buffer view{};
-  const Storage* readonly_storage = nullptr;
 };
 
 Tensor FromBuffer(nb::handle obj) {
@@ -178,17 +157,13 @@ Tensor FromBuffer(nb::handle obj) {
   const bool readonly = v.readonly != 0;
   BufferImport* raw = owner.get();
   Tensor t = WrapExternal(v.buf, dims, strides, dtype, Device::Cpu(), [raw](void*) {
-    UnmarkReadOnly(raw->readonly_storage);
     WithGil([&] { PyBuffer_Release(&raw->view); });
     delete raw;
   });
   // The Storage owns the view now.
   release.b = nullptr;
   owner.release();
-  if (readonly) {
-    raw->readonly_storage = t.storage().get();
-    MarkReadOnly(raw->readonly_storage);
-  }
+  if (readonly) t.storage()->MarkReadOnly();
   return t;
 }
 
@@ -257,10 +232,7 @@ std::optional<Tensor> FromDLPackObject(nb::handle obj, bool fallback) {
         "one that was already consumed)");
   }
   Tensor t = FromDLPack(&owner->legacy);  // owns `owner` from here, also when it throws
-  if (readonly) {
-    owner->readonly_storage = t.storage().get();
-    MarkReadOnly(owner->readonly_storage);
-  }
+  if (readonly) t.storage()->MarkReadOnly();
   return t;
 }
 
@@ -465,11 +437,7 @@ bool IsNumpyStringArray(nb::handle obj) {
 
 }  // namespace
 
-bool IsReadOnly(const Tensor& t) {
-  if (!t.defined()) return false;
-  std::lock_guard<std::mutex> lock(g_readonly_mutex);
-  return !g_readonly.empty() && g_readonly.count(t.storage().get()) != 0;
-}
+bool IsReadOnly(const Tensor& t) { return t.defined() && t.storage()->read_only(); }
 
 std::optional<Tensor> ImportZeroCopy(nb::handle obj) {
   if (nb::isinstance<Tensor>(obj)) return nb::cast<Tensor>(obj);

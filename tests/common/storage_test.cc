@@ -69,6 +69,18 @@ TEST(StorageTest, WrapRunsTheDeleterOnce) {
   EXPECT_NO_THROW(Storage::Wrap(nullptr, 0, Device::Cpu(), nullptr));
 }
 
+TEST(StorageTest, ReadOnlyIsSetByTheWrapperAndNeverCleared) {
+  std::vector<float> buffer(4, 0.0f);
+  EXPECT_FALSE(Storage::Allocate(DType::kFloat32, 4, Device::Cpu())->read_only());
+  EXPECT_FALSE(Storage::Wrap(buffer.data(), 16, Device::Cpu(), nullptr)->read_only());
+  auto s = Storage::Wrap(buffer.data(), 16, Device::Cpu(), nullptr, /*read_only=*/true);
+  EXPECT_TRUE(s->read_only());
+  auto w = Storage::Wrap(buffer.data(), 16, Device::Cpu(), nullptr);
+  w->MarkReadOnly();
+  w->MarkReadOnly();
+  EXPECT_TRUE(w->read_only());
+}
+
 TEST(StorageTest, CopyAndZeroBytesOnCpu) {
   auto a = Storage::Allocate(DType::kInt32, 4, Device::Cpu());
   auto b = Storage::Allocate(DType::kInt32, 4, Device::Cpu());

@@ -233,6 +233,158 @@ TEST(ArrowTest, ListsOfOtherProducersSlicesAndNulls) {
   EXPECT_EQ(released, 10);
 }
 
+// A string_view ("vu") or binary_view ("vz") array over hand-made 16-byte views, data buffers
+// and their sizes, as polars and newer pyarrow export strings.
+struct ViewArray {
+  std::vector<uint8_t> views;
+  std::vector<std::string> data;
+  std::vector<int64_t> sizes;
+  std::vector<const void*> bufs;
+  ArrowArray array{};
+  ArrowSchema schema{};
+  static void Release(ArrowArray* a) { a->release = nullptr; }
+  static void ReleaseSchema(ArrowSchema* s) { s->release = nullptr; }
+
+  void View(int32_t length, const std::string& inline_or_prefix, int32_t index = 0,
+            int32_t offset = 0) {
+    uint8_t v[16] = {};
+    std::memcpy(v, &length, 4);
+    std::memcpy(v + 4, inline_or_prefix.data(), std::min<size_t>(inline_or_prefix.size(), 12));
+    if (length > 12) {
+      std::memcpy(v + 8, &index, 4);
+      std::memcpy(v + 12, &offset, 4);
+    }
+    views.insert(views.end(), v, v + 16);
+  }
+  void Inline(const std::string& s) { View(static_cast<int32_t>(s.size()), s); }
+  // A long string stored in data buffer `index` (appended to it).
+  void Long(const std::string& s, int32_t index) {
+    if (data.size() <= static_cast<size_t>(index)) data.resize(index + 1);
+    View(static_cast<int32_t>(s.size()), s.substr(0, 4), index,
+         static_cast<int32_t>(data[index].size()));
+    data[index] += s;
+  }
+  void Finish(const char* format, const void* validity = nullptr, int64_t nulls = 0,
+              int64_t offset = 0) {
+    sizes.clear();
+    bufs = {validity, views.data()};
+    for (const std::string& d : data) {
+      bufs.push_back(d.data());
+      sizes.push_back(static_cast<int64_t>(d.size()));
+    }
+    bufs.push_back(sizes.data());
+    const int64_t n = static_cast<int64_t>(views.size() / 16);
+    array = ArrowArray{n - offset, nulls,       offset,  static_cast<int64_t>(bufs.size()),
+                       0,          bufs.data(), nullptr, nullptr,
+                       Release,    nullptr};
+    schema = ArrowSchema{format, "w", nullptr, 2, 0, nullptr, nullptr, ReleaseSchema, nullptr};
+  }
+};
+
+TEST(ArrowTest, StringViewsInlineAndInDataBuffers) {
+  const std::string a(20, 'a'), b = "0123456789abcdef", c = "exactly12byt", d = "thirteen byte";
+  ViewArray v;
+  v.Inline("");
+  v.Inline("short");
+  v.Inline(c);
+  v.Long(a, 0);
+  v.Long(d, 1);  // a second data buffer
+  v.Long(b, 0);
+  v.Finish("vu");
+  const Tensor t = ImportArrowTensor(&v.array, &v.schema);
+  EXPECT_EQ(t.dtype(), DType::kString);
+  EXPECT_EQ(t.ToVector<std::string>(), (std::vector<std::string>{"", "short", c, a, d, b}));
+  EXPECT_FALSE(t.storage()->read_only());  // strings are a copy: the caller's
+  // Sliced (offset 2), binary bytes.
+  ViewArray w;
+  for (const std::string& s : {std::string("x"), std::string("\xff\0", 2), a, c}) {
+    s.size() > 12 ? w.Long(s, 0) : w.Inline(s);
+  }
+  w.Finish("vz", nullptr, 0, 2);
+  EXPECT_EQ(ImportArrowTensor(&w.array, &w.schema).ToVector<std::string>(),
+            (std::vector<std::string>{a, c}));
+  // A null is refused at the top; inside a list it is weighed 0 and read as "", and its view,
+  // whatever it holds, is not looked at.
+  const uint8_t validity[] = {0b101};
+  ViewArray n;
+  n.Inline("p");
+  n.View(-7, "");
+  n.Long(a, 0);
+  n.Finish("vu", validity, 1);
+  ExpectError([&] { ImportArrowTensor(&n.array, &n.schema); }, {"null at slot 1"});
+  int released = 0;
+  Hand h(&released);
+  const int32_t off[] = {0, 1, 3};
+  const int64_t unused[] = {0};
+  h.List("+l", nullptr, off, 2, 0, "vu", unused, 3);
+  ViewArray m;
+  m.Inline("p");
+  m.View(-7, "");
+  m.Long(a, 0);
+  m.Finish("vu", validity, 1);
+  h.child = m.array;
+  h.child_schema.format = "vu";
+  ArrowImportOptions o;
+  o.null_values_as_zero_weight = true;
+  const JaggedTensor j = ImportArrowJagged(&h.array, &h.schema, o);
+  EXPECT_EQ(j.lengths().ToVector<int64_t>(), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(j.values().ToVector<std::string>(), (std::vector<std::string>{"p", "", a}));
+  EXPECT_EQ(j.weights().ToVector<float>(), (std::vector<float>{1, 0, 1}));
+}
+
+TEST(ArrowTest, CorruptStringViewsAreErrorsNamingTheSlotAndValues) {
+  const std::string a(20, 'a');
+  auto expect = [&](auto make, const std::vector<std::string>& parts) {
+    ViewArray v;
+    v.Long(a, 0);
+    make(v);
+    v.Finish("vu");
+    ExpectError([&] { ImportArrowTensor(&v.array, &v.schema); }, ErrorCode::kInvalidArgument,
+                parts);
+  };
+  expect([](ViewArray& v) { v.View(15, "aaaa", 0, 10); },
+         {"ImportArrowTensor", "field 'w'", "slot 1", "bytes [10, 25) of data buffer 0",
+          "holds 20 bytes"});
+  expect([](ViewArray& v) { v.View(13, "aaaa", 1, 0); },
+         {"slot 1 (length 13) into data buffer 1", "has 1 data buffers"});
+  expect([](ViewArray& v) { v.View(13, "aaaa", -2, 0); }, {"data buffer -2"});
+  expect([](ViewArray& v) { v.View(13, "aaaa", 0, -1); }, {"bytes [-1, 12)"});
+  expect([](ViewArray& v) { v.View(-3, ""); }, {"length -3 at slot 1", "never negative"});
+  expect([](ViewArray& v) { v.View(13, "zzzz", 0, 0); }, {"slot 1", "prefix differs"});
+  // Too few buffers for the layout, and sizes missing.
+  ViewArray f;
+  f.Long(a, 0);
+  f.Finish("vu");
+  f.array.n_buffers = 2;
+  ExpectError([&] { ImportArrowTensor(&f.array, &f.schema); }, {"2 buffers", "has 3"});
+  ViewArray g;
+  g.Long(a, 0);
+  g.Finish("vu");
+  g.bufs.back() = nullptr;
+  ExpectError([&] { ImportArrowTensor(&g.array, &g.schema); }, {"buffer sizes are missing"});
+}
+
+TEST(ArrowTest, ImportedBuffersAreReadOnlyCopiesAreNot) {
+  int released = 0;
+  const int64_t off64[] = {0, 2, 3};
+  const int64_t vals[] = {1, 2, 3};
+  Hand h(&released);
+  h.List("+L", nullptr, off64, 2, 0, "l", vals, 3);
+  const JaggedTensor j = ImportArrowJagged(&h.array, &h.schema);
+  EXPECT_EQ(j.values().raw_data(), vals);
+  EXPECT_TRUE(j.values().storage()->read_only());
+  EXPECT_EQ(j.offsets().raw_data(), off64);
+  EXPECT_TRUE(j.offsets().storage()->read_only());
+  EXPECT_TRUE(j.Row(1).storage()->read_only());  // views share the flag
+  EXPECT_FALSE(j.values().Clone().storage()->read_only());
+  const int32_t off32[] = {0, 2, 3};
+  Hand g(&released);
+  g.List("+l", nullptr, off32, 2, 0, "l", vals, 3);
+  const JaggedTensor k = ImportArrowJagged(&g.array, &g.schema);
+  EXPECT_FALSE(k.offsets().storage()->read_only());  // widened: a copy
+  EXPECT_TRUE(k.values().storage()->read_only());
+}
+
 TEST(ArrowTest, AReleasedOrNullArrayIsAnError) {
   ArrowArray a{};
   ArrowSchema s{};

@@ -8,6 +8,7 @@ Usage: pyarrow_test.py --lib build/lib/libtensorkit_arrow_capi.so [unittest args
 """
 import ctypes
 import os
+import struct
 import sys
 import tempfile
 import unittest
@@ -82,6 +83,32 @@ class PyarrowTest(unittest.TestCase):
                          [x.encode() for x in s.to_pylist()])
         self.assertEqual(through_tensorkit(pa.array([b"x", b""], pa.large_binary()), TENSOR)
                          .to_pylist(), [b"x", b""])
+
+    def test_string_and_binary_views(self):
+        # The layout of polars and newer pyarrow: inline up to 12 bytes, else in data buffers
+        # (two here, from the concatenation); tensorkit reads them and exports binary.
+        long = "a string longer than twelve bytes"
+        words = pa.concat_arrays([pa.array(["", "twelve bytes", long], pa.string_view()),
+                                  pa.array([long + "!", "ü"], pa.string_view())])
+        self.assertEqual(through_tensorkit(words, TENSOR).to_pylist(),
+                         [w.encode() for w in words.to_pylist()])
+        self.assertEqual(through_tensorkit(words.slice(2, 2), TENSOR).to_pylist(),
+                         [long.encode(), (long + "!").encode()])
+        raw = pa.array([b"\xff" * 13, b"\x00"], pa.binary_view())
+        self.assertEqual(through_tensorkit(raw, TENSOR).to_pylist(), raw.to_pylist())
+        rows = [[long, "b"], [], ["c"]]
+        for typ in [pa.list_(pa.string_view()), pa.large_list(pa.string_view())]:
+            self.assertEqual(through_tensorkit(pa.array(rows, typ), JAGGED).to_pylist(),
+                             [[w.encode() for w in r] for r in rows])
+        st = pa.StructArray.from_arrays([pa.array(rows, pa.list_(pa.string_view()))], ["tags"])
+        self.assertEqual(through_tensorkit(st, KEYED).to_pylist(),
+                         [{"tags": [w.encode() for w in r]} for r in rows])
+        # A view past the end of its data buffer: an Error, not a read outside it.
+        bad = pa.Array.from_buffers(pa.string_view(), 1, [
+            None, pa.py_buffer(struct.pack("<i4sii", 40, b"abcd", 0, 0)), pa.py_buffer(b"abcd")])
+        with self.assertRaisesRegex(ArrowError, r"slot 0 of bytes \[0, 40\) of data buffer 0, "
+                                                r"which holds 4 bytes"):
+            through_tensorkit(bad, TENSOR)
 
     def test_numbers_are_not_copied(self):
         arr = pa.array(range(1000), pa.int64())

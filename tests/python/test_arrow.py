@@ -3,6 +3,7 @@ __arrow_c_stream__) with pyarrow, polars and DuckDB: zero-copy shown by addresse
 by deleting one side, the null rule of io/arrow.h, chunked inputs."""
 
 import gc
+import struct
 import threading
 import weakref
 
@@ -165,6 +166,133 @@ def test_chunked_arrays():
     assert kjt.batch_size == 3 and kjt.values.numpy().tolist() == [0, 0, 1, 1, 2, 2]
 
 
+# --- in: string_view and binary_view ------------------------------------------------------------
+
+LONG = "a string of more than twelve bytes"
+
+
+def test_string_view_arrays():
+    values = ["", "short", "exactly12byt", "thirteen byte", LONG, "ß" * 7]
+    arr = pa.array(values, pa.string_view())
+    t = tk.from_arrow(arr)
+    assert t.dtype == "string" and t.numpy().tolist() == values
+    assert tk.from_arrow(arr.slice(2, 3)).numpy().tolist() == values[2:5]
+    bv = pa.array([b"\xff\x00", b"\xfe" * 20], pa.binary_view())
+    assert tk.from_arrow(bv).numpy().tolist() == [b"\xff\x00", b"\xfe" * 20]
+    # Views into two data buffers (concatenated arrays keep both).
+    two = pa.concat_arrays([pa.array([LONG + "1"], pa.string_view()),
+                            pa.array(["x", LONG + "2"], pa.string_view())])
+    assert len(two.buffers()) == 4
+    assert tk.from_arrow(two).numpy().tolist() == [LONG + "1", "x", LONG + "2"]
+    with pytest.raises(tk.InvalidArgument, match="null at slot 1"):
+        tk.from_arrow(pa.array(["a", None], pa.string_view()))
+    empty = tk.from_arrow(pa.chunked_array([], type=pa.string_view()))
+    assert empty.dtype == "string" and empty.shape == (0,)
+    chunks = pa.chunked_array([pa.array(["a", LONG], pa.string_view()),
+                               pa.array(["b"], pa.string_view())])
+    assert tk.from_arrow(chunks).numpy().tolist() == ["a", LONG, "b"]
+
+
+def test_string_view_lists_structs_tables():
+    for typ in (pa.list_(pa.string_view()), pa.large_list(pa.string_view()),
+                pa.list_(pa.binary_view())):
+        arr = pa.array([[b"a", LONG.encode()], [], [b"c"]], typ)
+        jt = tk.from_arrow(arr)
+        assert jt.lengths.numpy().tolist() == [2, 0, 1]
+        got = [v.encode() if isinstance(v, str) else v for v in jt.values.numpy().tolist()]
+        assert got == [b"a", LONG.encode(), b"c"]
+    sliced = pa.array([["x"], ["y", LONG], ["z"]], pa.list_(pa.string_view())).slice(1, 2)
+    assert tk.from_arrow(sliced).values.numpy().tolist() == ["y", LONG, "z"]
+    struct = pa.StructArray.from_arrays(
+        [pa.array([["a"], [LONG]], pa.list_(pa.string_view())),
+         pa.array([[], ["b", "c"]], pa.list_(pa.string_view()))], ["k1", "k2"])
+    kjt = tk.from_arrow(struct)
+    assert kjt.keys == ["k1", "k2"] and kjt.values.numpy().tolist() == ["a", LONG, "b", "c"]
+    batch = pa.record_batch({"q": pa.array([["w" * 20], []], pa.large_list(pa.string_view()))})
+    table = pa.Table.from_batches([batch, batch])
+    kjt = tk.from_arrow(table)
+    assert kjt.batch_size == 4 and kjt.values.numpy().tolist() == ["w" * 20] * 2
+    nulls = pa.array([["a", None, LONG]], pa.list_(pa.string_view()))
+    with pytest.raises(tk.InvalidArgument, match="null value at slot 1"):
+        tk.from_arrow(nulls)
+    jt = tk.from_arrow(nulls, null_values_as_zero_weight=True)
+    assert jt.values.numpy().tolist() == ["a", "", LONG]
+    assert jt.weights.numpy().tolist() == [1.0, 0.0, 1.0]
+
+
+def views(*entries):
+    """16-byte string views: (length, inline bytes) or (length, prefix, buffer index, offset)."""
+    out = b""
+    for e in entries:
+        if len(e) == 2:
+            out += struct.pack("<i12s", e[0], e[1])
+        else:
+            out += struct.pack("<i4sii", *e)
+    return pa.py_buffer(out)
+
+
+def test_corrupt_string_views_are_errors():
+    data = pa.py_buffer(b"0123456789abcdefghij")  # 20 bytes
+
+    def import_(*entries, typ=pa.string_view(), name=None):
+        arr = pa.Array.from_buffers(typ, len(entries), [None, views(*entries), data])
+        if name is not None:
+            return tk.from_arrow(pa.record_batch({name: pa.ListArray.from_arrays([0, len(entries)],
+                                                                                 arr)}))
+        return tk.from_arrow(arr)
+
+    ok = import_((3, b"abc"), (15, b"0123", 0, 0), (14, b"6789", 0, 6))
+    assert ok.numpy().tolist() == ["abc", "0123456789abcde", "6789abcdefghij"]
+    with pytest.raises(tk.InvalidArgument,
+                       match=r"slot 1 of bytes \[10, 25\) of data buffer 0, which holds 20 bytes"):
+        import_((3, b"abc"), (15, b"abcd", 0, 10))
+    with pytest.raises(tk.InvalidArgument, match=r"slot 0 \(length 13\) into data buffer 1, "
+                                                 r"but the array has 1 data buffers"):
+        import_((13, b"0123", 1, 0))
+    with pytest.raises(tk.InvalidArgument, match="data buffer -1"):
+        import_((13, b"0123", -1, 0))
+    with pytest.raises(tk.InvalidArgument, match=r"bytes \[-4, 9\)"):
+        import_((13, b"0123", 0, -4))
+    with pytest.raises(tk.InvalidArgument, match="length -5 at slot 2"):
+        import_((0, b""), (1, b"x"), (-5, b""))
+    with pytest.raises(tk.InvalidArgument, match="prefix differs"):
+        import_((13, b"zzzz", 0, 0))
+    # Inside a table's list column: the error names the column.
+    with pytest.raises(tk.InvalidArgument, match="field 'tags.item' has a string view at slot 0"):
+        import_((30, b"0123", 0, 0), name="tags")
+
+
+# --- read-only: Arrow data is immutable ---------------------------------------------------------
+
+def test_imported_arrow_memory_is_read_only():
+    arr = pc.multiply(pa.array(np.arange(6, dtype=np.float64)), 2)  # Arrow-allocated
+    t = tk.from_arrow(arr)
+    assert t.readonly and t.data_ptr == address(arr.buffers()[1])
+    view = np.asarray(t)
+    assert not view.flags.writeable and view.ctypes.data == t.data_ptr
+    with pytest.raises(ValueError, match="read-only"):
+        view[0] = 1
+    assert memoryview(t).readonly
+    # The versioned DLPack capsule carries the flag; the old one cannot, so it is refused,
+    # unless a copy is asked for.
+    assert not np.from_dlpack(t).flags.writeable
+    with pytest.raises(BufferError, match="read-only"):
+        t.__dlpack__()
+    t.__dlpack__(copy=True)
+    assert np.asarray(t.copy()).flags.writeable
+    assert arr.to_pylist() == [0, 2, 4, 6, 8, 10]
+    # Lists: the shared values and int64 offsets are read-only, the same for views of them.
+    jt = tk.from_arrow(pa.array([[1, 2], [3]], pa.large_list(pa.int64())))
+    assert jt.values.readonly and jt.offsets.readonly
+    assert jt[1].data_ptr == jt.values.data_ptr + 16  # a view of the values
+    assert not jt.values.numpy().flags.writeable and not jt[1].numpy().flags.writeable
+    kjt = tk.from_arrow(pa.record_batch({"a": pa.array([[1.0], [2.0, 3.0]])}))
+    assert not kjt["a"].values.numpy().flags.writeable
+    # Copies made by the import are the caller's: writable.
+    assert not tk.from_arrow(pa.array([True, False])).readonly
+    assert not tk.from_arrow(pa.array([[1], [2]], pa.list_(pa.int64()))).offsets.readonly
+
+
 # --- the null rule ------------------------------------------------------------------------------
 
 def test_nulls():
@@ -278,12 +406,32 @@ def test_polars():
     back = pl.DataFrame(kjt)
     assert back.columns == ["a", "b"] and back["b"].to_list() == [[4], [5, 6]]
     assert pl.Series(tk.asarray(np.arange(3.0))).to_list() == [0.0, 1.0, 2.0]
-    # polars' strings are string_view, which the library does not read; the old layout works.
-    words = pl.Series("w", ["a", "bc"])
-    with pytest.raises(NotImplementedError):
-        tk.from_arrow(words)
+    # polars' strings are string_view; the old layout (large_string) reads the same.
+    words = pl.Series("w", ["a", "bc", "a string longer than twelve bytes", ""])
+    assert pa.chunked_array(words).type == pa.string_view()
+    assert tk.from_arrow(words).numpy().tolist() == words.to_list()
     old = words.to_arrow(compat_level=pl.CompatLevel.oldest())
-    assert tk.from_arrow(old).numpy().tolist() == ["a", "bc"]
+    assert tk.from_arrow(old).numpy().tolist() == words.to_list()
+    with pytest.raises(tk.InvalidArgument, match="null at slot 1"):
+        tk.from_arrow(pl.Series("w", ["a", None]))
+
+
+def test_polars_string_lists_and_frames():
+    pl = pytest.importorskip("polars")
+    tags = pl.Series("tags", [["red", "a rather long tag value"], [], ["blue"]])
+    jt = tk.from_arrow(tags)
+    assert jt.dtype == "string" and jt.lengths.numpy().tolist() == [2, 0, 1]
+    assert jt.values.numpy().tolist() == ["red", "a rather long tag value", "blue"]
+    df = pl.DataFrame({"user": [["u1"], ["u2", "u3" * 10]], "item": [["i" * 13], []]})
+    kjt = tk.from_arrow(df)
+    assert kjt.keys == ["user", "item"] and kjt.lengths.numpy().tolist() == [[1, 2], [1, 0]]
+    assert kjt.values.numpy().tolist() == ["u1", "u2", "u3" * 10, "i" * 13]
+    # Two chunks, and a null inside a list weighed 0 (its value read as "").
+    two = pl.concat([df, df], rechunk=False)
+    assert tk.from_arrow(two)["user"].values.numpy().tolist() == ["u1", "u2", "u3" * 10] * 2
+    jt = tk.from_arrow(pl.Series("t", [["x", None], ["y"]]), null_values_as_zero_weight=True)
+    assert jt.values.numpy().tolist() == ["x", "", "y"]
+    assert jt.weights.numpy().tolist() == [1.0, 0.0, 1.0]
 
 
 def test_duckdb():

@@ -68,6 +68,25 @@ def test_read_only_arrays_stay_read_only():
     assert b.readonly and b.dtype == "uint8" and b.numpy().tolist() == [97, 98, 99]
 
 
+def test_read_only_is_a_property_of_the_memory():
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    a.flags.writeable = False
+    t = tk.asarray(a)
+    # Every handle on the memory says so: NumPy's view of it, and tensorkit's import of that.
+    again = tk.asarray(np.asarray(t)[1:])
+    assert again.readonly and again.data_ptr == ptr(a) + 16
+    assert tk.from_dlpack(np.from_dlpack(t)).readonly
+    assert not t.copy().readonly and np.asarray(t.astype("int64")).flags.writeable
+    # Writable memory imported after read-only memory was freed (perhaps at the same address) is
+    # writable: the flag lives and dies with its memory.
+    del t, again
+    gc.collect()
+    for _ in range(100):
+        w = tk.asarray(np.zeros(12, dtype=np.int32))
+        assert not w.readonly and np.asarray(w).flags.writeable
+        w.__dlpack__()  # the unversioned capsule too
+
+
 def test_buffer_protocol_objects():
     import array
 
