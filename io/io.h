@@ -81,6 +81,44 @@ struct WriteOptions {
   std::vector<std::pair<std::string, Tensor>> extra_members;
 };
 
+// Matrix Market writing (WriteMtx with options): the choices of scipy.io.mmwrite.
+enum class MtxField {
+  kAuto,     // integer for integer and bool values, real for floating ones
+  kReal,     // values converted to double
+  kInteger,  // floats truncated toward zero; a NaN, an infinity or a value beyond int64 is an Error
+  kPattern,  // positions only (coordinate files; an Error for a dense matrix)
+};
+enum class MtxSymmetry {
+  kGeneral,
+  // A sparse matrix's entries with row >= column, in entry order; a dense matrix's lower
+  // triangle column by column. kHermitian is kSymmetric with its own banner word (the values
+  // are real). The matrix must be square; its upper triangle is not compared with the lower.
+  kSymmetric,
+  kSkewSymmetric,  // as kSymmetric, a dense matrix without its diagonal
+  kHermitian,
+  // scipy.io.mmwrite's test of symmetry (MMFile._get_symmetry), with its results: general for
+  // a matrix that is not square; for a dense one, symmetric when a[i][j] == a[j][i] everywhere,
+  // else skew-symmetric when a[i][j] == -a[j][i] and the diagonal is 0, else general. A sparse
+  // one is general at once when its nonzero entries below and above the diagonal differ in
+  // number; else its repeated entries are summed and the test runs over the summed entries,
+  // which are then written in row-major order (SciPy sums a coo matrix in place and writes it).
+  kDetect,
+};
+struct MtxWriteOptions {
+  // Comment lines after the banner: each line of `comment` (split at '\n') after a '%'.
+  std::string comment;
+  MtxField field = MtxField::kAuto;
+  // Significant digits of real values, written as printf's "%.{precision - 1}e" (at least one
+  // digit); -1: the shortest form that reads back exactly.
+  int precision = -1;
+  MtxSymmetry symmetry = MtxSymmetry::kGeneral;
+  // scipy.io.mmwrite's text (SciPy 1.17, fast_matrix_market), byte for byte: a lone "%" line
+  // when there is no comment, shortest reals in Ryu's scientific form ("2.5", "1.25E-7", "1E9",
+  // "-0", "Infinity", "NaN"; float32 values with float32's shortest digits), and with a
+  // precision "Infinity", "-Infinity" and "nan"; a coordinate file without entries is "real".
+  bool scipy_text = false;
+};
+
 struct TensorData {
   Tensor dense;         // defined when the file holds a dense array
   SparseTensor sparse;  // used when dense is undefined
@@ -148,6 +186,11 @@ void Write(const std::string& path, const TensorData& data);
 void Write(const std::string& path, const Tensor& dense);
 void Write(const std::string& path, const SparseTensor& sparse);
 void Write(const std::string& path, const TensorData& data, const WriteOptions& options);
+// Writes a .mtx with `options` (atomically): a SparseTensor of rank 2 as a coordinate file, a
+// dense matrix as an array file.
+void WriteMtx(const std::string& path, const TensorData& data, const MtxWriteOptions& options);
+// The symmetry MtxSymmetry::kDetect finds for `data` (kGeneral, kSymmetric or kSkewSymmetric).
+MtxSymmetry DetectMtxSymmetry(const TensorData& data);
 // Whether the format holds dense arrays or sparse tensors (kFileFormats).
 bool FormatHoldsDense(Format format);
 bool FormatHoldsSparse(Format format);

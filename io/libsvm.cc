@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -556,14 +557,70 @@ LibsvmData ReadLibsvm(const std::string& path, const LibsvmReadOptions& options)
   return ReadLibsvmFromMemory(b.data, b.size, path, options);
 }
 
+namespace {
+
+// printf's "%.16g" of v (scikit-learn's form), NaN spelled "nan" whatever its sign bit, as
+// Python's '%' operator spells it (glibc's printf writes "-nan"). Returns the end.
+char* WriteG16(double v, char* out) {
+  if (std::isnan(v)) {
+    std::memcpy(out, "nan", 3);
+    return out + 3;
+  }
+  // An integer below 1e16 has at most 16 digits, so "%.16g" writes it in full: the common case
+  // of counts and class labels skips the digit generation.
+  if (std::fabs(v) < 1e16 && v == std::trunc(v)) {
+    if (v == 0) {
+      if (std::signbit(v)) *out++ = '-';
+      *out++ = '0';
+      return out;
+    }
+    return std::to_chars(out, out + kMaxNumberChars, static_cast<int64_t>(v)).ptr;
+  }
+  return std::to_chars(out, out + kMaxNumberChars, v, std::chars_format::general, 16).ptr;
+}
+
+// Appends element i of `t` (host, contiguous, numeric) as `style` spells it.
+class NumberWriter {
+ public:
+  NumberWriter(const Tensor& t, LibsvmStyle style) {
+    sklearn_ = style == LibsvmStyle::kScikitLearn;
+    integral_ = sklearn_ && (IsInteger(t.dtype()) || t.dtype() == DType::kBool);
+    if (integral_) {
+      i64_ = t.dtype() == DType::kInt64 ? t : Converted(t, DType::kInt64);
+    } else {
+      f64_ = t.dtype() == DType::kFloat64 ? t : Converted(t, DType::kFloat64);
+    }
+  }
+  void Append(int64_t i, std::string* out) const {
+    if (integral_) {
+      AppendNumber(i64_.data<int64_t>()[i], out);
+    } else if (sklearn_) {
+      char buf[kMaxNumberChars];
+      out->append(buf, WriteG16(f64_.data<double>()[i], buf));
+    } else {
+      AppendNumber(f64_.data<double>()[i], out);
+    }
+  }
+
+ private:
+  bool sklearn_ = false, integral_ = false;
+  Tensor i64_, f64_;
+};
+
+}  // namespace
+
 void WriteLibsvm(const std::string& path, const LibsvmData& data,
                  const LibsvmWriteOptions& options) {
   const char* op = "WriteLibsvm";
   const SparseTensor& f = data.features;
   TK_CHECK(f.rank() == 2, kInvalidArgument, op, ": features have rank ", f.rank(),
            "; libsvm holds a 2-D [samples, features] matrix");
-  TK_CHECK(f.dtype() != DType::kString && f.dtype() != DType::kBool, kInvalidArgument, op,
-           ": features of dtype ", DTypeName(f.dtype()), " are not numbers");
+  TK_CHECK(f.dtype() != DType::kString, kInvalidArgument, op, ": features of dtype ",
+           DTypeName(f.dtype()), " are not numbers");
+  TK_CHECK(f.dtype() != DType::kBool || options.style == LibsvmStyle::kScikitLearn,
+           kInvalidArgument, op, ": features of dtype bool are not numbers; convert them");
+  TK_CHECK(!data.labels.defined() || data.labels.dtype() != DType::kString, kInvalidArgument, op,
+           ": labels of dtype string are not numbers");
   SparseTensor st = f.To(Device::Cpu());
   if (!st.SortedIn({0, 1})) st.Reorder({0, 1});
   st.ValidateIndices();
@@ -571,12 +628,25 @@ void WriteLibsvm(const std::string& path, const LibsvmData& data,
   const bool multi = data.label_offsets.defined();
   const Tensor labels =
       data.labels.defined() ? data.labels.To(Device::Cpu()).HostContiguous() : Tensor();
-  const Tensor loff = multi ? data.label_offsets.HostContiguous() : Tensor();
+  const Tensor loff =
+      multi ? Converted(data.label_offsets.To(Device::Cpu()).HostContiguous(), DType::kInt64)
+            : Tensor();
   TK_CHECK(!labels.defined() || multi || labels.NumElements() == samples, kShapeMismatch, op, ": ",
            labels.NumElements(), " labels for ", samples, " samples");
   TK_CHECK(!multi || loff.NumElements() == samples + 1, kShapeMismatch, op, ": label_offsets has ",
            loff.NumElements(), " elements for ", samples, " samples (needs samples + 1)");
-  const Tensor qids = data.qids.defined() ? data.qids.HostContiguous() : Tensor();
+  if (multi) {
+    const int64_t* o = loff.data<int64_t>();
+    const int64_t n = labels.defined() ? labels.NumElements() : 0;
+    for (int64_t r = 0; r < samples; ++r) {
+      TK_CHECK(o[0] == 0 && o[r] <= o[r + 1] && o[r + 1] <= n, kInvalidArgument, op,
+               ": label_offsets must rise from 0 to the label count ", n, "; sample ", r,
+               " spans [", o[r], ", ", o[r + 1], ")");
+    }
+  }
+  const Tensor qids = data.qids.defined()
+                          ? Converted(data.qids.To(Device::Cpu()).HostContiguous(), DType::kInt64)
+                          : Tensor();
   TK_CHECK(!qids.defined() || qids.NumElements() == samples, kShapeMismatch, op, ": ",
            qids.NumElements(), " qids for ", samples, " samples");
   // Row starts over the sorted entries.
@@ -586,35 +656,36 @@ void WriteLibsvm(const std::string& path, const LibsvmData& data,
   std::vector<int64_t> start(static_cast<size_t>(samples + 1), 0);
   for (int64_t k = 0; k < nnz; ++k) ++start[ind[2 * k] + 1];
   for (int64_t r = 0; r < samples; ++r) start[r + 1] += start[r];
-  const Tensor vals = st.values().HostContiguous();
-  const Tensor v64 = vals.dtype() == DType::kFloat64 ? vals : Converted(vals, DType::kFloat64);
-  const double* v = v64.data<double>();
-  const Tensor l64 = !labels.defined() || labels.dtype() == DType::kFloat64
-                         ? labels
-                         : Converted(labels, DType::kFloat64);
+  const NumberWriter values(st.values().HostContiguous(), options.style);
+  const std::optional<NumberWriter> label_text =
+      labels.defined() ? std::optional<NumberWriter>(std::in_place, labels, options.style)
+                       : std::nullopt;
+  const bool space_always = options.style == LibsvmStyle::kScikitLearn;
   const int64_t one = options.one_based ? 1 : 0;
   AtomicFile file(path);
+  if (!options.header.empty()) file.Write(options.header);
   WriteLinesParallel(&file, samples, [&](int64_t r, std::string* out) {
-    if (!l64.defined()) {
+    if (!label_text) {
       out->push_back('0');
     } else if (multi) {
       const int64_t* o = loff.data<int64_t>();
       for (int64_t j = o[r]; j < o[r + 1]; ++j) {
         if (j > o[r]) out->push_back(',');
-        AppendNumber(l64.data<double>()[j], out);
+        label_text->Append(j, out);
       }
     } else {
-      AppendNumber(l64.data<double>()[r], out);
+      label_text->Append(r, out);
     }
     if (qids.defined()) {
       out->append(" qid:");
       AppendNumber(qids.data<int64_t>()[r], out);
     }
+    if (space_always && start[r] == start[r + 1]) out->push_back(' ');
     for (int64_t k = start[r]; k < start[r + 1]; ++k) {
       out->push_back(' ');
       AppendNumber(ind[2 * k + 1] + one, out);
       out->push_back(':');
-      AppendNumber(v[k], out);
+      values.Append(k, out);
     }
     out->push_back('\n');
   });

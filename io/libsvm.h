@@ -50,8 +50,24 @@ struct LibsvmData {
   bool one_based = false;  // the base the indices were read with (kAuto's decision)
 };
 
+// How WriteLibsvm spells numbers and rows.
+enum class LibsvmStyle {
+  // Numbers in their shortest round-trip form (1e+09, 0.1); a row without features ends after
+  // its labels (and qid).
+  kShortest,
+  // scikit-learn's dump_svmlight_file, byte for byte: values and labels of integer or bool dtype
+  // as integers, floats (widened to double) as printf's "%.16g" (1000000000, 0.1000000014901161
+  // for the float32 0.1; inf, -inf, and nan whatever its sign bit, as Python spells them), and a
+  // space after the labels (and qid) of every row, features or not ("0,2 \n").
+  kScikitLearn,
+};
+
 struct LibsvmWriteOptions {
   bool one_based = true;  // write index + 1 (libsvm's own convention, scikit-learn's default)
+  LibsvmStyle style = LibsvmStyle::kShortest;
+  // Written as is before the first line (comment lines, each starting with '#' and ending with
+  // '\n', as scikit-learn's comment header).
+  std::string header;
 };
 
 // Reads a libsvm file in parallel (chunks of whole lines). Errors (kCorrupt) name the file, the
@@ -81,10 +97,9 @@ void ConvertLibsvm(const std::string& in, const std::string& out,
 LibsvmData ReadLibsvmFromMemory(const void* data, size_t size, const std::string& name,
                                 const LibsvmReadOptions& options = {});
 
-// Writes `data` (features a 2-D SparseTensor of numbers; labels float [samples], or empty for
-// labels 0; multilabel with label_offsets; qids optional) atomically, one line per row, numbers
-// in their shortest round-trip form. A repeated (row, column) or an index outside the shape is
-// an Error.
+// Writes `data` (features a 2-D SparseTensor of numbers; labels numbers [samples], or undefined
+// for labels 0; multilabel with label_offsets; qids optional) atomically, one line per row, in
+// options.style. A repeated (row, column) or an index outside the shape is an Error.
 void WriteLibsvm(const std::string& path, const LibsvmData& data,
                  const LibsvmWriteOptions& options = {});
 

@@ -4,8 +4,12 @@
 // symmetric, the strictly lower one when skew-symmetric).
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstring>
 
 #include "tensorkit/common/alloc_fault.h"
+#include "tensorkit/dense/ops.h"
 #include "tensorkit/io/formats.h"
 #include "tensorkit/io/text.h"
 
@@ -101,7 +105,10 @@ constexpr Keyword<Field> kFields[] = {{"real", Field::kReal},
                                       {"pattern", Field::kPattern}};
 constexpr Keyword<Symmetry> kSymmetries[] = {{"general", Symmetry::kGeneral},
                                              {"symmetric", Symmetry::kSymmetric},
-                                             {"skew-symmetric", Symmetry::kSkew}};
+                                             {"skew-symmetric", Symmetry::kSkew},
+                                             // Real values: Hermitian is symmetric (SciPy reads
+                                             // it so).
+                                             {"hermitian", Symmetry::kSymmetric}};
 
 // The banner "%%MatrixMarket matrix <format> <field> <symmetry>", split into words.
 MtxHeader ParseBanner(const std::vector<std::string>& w, const HeaderLines& lines) {
@@ -127,7 +134,7 @@ MtxHeader ParseBanner(const std::vector<std::string>& w, const HeaderLines& line
   if (!Lookup(kSymmetries, Lower(w[4]), &h.symmetry)) {
     lines.Fail(ErrorCode::kUnsupported, "symmetry '" + Excerpt(w[4]) +
                                             "' is not supported (general, symmetric, "
-                                            "skew-symmetric)");
+                                            "skew-symmetric, hermitian)");
   }
   if (!h.coordinate && h.field == Field::kPattern) {
     lines.Fail(ErrorCode::kCorrupt, "an array file cannot be 'pattern'");
@@ -244,16 +251,15 @@ SparseTensor Expand(const SparseTensor& st, bool skew) {
   return SparseTensor::Create(out_idx, out_val, st.shape());
 }
 
-// The 1-based (row, column) of an entry line, checked against the header.
-void NextEntryIndices(LineTokens* t, const MtxHeader& h, bool skew, int64_t* i, int64_t* j) {
+// The 1-based (row, column) of an entry line, checked against the header. A skew-symmetric
+// file's diagonal entries are kept as they are (not mirrored), as SciPy 1.17 reads them.
+void NextEntryIndices(LineTokens* t, const MtxHeader& h, int64_t* i, int64_t* j) {
   *i = t->Next<int64_t>("row index");
   *j = t->Next<int64_t>("column index");
   TK_CHECK(*i >= 1 && *i <= h.rows, kCorrupt, "row index ", *i, " is out of range [1, ", h.rows,
            "] (Matrix Market indices are 1-based)");
   TK_CHECK(*j >= 1 && *j <= h.cols, kCorrupt, "column index ", *j, " is out of range [1, ", h.cols,
            "] (Matrix Market indices are 1-based)");
-  TK_CHECK(!skew || *i != *j, kCorrupt, "a skew-symmetric matrix has no diagonal entry (", *i, ", ",
-           *j, ")");
 }
 
 // The fast path of an entry line at p: "i j[ value]" with unsigned indices in range, single
@@ -261,14 +267,13 @@ void NextEntryIndices(LineTokens* t, const MtxHeader& h, bool skew, int64_t* i, 
 // NextEntryIndices and LineTokens.
 template <typename T>
 [[gnu::always_inline]] inline const char* ScanEntry(const char* p, const char* end,
-                                                    const MtxHeader& h, bool skew, int64_t* i,
-                                                    int64_t* j, T* v) {
+                                                    const MtxHeader& h, int64_t* i, int64_t* j,
+                                                    T* v) {
   if constexpr (std::is_same_v<T, double>) {
     int64_t ij[2];
     if (h.field == Field::kReal) {
       const char* le = ScanIndicesRealLine<2>(p, end, ij, v);
-      if (le != nullptr && ij[0] >= 1 && ij[0] <= h.rows && ij[1] >= 1 && ij[1] <= h.cols &&
-          !(skew && ij[0] == ij[1])) {
+      if (le != nullptr && ij[0] >= 1 && ij[0] <= h.rows && ij[1] >= 1 && ij[1] <= h.cols) {
         *i = ij[0];
         *j = ij[1];
         return le;
@@ -276,7 +281,7 @@ template <typename T>
     }
   }
   if (!ScanDigitPair(&p, end, i, j)) return nullptr;
-  if (*i < 1 || *i > h.rows || *j < 1 || *j > h.cols || (skew && *i == *j)) return nullptr;
+  if (*i < 1 || *i > h.rows || *j < 1 || *j > h.cols) return nullptr;
   *v = T{1};
   if (h.field != Field::kPattern) {
     if (p == end || !IsLineBlank(*p)) return nullptr;
@@ -303,7 +308,7 @@ SparseTensor ReadCoordinate(const Bytes& bytes, const MtxHeader& h, const ReadOp
         [&](const char* p, const char* end, int64_t k, int64_t) __attribute__((always_inline)) {
           int64_t i = 0, j = 0;
           T v{};
-          const char* le = ScanEntry(p, end, h, skew, &i, &j, &v);
+          const char* le = ScanEntry(p, end, h, &i, &j, &v);
           if (le != nullptr) {
             idx[2 * k] = i - 1;
             idx[2 * k + 1] = j - 1;
@@ -314,7 +319,7 @@ SparseTensor ReadCoordinate(const Bytes& bytes, const MtxHeader& h, const ReadOp
         [&](const char* b, const char* e, int64_t k, int64_t, int64_t) {
           LineTokens t(b, e);
           int64_t i = 0, j = 0;
-          NextEntryIndices(&t, h, skew, &i, &j);
+          NextEntryIndices(&t, h, &i, &j);
           idx[2 * k] = i - 1;
           idx[2 * k + 1] = j - 1;
           val[k] = h.field == Field::kPattern ? T{1} : t.Next<T>("value");
@@ -387,7 +392,6 @@ std::vector<int64_t> VisitMtxPositions(
   const int64_t found = TotalEntries(chunks);
   TK_CHECK(found == h.nnz, kCorrupt, "mtx: '", bytes.name, "' line ", h.size_line,
            ": the size line declares ", h.nnz, " entries but the file has ", found, " entry lines");
-  const bool skew = h.symmetry == Symmetry::kSkew;
   const bool mirror = h.symmetry != Symmetry::kGeneral;
   if (on_shape) on_shape({h.rows, h.cols});
   // One buffer per chunk, emptied at its end: at most the chunks in flight hold positions.
@@ -397,7 +401,7 @@ std::vector<int64_t> VisitMtxPositions(
       [&](const char* b, const char* e, int64_t, int64_t, int64_t c) {
         LineTokens t(b, e);
         int64_t i = 0, j = 0;
-        NextEntryIndices(&t, h, skew, &i, &j);
+        NextEntryIndices(&t, h, &i, &j);
         std::vector<int64_t>& out = buffers[c];
         out.push_back(i - 1);
         out.push_back(j - 1);
@@ -431,46 +435,400 @@ std::string MtxCoordinateHeader(DType dtype, int64_t rows, int64_t cols, int64_t
          std::to_string(nnz) + "\n";
 }
 
-void WriteMtx(const std::string& path, const TensorData& data) {
-  const DType dtype = data.is_sparse() ? data.sparse.dtype() : data.dense.dtype();
-  TK_CHECK(dtype != DType::kString, kUnsupported, "mtx: cannot write string values to '", path,
-           "'");
-  const char* field = IsFloat(dtype) ? "real" : "integer";
-  if (data.is_sparse()) {
-    SparseTensor st = HostContiguous(data.sparse);
-    TK_CHECK(st.rank() == 2, kUnsupported,
-             "mtx: Matrix Market holds matrices; cannot write a rank-", st.rank(), " tensor to '",
-             path, "' (use .tns for any rank)");
-    AtomicFile file(path);
-    file.Write(MtxCoordinateHeader(dtype, st.shape()[0], st.shape()[1], st.nnz()));
-    const int64_t* idx = st.indices().data<int64_t>();
-    Dispatch<kNumericDTypes>(dtype, "mtx: write", [&]<typename T>() {
-      const T* v = st.values().data<T>();
-      WriteBoundedLinesParallel(&file, st.nnz(), kMaxPairLineChars, [&](int64_t i, char* out) {
-        return WritePairLine(idx[2 * i] + 1, idx[2 * i + 1] + 1, v[i], out);
+namespace {
+
+// ------------------------------------------------------------------------- writing: numbers
+
+// How a value is written: the dtype decides between integer and real, the options the form.
+struct NumberForm {
+  bool scipy = false;  // MtxWriteOptions::scipy_text
+  int precision = -1;
+};
+
+// Ryu's shortest scientific form, which fast_matrix_market writes: the digits of the shortest
+// round trip as "d[.ddd]E<exp>" without a '+' or leading zeros in the exponent, "E0" dropped.
+template <typename T>
+char* WriteRyuShortest(T v, char* out) {
+  if (std::isnan(v)) {
+    std::memcpy(out, "NaN", 3);
+    return out + 3;
+  }
+  if (std::isinf(v)) {
+    if (v < 0) *out++ = '-';
+    std::memcpy(out, "Infinity", 8);
+    return out + 8;
+  }
+  char buf[kMaxNumberChars];
+  const char* end = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific).ptr;
+  const char* e = static_cast<const char*>(std::memchr(buf, 'e', static_cast<size_t>(end - buf)));
+  std::memcpy(out, buf, static_cast<size_t>(e - buf));
+  out += e - buf;
+  const bool negative = e[1] == '-';
+  const char* digits = e + 2;
+  while (digits + 1 < end && *digits == '0') ++digits;
+  if (!(digits + 1 == end && *digits == '0')) {
+    *out++ = 'E';
+    if (negative) *out++ = '-';
+    std::memcpy(out, digits, static_cast<size_t>(end - digits));
+    out += end - digits;
+  }
+  return out;
+}
+
+// printf's "%.{digits - 1}e" of v (at least one digit).
+char* WriteWithPrecision(double v, int digits, bool scipy, char* out) {
+  if (scipy && std::isnan(v)) {
+    std::memcpy(out, "nan", 3);
+    return out + 3;
+  }
+  if (scipy && std::isinf(v)) {
+    if (v < 0) *out++ = '-';
+    std::memcpy(out, "Infinity", 8);
+    return out + 8;
+  }
+  // At most a sign, the digits, '.' and "e-308".
+  return std::to_chars(out, out + std::max(digits, 1) + 8, v, std::chars_format::scientific,
+                       std::max(digits - 1, 0))
+      .ptr;
+}
+
+// The longest text WriteValue gives for `form`.
+int64_t MaxValueChars(const NumberForm& form) {
+  return std::max<int64_t>(kMaxNumberChars, form.precision + 8);
+}
+
+template <typename T>
+char* WriteValue(T v, const NumberForm& form, char* out) {
+  if constexpr (std::is_integral_v<T>) {
+    return WriteNumber(v, out);
+  } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return WriteValue(static_cast<float>(v), form, out);
+  } else {
+    if (form.precision >= 0) return WriteWithPrecision(v, form.precision, form.scipy, out);
+    return form.scipy ? WriteRyuShortest(v, out) : WriteNumber(v, out);
+  }
+}
+
+// ------------------------------------------------------------------------- writing: symmetry
+
+// -v as NumPy computes it in T's width (integers wrap; the 16-bit floats in float).
+template <typename T>
+auto Negated(T v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return -static_cast<float>(v);
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(Negate(static_cast<int64_t>(v)));
+  } else {
+    return -v;
+  }
+}
+
+template <typename T>
+auto Plain(T v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return static_cast<float>(v);
+  } else {
+    return v;
+  }
+}
+
+// SciPy's test of symmetry, fed pairs (a[i][j], a[j][i]) in SciPy's order: a nonzero diagonal
+// rules out skew-symmetry (and is then not compared otherwise), every other pair is compared
+// both ways.
+struct SymmetryTest {
+  bool symmetric = true, skew = true;
+  template <typename T>
+  bool Step(T aij, T aji, bool diagonal) {
+    if (skew && diagonal && Plain(aij) != 0) {
+      skew = false;
+    } else {
+      if (symmetric && Plain(aij) != Plain(aji)) symmetric = false;
+      if (skew && Plain(aij) != Negated(aji)) skew = false;
+    }
+    return symmetric || skew;
+  }
+  MtxSymmetry result() const {
+    return symmetric ? MtxSymmetry::kSymmetric
+                     : (skew ? MtxSymmetry::kSkewSymmetric : MtxSymmetry::kGeneral);
+  }
+};
+
+// What kDetect decides for a sparse matrix, and the entries to write then (the summed ones when
+// the test got that far, else the input's).
+struct SparseDetection {
+  MtxSymmetry symmetry = MtxSymmetry::kGeneral;
+  SparseTensor entries;
+};
+
+SparseDetection DetectSparse(const SparseTensor& st) {
+  SparseDetection d{MtxSymmetry::kGeneral, st};
+  if (st.shape()[0] != st.shape()[1]) return d;
+  const int64_t* idx = st.indices().data<int64_t>();
+  const int64_t nnz = st.nnz();
+  bool balanced = false;
+  Dispatch<kNumericDTypes>(st.dtype(), "mtx: symmetry", [&]<typename T>() {
+    const T* v = st.values().data<T>();
+    int64_t below = 0, above = 0;
+    for (int64_t k = 0; k < nnz; ++k) {
+      if (Plain(v[k]) == 0) continue;
+      below += idx[2 * k] > idx[2 * k + 1];
+      above += idx[2 * k] < idx[2 * k + 1];
+    }
+    balanced = below == above;
+  });
+  if (!balanced) return d;
+  SparseTensor summed = st;
+  summed.Coalesce();
+  d.entries = summed;
+  const int64_t n = summed.nnz();
+  const int64_t* s = summed.indices().data<int64_t>();
+  // The summed entries are sorted by (row, column): a[j][i] is found by binary search.
+  auto find = [&](int64_t r, int64_t c) -> int64_t {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (s[2 * mid] < r || (s[2 * mid] == r && s[2 * mid + 1] < c)) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo < n && s[2 * lo] == r && s[2 * lo + 1] == c ? lo : -1;
+  };
+  Dispatch<kNumericDTypes>(summed.dtype(), "mtx: symmetry", [&]<typename T>() {
+    const T* v = summed.values().data<T>();
+    SymmetryTest test;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t i = s[2 * k], j = s[2 * k + 1];
+      if (i < j) continue;
+      const int64_t m = i == j ? k : find(j, i);
+      if (!test.Step(v[k], m >= 0 ? v[m] : T{}, i == j)) break;
+    }
+    d.symmetry = test.result();
+  });
+  return d;
+}
+
+MtxSymmetry DetectDense(const Tensor& t) {
+  const int64_t n = t.Dim(0);
+  if (n != t.Dim(1)) return MtxSymmetry::kGeneral;
+  MtxSymmetry out = MtxSymmetry::kGeneral;
+  Dispatch<kNumericDTypes>(t.dtype(), "mtx: symmetry", [&]<typename T>() {
+    const T* a = t.data<T>();
+    SymmetryTest test;
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t i = j; i < n; ++i) {
+        if (!test.Step(a[i * n + j], a[j * n + i], i == j)) {
+          j = n;
+          break;
+        }
+      }
+    }
+    out = test.result();
+  });
+  return out;
+}
+
+// ------------------------------------------------------------------------- writing: files
+
+const char* SymmetryWord(MtxSymmetry s) {
+  switch (s) {
+    case MtxSymmetry::kSymmetric:
+      return "symmetric";
+    case MtxSymmetry::kSkewSymmetric:
+      return "skew-symmetric";
+    case MtxSymmetry::kHermitian:
+      return "hermitian";
+    default:
+      return "general";
+  }
+}
+
+std::string Banner(bool coordinate, const char* field, MtxSymmetry symmetry,
+                   const MtxWriteOptions& o) {
+  std::string h = std::string("%%MatrixMarket matrix ") + (coordinate ? "coordinate " : "array ") +
+                  field + " " + SymmetryWord(symmetry) + "\n";
+  if (!o.comment.empty() || o.scipy_text) {
+    for (size_t b = 0;;) {
+      const size_t nl = o.comment.find('\n', b);
+      h += '%';
+      h.append(o.comment, b, nl == std::string::npos ? std::string::npos : nl - b);
+      h += '\n';
+      if (nl == std::string::npos) break;
+      b = nl + 1;
+    }
+  }
+  return h;
+}
+
+// The values converted for `field`: doubles for kReal, int64 for kInteger from floats
+// (checked), bools as int64; others as they are. Sets *field_word.
+Tensor ValuesFor(const Tensor& values, MtxField field, const char** field_word,
+                 const std::string& path) {
+  const DType dt = values.dtype();
+  TK_CHECK(dt != DType::kString, kUnsupported, "mtx: cannot write string values to '", path, "'");
+  const bool is_float = IsFloat(dt);
+  if (field == MtxField::kPattern) {
+    *field_word = "pattern";
+    return values;
+  }
+  if (field == MtxField::kAuto && is_float) {
+    *field_word = "real";
+    return values;
+  }
+  if (field == MtxField::kReal) {  // as double, float32 included (NumPy's astype, as SciPy does)
+    *field_word = "real";
+    return dt == DType::kFloat64 ? values : Converted(values, DType::kFloat64);
+  }
+  *field_word = "integer";
+  if (!is_float) return dt == DType::kBool ? Converted(values, DType::kInt64) : values;
+  const Tensor d = Converted(values, DType::kFloat64);
+  Tensor out = Tensor::Empty(d.Dims(), DType::kInt64);
+  const double* v = d.data<double>();
+  int64_t* o = out.data<int64_t>();
+  for (int64_t k = 0, n = d.NumElements(); k < n; ++k) {
+    // Within int64: [-2^63, 2^63), both bounds exact doubles.
+    TK_CHECK(v[k] >= -9223372036854775808.0 && v[k] < 9223372036854775808.0, kInvalidArgument,
+             "mtx: the integer field cannot hold value ", v[k], " (element ", k, ") in '", path,
+             "'; write it as real");
+    o[k] = static_cast<int64_t>(v[k]);
+  }
+  return out;
+}
+
+void WriteSparseMtx(const std::string& path, const SparseTensor& input, const MtxWriteOptions& o) {
+  SparseTensor st = HostContiguous(input);
+  TK_CHECK(st.rank() == 2, kUnsupported, "mtx: Matrix Market holds matrices; cannot write a rank-",
+           st.rank(), " tensor to '", path, "' (use .tns for any rank)");
+  MtxSymmetry symmetry = o.symmetry;
+  if (symmetry == MtxSymmetry::kDetect) {
+    SparseDetection d = DetectSparse(st);
+    symmetry = d.symmetry;
+    st = HostContiguous(d.entries);
+  }
+  TK_CHECK(symmetry == MtxSymmetry::kGeneral || st.shape()[0] == st.shape()[1], kInvalidArgument,
+           "mtx: a ", SymmetryWord(symmetry), " matrix must be square, not ", st.shape()[0], " x ",
+           st.shape()[1], " ('", path, "')");
+  const char* field = nullptr;
+  const Tensor values = ValuesFor(st.values(), o.field, &field, path);
+  const int64_t* idx = st.indices().data<int64_t>();
+  // The entries written: all, or those on and below the diagonal.
+  std::vector<int64_t> keep;
+  int64_t count = st.nnz();
+  if (symmetry != MtxSymmetry::kGeneral) {
+    for (int64_t k = 0; k < st.nnz(); ++k) {
+      if (idx[2 * k] >= idx[2 * k + 1]) keep.push_back(k);
+    }
+    count = static_cast<int64_t>(keep.size());
+  }
+  // fast_matrix_market calls a coordinate file without entries real, whatever the values.
+  if (o.scipy_text && count == 0) field = "real";
+  AtomicFile file(path);
+  file.Write(Banner(true, field, symmetry, o) + std::to_string(st.shape()[0]) + " " +
+             std::to_string(st.shape()[1]) + " " + std::to_string(count) + "\n");
+  const bool all = symmetry == MtxSymmetry::kGeneral;
+  const NumberForm form{o.scipy_text, o.precision};
+  if (o.field == MtxField::kPattern) {
+    WriteBoundedLinesParallel(&file, count, 2 * kMaxNumberChars + 2, [&](int64_t i, char* out) {
+      const int64_t k = all ? i : keep[i];
+      out = WriteNumber(idx[2 * k] + 1, out);
+      *out++ = ' ';
+      out = WriteNumber(idx[2 * k + 1] + 1, out);
+      *out++ = '\n';
+      return out;
+    });
+  } else {
+    Dispatch<kNumericDTypes>(values.dtype(), "mtx: write", [&]<typename T>() {
+      const T* v = values.data<T>();
+      const int64_t line = 2 * kMaxNumberChars + MaxValueChars(form) + 3;
+      WriteBoundedLinesParallel(&file, count, line, [&](int64_t i, char* out) {
+        const int64_t k = all ? i : keep[i];
+        out = WriteNumber(idx[2 * k] + 1, out);
+        *out++ = ' ';
+        out = WriteNumber(idx[2 * k + 1] + 1, out);
+        *out++ = ' ';
+        out = WriteValue(v[k], form, out);
+        *out++ = '\n';
+        return out;
       });
     });
-    file.Commit();
-    return;
   }
-  const Tensor& t = data.dense;
+  file.Commit();
+}
+
+void WriteDenseMtx(const std::string& path, const Tensor& t, const MtxWriteOptions& o) {
   t.CheckDefined("mtx: write");
   TK_CHECK(t.NumAxes() == 2, kUnsupported, "mtx: Matrix Market holds matrices; cannot write dims ",
            ShapeString(t.Dims()), " to '", path, "'");
-  Tensor host = t.device().is_cpu() && t.IsContiguous() ? t : t.To(Device::Cpu());
+  TK_CHECK(o.field != MtxField::kPattern, kInvalidArgument, "mtx: an array (dense) file of '", path,
+           "' cannot be 'pattern'; write a sparse matrix for a pattern file");
+  const Tensor host = t.device().is_cpu() && t.IsContiguous() ? t : t.To(Device::Cpu());
   const int64_t m = host.Dim(0), n = host.Dim(1);
+  const MtxSymmetry symmetry = o.symmetry == MtxSymmetry::kDetect ? DetectDense(host) : o.symmetry;
+  TK_CHECK(symmetry == MtxSymmetry::kGeneral || m == n, kInvalidArgument, "mtx: a ",
+           SymmetryWord(symmetry), " matrix must be square, not ", m, " x ", n, " ('", path, "')");
+  const char* field = nullptr;
+  const Tensor values = ValuesFor(host, o.field, &field, path);
   AtomicFile file(path);
-  file.Write(std::string("%%MatrixMarket matrix array ") + field + " general\n" +
-             std::to_string(m) + " " + std::to_string(n) + "\n");
-  Dispatch<kNumericDTypes>(dtype, "mtx: write", [&]<typename T>() {
-    const T* v = host.data<T>();
-    WriteBoundedLinesParallel(&file, m * n, kMaxNumberChars + 1, [&](int64_t k, char* out) {
-      out = WriteNumber(v[(k % m) * n + k / m], out);  // column by column
+  file.Write(Banner(false, field, symmetry, o) + std::to_string(m) + " " + std::to_string(n) +
+             "\n");
+  // Column j's values start at first[j]: m each in a general file, m - j (or m - j - 1 without
+  // the diagonal) in a triangle.
+  const int64_t skip = symmetry == MtxSymmetry::kSkewSymmetric ? 1 : 0;
+  const bool all = symmetry == MtxSymmetry::kGeneral;
+  std::vector<int64_t> first;
+  int64_t count = m * n;
+  if (!all) {
+    first.resize(static_cast<size_t>(n + 1), 0);
+    for (int64_t j = 0; j < n; ++j) first[j + 1] = first[j] + std::max<int64_t>(m - j - skip, 0);
+    count = first[n];
+  }
+  const NumberForm form{o.scipy_text, o.precision};
+  Dispatch<kNumericDTypes>(values.dtype(), "mtx: write", [&]<typename T>() {
+    const T* v = values.data<T>();
+    WriteBoundedLinesParallel(&file, count, MaxValueChars(form) + 1, [&](int64_t k, char* out) {
+      int64_t i, j;
+      if (all) {
+        i = k % m;
+        j = k / m;
+      } else {
+        j = std::upper_bound(first.begin(), first.end(), k) - first.begin() - 1;
+        i = j + skip + (k - first[j]);
+      }
+      out = WriteValue(v[i * n + j], form, out);
       *out++ = '\n';
       return out;
     });
   });
   file.Commit();
+}
+
+}  // namespace
+
+MtxSymmetry DetectMtxSymmetry(const TensorData& data) {
+  if (!data.is_sparse()) {
+    const Tensor& t = data.dense;
+    TK_CHECK(t.NumAxes() == 2, kInvalidArgument, "DetectMtxSymmetry: expected a matrix, got dims ",
+             ShapeString(t.Dims()));
+    return DetectDense(t.device().is_cpu() && t.IsContiguous() ? t : t.To(Device::Cpu()));
+  }
+  TK_CHECK(data.sparse.rank() == 2, kInvalidArgument,
+           "DetectMtxSymmetry: expected a matrix, got a rank-", data.sparse.rank(), " tensor");
+  return DetectSparse(HostContiguous(data.sparse)).symmetry;
+}
+
+void WriteMtx(const std::string& path, const TensorData& data, const MtxWriteOptions& options) {
+  TK_CHECK(options.precision >= -1, kInvalidArgument, "mtx: precision ", options.precision,
+           " is negative; pass -1 for the shortest form or a digit count");
+  if (data.is_sparse()) {
+    WriteSparseMtx(path, data.sparse, options);
+  } else {
+    WriteDenseMtx(path, data.dense, options);
+  }
+}
+
+void WriteMtx(const std::string& path, const TensorData& data) {
+  WriteMtx(path, data, MtxWriteOptions{});
 }
 
 }  // namespace tensorkit::io

@@ -43,6 +43,25 @@ io::Format FormatArg(const std::string& format) {
   return *f;
 }
 
+io::MtxField MtxFieldArg(const std::string& field) {
+  if (field.empty()) return io::MtxField::kAuto;
+  if (field == "real") return io::MtxField::kReal;
+  if (field == "integer") return io::MtxField::kInteger;
+  if (field == "pattern") return io::MtxField::kPattern;
+  Throw(ErrorCode::kInvalidArgument, "write_mtx: field '", field,
+        "' is not one of 'real', 'integer', 'pattern' (or '' for the dtype's)");
+}
+
+io::MtxSymmetry MtxSymmetryArg(const std::string& symmetry) {
+  if (symmetry == "general") return io::MtxSymmetry::kGeneral;
+  if (symmetry == "symmetric") return io::MtxSymmetry::kSymmetric;
+  if (symmetry == "skew-symmetric") return io::MtxSymmetry::kSkewSymmetric;
+  if (symmetry == "hermitian") return io::MtxSymmetry::kHermitian;
+  if (symmetry == "detect") return io::MtxSymmetry::kDetect;
+  Throw(ErrorCode::kInvalidArgument, "write_mtx: symmetry '", symmetry,
+        "' is not one of 'general', 'symmetric', 'skew-symmetric', 'hermitian', 'detect'");
+}
+
 nb::tuple LibsvmResult(io::LibsvmData d) {
   auto opt = [](Tensor t) -> nb::object { return t.defined() ? nb::cast(t) : nb::none(); };
   return nb::make_tuple(d.features, d.labels, opt(d.label_offsets), opt(d.qids), d.one_based);
@@ -94,6 +113,51 @@ void BindIo(nb::module_& m) {
         io::Write(path, d, options);
       },
       nb::arg("path"), nb::arg("x"), nb::arg("compress") = false, nb::arg("csr") = false);
+  m.def(
+      "write_mtx",
+      [](const std::string& path, nb::handle x, const std::string& comment,
+         const std::string& field, int precision, const std::string& symmetry, bool scipy_text) {
+        io::TensorData d;
+        if (nb::isinstance<SparseTensor>(x)) {
+          d.sparse = nb::cast<SparseTensor>(x);
+        } else {
+          d.dense = AsTensor(x, "write_mtx: x");
+        }
+        io::MtxWriteOptions options;
+        options.comment = comment;
+        options.precision = precision;
+        options.scipy_text = scipy_text;
+        options.field = MtxFieldArg(field);
+        options.symmetry = MtxSymmetryArg(symmetry);
+        nb::gil_scoped_release release;
+        io::WriteMtx(path, d, options);
+      },
+      nb::arg("path"), nb::arg("x"), nb::arg("comment") = "", nb::arg("field") = "",
+      nb::arg("precision") = -1, nb::arg("symmetry") = "general", nb::arg("scipy_text") = false,
+      "Writes a Matrix Market file with io::MtxWriteOptions: field '' (from the dtype), 'real', "
+      "'integer' or 'pattern'; symmetry 'general', 'symmetric', 'skew-symmetric', 'hermitian' "
+      "or 'detect'; scipy_text: scipy.io.mmwrite's text.");
+  m.def(
+      "detect_mtx_symmetry",
+      [](nb::handle x) {
+        io::TensorData d;
+        if (nb::isinstance<SparseTensor>(x)) {
+          d.sparse = nb::cast<SparseTensor>(x);
+        } else {
+          d.dense = AsTensor(x, "detect_mtx_symmetry: x");
+        }
+        io::MtxSymmetry s;
+        {
+          nb::gil_scoped_release release;
+          s = io::DetectMtxSymmetry(d);
+        }
+        return std::string(s == io::MtxSymmetry::kSymmetric       ? "symmetric"
+                           : s == io::MtxSymmetry::kSkewSymmetric ? "skew-symmetric"
+                                                                  : "general");
+      },
+      nb::arg("x"),
+      "The symmetry scipy.io.mmwrite's test finds: 'general', 'symmetric' or "
+      "'skew-symmetric'.");
   m.def("formats", [] {
     nb::list out;
     for (const auto& f : io::kFileFormats)
@@ -128,22 +192,27 @@ void BindIo(nb::module_& m) {
   m.def(
       "write_libsvm",
       [](const std::string& path, const SparseTensor& features, nb::handle labels,
-         nb::handle label_offsets, nb::handle qids, bool one_based) {
+         nb::handle label_offsets, nb::handle qids, bool one_based, bool sklearn,
+         nb::bytes header) {
         io::LibsvmData d;
         d.features = features;
-        if (!labels.is_none()) d.labels = AsTensorOf(labels, DType::kFloat64, "labels");
+        if (!labels.is_none()) d.labels = AsTensor(labels, "labels");
         if (!label_offsets.is_none()) {
           d.label_offsets = AsTensorOf(label_offsets, DType::kInt64, "label_offsets");
         }
         if (!qids.is_none()) d.qids = AsTensorOf(qids, DType::kInt64, "qids");
         io::LibsvmWriteOptions options;
         options.one_based = one_based;
+        options.style = sklearn ? io::LibsvmStyle::kScikitLearn : io::LibsvmStyle::kShortest;
+        options.header.assign(header.c_str(), header.size());
         nb::gil_scoped_release release;
         io::WriteLibsvm(path, d, options);
       },
       nb::arg("path"), nb::arg("features"), nb::arg("labels") = nb::none(),
       nb::arg("label_offsets") = nb::none(), nb::arg("qids") = nb::none(),
-      nb::arg("one_based") = true);
+      nb::arg("one_based") = true, nb::arg("sklearn") = false, nb::arg("header") = nb::bytes(""),
+      "Writes a libsvm file; sklearn=True: scikit-learn's dump_svmlight_file form, byte for "
+      "byte. `header` is written first, as is.");
 }
 
 }  // namespace tensorkit::python

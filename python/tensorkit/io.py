@@ -260,11 +260,38 @@ def load_svmlight_file(f, *, n_features=None, dtype=np.float64, multilabel=False
                                      query_id=query_id, offset=offset, length=length))
 
 
+def _check_finite(a, what):
+    """scikit-learn's check_array refusal of NaN and infinity (float inputs only)."""
+    if a.dtype.kind == "f" and a.size and not np.isfinite(a).all():
+        kind = "NaN" if np.isnan(a).any() else "infinity or a value too large for %r" % a.dtype
+        raise ValueError(f"Input {what} contains {kind}.")
+
+
+def _svm_values(a):
+    """`a` in a dtype the library writes as scikit-learn does: integers and bools as they are
+    (written as integers), floats as they are (widened, written as %.16g); others as float64."""
+    kind, size = a.dtype.kind, a.dtype.itemsize
+    if kind in "ib" or (kind == "u" and size == 1) or (kind == "f" and size <= 8):
+        return a
+    if kind == "u" and size < 8:
+        return a.astype(np.int64)
+    return a.astype(np.float64)
+
+
+def _sklearn_version():
+    try:
+        import sklearn
+
+        return sklearn.__version__
+    except ImportError:  # the header names the version scikit-learn would; without it, none
+        return "(not installed)"
+
+
 def dump_svmlight_file(X, y, f, *, zero_based=True, comment=None, query_id=None,
                        multilabel=False):
     """scikit-learn's dump_svmlight_file: writes X (dense or sparse) and y to `f` (a path or a
-    binary file object) in svmlight / libsvm format. Numbers are written in their shortest
-    round-trip form."""
+    binary file object) in svmlight / libsvm format, byte for byte as scikit-learn writes it:
+    integer dtypes as integers, floats as %.16g, a space after the labels of every row."""
     import scipy.sparse as sp
 
     if comment is not None:
@@ -274,64 +301,88 @@ def dump_svmlight_file(X, y, f, *, zero_based=True, comment=None, query_id=None,
             comment = comment.encode("utf-8")
         if b"\0" in comment:
             raise ValueError("comment string contains NUL byte")
-    Xs = X if sp.issparse(X) else np.asarray(X)
-    if Xs.ndim != 2:
-        raise ValueError(f"Expected 2D array, got {Xs.ndim}D array instead")
     if sp.issparse(y):
-        ym = y.tocsr()
+        ym = sp.csr_array(y)
         if ym.shape[1] != 1 and not multilabel:
             raise ValueError("expected y of shape (n_samples, 1), got %r" % (ym.shape,))
-        yd = ym.toarray() if multilabel else ym.toarray().ravel()
+        n_y = ym.shape[0]
     else:
         yd = np.asarray(y)
+        if yd.dtype.kind == "O":
+            yd = yd.astype(np.float64)
         if yd.ndim != 1 and not multilabel:
             raise ValueError("expected y of shape (n_samples,), got %r" % (yd.shape,))
-    if Xs.shape[0] != yd.shape[0]:
+        _check_finite(yd, "y")
+        n_y = yd.shape[0]
+    Xs = X if sp.issparse(X) else np.asarray(X)
+    if not sp.issparse(Xs) and Xs.dtype.kind == "O":
+        Xs = Xs.astype(np.float64)
+    if Xs.ndim != 2:
+        raise ValueError(f"Expected 2D array, got {Xs.ndim}D array instead")
+    _check_finite(Xs.data if sp.issparse(Xs) else Xs, "X")
+    if Xs.shape[0] != n_y:
         raise ValueError("X.shape[0] and y.shape[0] should be the same, got %r and %r instead."
-                         % (Xs.shape[0], yd.shape[0]))
+                         % (Xs.shape[0], n_y))
     if sp.issparse(Xs):
-        features = SparseTensor.from_scipy(sp.csr_array(Xs))
+        csr = sp.csr_array(Xs)
+        features = SparseTensor.from_scipy(csr.astype(_svm_values(csr.data).dtype, copy=False))
         features = SparseTensor(features.indices, features.values, features.shape)
     else:
-        features = SparseTensor.from_dense(Xs)
-    if features.dtype not in ("float64", "float32"):
-        features = SparseTensor(features.indices, np.asarray(features.values, dtype=np.float64),
-                                features.shape)
+        features = SparseTensor.from_dense(_svm_values(Xs))
+    # Labels: integers and bools as integers, other numbers as floats (%.16g); with multilabel,
+    # each row's nonzero columns.
     labels, label_offsets = None, None
     if multilabel:
-        rows = [np.flatnonzero(r) for r in np.asarray(yd)]
-        labels = np.concatenate(rows).astype(np.float64) if rows else np.zeros(0)
-        label_offsets = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+        if sp.issparse(y):
+            ym.sort_indices()
+            nz = ym.data != 0
+            rows = np.repeat(np.arange(ym.shape[0]), np.diff(ym.indptr))[nz]
+            labels = ym.indices[nz].astype(np.int64)
+        else:
+            rows, labels = np.nonzero(yd.reshape(n_y, -1))
+            labels = labels.astype(np.int64)
+        counts = np.bincount(rows, minlength=n_y) if len(rows) else np.zeros(n_y, np.int64)
+        label_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     else:
-        labels = np.asarray(yd, dtype=np.float64)
+        yv = ym.toarray().ravel() if sp.issparse(y) else yd
+        labels = yv.astype(np.int64) if yv.dtype.kind in "ib" else yv.astype(np.float64)
     qids = None
     if query_id is not None:
         qids = np.asarray(query_id)
-        if qids.shape[0] != yd.shape[0]:
+        if qids.shape[0] != n_y:
             raise ValueError("expected query_id of shape (n_samples,), got %r" % (qids.shape,))
         if qids.size == 0:
             qids = None
     header = b""
     if comment:
-        import sklearn
-
-        header = (f"# Generated by dump_svmlight_file from scikit-learn {sklearn.__version__}\n"
+        header = (f"# Generated by dump_svmlight_file from scikit-learn {_sklearn_version()}\n"
                   f"# Column indices are {'zero' if zero_based else 'one'}-based\n#\n").encode()
         header += b"".join(b"# %s\n" % line for line in comment.splitlines())
+
+    def write(path):
+        _io.write_libsvm(path, features, labels, label_offsets, qids, not zero_based, True,
+                         header)
+
     path = _fspath(f)
-    if path is not None and not header:
-        _io.write_libsvm(path, features, labels, label_offsets, qids, not zero_based)
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "out.svm")
-        _io.write_libsvm(out, features, labels, label_offsets, qids, not zero_based)
-        with open(out, "rb") as fo:
-            body = fo.read()
     if path is not None:
-        with open(path, "wb") as fo:
-            fo.write(header + body)
+        write(path)
+    elif hasattr(f, "write"):
+        _write_through_file(f, ".svm", write)
     else:
-        f.write(header + body)
+        raise TypeError(f"f: expected a path or a binary file object, got {type(f).__name__}")
+
+
+def _write_through_file(target, suffix, write):
+    """Calls write(path) on a temporary file and copies its bytes to the file object."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out" + suffix)
+        write(out)
+        with open(out, "rb") as fo:
+            while True:
+                block = fo.read(1 << 22)
+                if not block:
+                    break
+                target.write(block)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -357,7 +408,8 @@ def _mtx_source(source):
 def mmread(source, *, spmatrix=True):
     """scipy.io.mmread: a dense .mtx (array format) as a NumPy array, a coordinate one as a
     scipy COO matrix (spmatrix=True) or COO array. `source`: a path (str or os.PathLike; .gz
-    and .bz2 are decompressed) or a file object. Complex files go to SciPy, which reads them."""
+    and .bz2 are decompressed) or a file object. Files of values tensorkit has no dtype for
+    (complex, unsigned-integer) go to SciPy, which reads them."""
     import scipy.sparse as sp
 
     src, name = _mtx_source(source)
@@ -366,14 +418,16 @@ def mmread(source, *, spmatrix=True):
             x = _io.read_bytes(src, "mtx", name, "", True)
         else:
             x = _io.read(src, "", True)
-    except (NotImplementedError, ValueError):
-        # What the library does not hold (complex values, integers beyond int64) or refuses
-        # (a diagonal in a skew-symmetric file): SciPy's answer, result or error, as a user of
-        # scipy.io.mmread gets it.
+    except NotImplementedError:
+        # Complex and unsigned-integer values (no tensorkit dtype holds them): SciPy's answer.
         import scipy.io
 
         return scipy.io.mmread(_pyio.BytesIO(src) if isinstance(src, bytes) else src,
                                spmatrix=spmatrix)
+    except ValueError as e:
+        if "out of range for int64" in str(e):
+            raise OverflowError(str(e)) from e  # SciPy's exception for such integers
+        raise
     if isinstance(x, Tensor):
         return np.asarray(x)
     indices = np.asarray(x.indices)
@@ -381,54 +435,77 @@ def mmread(source, *, spmatrix=True):
     return (sp.coo_matrix if spmatrix else sp.coo_array)(triplet, shape=x.shape)
 
 
+_MM_SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
+
+
+def _mm_by_scipy(a, field):
+    """Whether mmwrite leaves `a` to SciPy: values no tensorkit dtype holds (complex, unsigned
+    32/64-bit, SciPy writes as 'unsigned-integer'; long double) and float16, which SciPy 1.17
+    writes as integers; the 'complex' and 'unsigned-integer' fields."""
+    if field not in (None, "real", "integer", "pattern"):
+        return True
+    dt = getattr(a, "dtype", None)
+    if dt is None:
+        return False
+    return (dt.kind not in "biuf" or (dt.kind == "u" and dt.itemsize >= 4)
+            or (dt.kind == "f" and dt.itemsize not in (4, 8)))
+
+
 def mmwrite(target, a, comment=None, field=None, precision=None, symmetry="AUTO"):
     """scipy.io.mmwrite: writes a dense array (array format) or a scipy.sparse matrix
     (coordinate format) to `target` (a path, ".mtx" appended when missing, or a binary file
-    object). The library writes general real and integer files; what it does not write (a
-    comment, a field or precision, symmetric files, which SciPy's "AUTO" picks for symmetric
-    matrices under 100 rows and columns, complex and unsigned values) SciPy writes."""
-    import scipy.io
+    object), byte for byte as SciPy 1.17 writes it: the comment, field ('real', 'integer',
+    'pattern'), precision and symmetry options, with "AUTO" testing matrices under 100 rows and
+    columns for symmetry as SciPy does. Complex and unsigned 32/64-bit values (and float16) go
+    to SciPy."""
     import scipy.sparse as sp
-
-    def by_scipy():
-        return scipy.io.mmwrite(target, a, comment=comment, field=field, precision=precision,
-                                symmetry=symmetry)
 
     if isinstance(a, (list, tuple)) or hasattr(a, "__array__") and not sp.issparse(a):
         a = np.asarray(a)
-    if comment is not None or field is not None or precision is not None or \
-            symmetry not in ("AUTO", "general"):
-        return by_scipy()
-    if symmetry == "AUTO" and hasattr(a, "shape") and max(a.shape, default=0) < 100:
-        # SciPy's own test of symmetry (the one its "AUTO" uses); without it, SciPy decides.
-        find = getattr(getattr(scipy.io, "_mmio", None), "MMFile", None)
-        if find is None or find()._get_symmetry(a) != "general":
-            return by_scipy()
-    if getattr(a, "dtype", np.dtype(np.float64)).kind not in "bif":
-        return by_scipy()  # complex, unsigned
+    if _mm_by_scipy(a, field):
+        import scipy.io
+
+        return scipy.io.mmwrite(target, a, comment=comment, field=field, precision=precision,
+                                symmetry=symmetry)
+    if symmetry == "AUTO":
+        fmm = sys.modules.get("scipy.io._fast_matrix_market")
+        always = getattr(fmm, "ALWAYS_FIND_SYMMETRY", False)
+        small = hasattr(a, "shape") and max(a.shape) < 100
+        symmetry = "detect" if always or small else "general"
+    elif symmetry is None:
+        symmetry = "detect"
+    else:
+        symmetry = str(symmetry).lower()
+        if symmetry not in _MM_SYMMETRIES:
+            raise ValueError("Invalid symmetry. Must be one of: " + ", ".join(_MM_SYMMETRIES))
+    if getattr(a, "dtype", None) == np.uint16:
+        a = a.astype(np.int32)  # no tensorkit dtype; SciPy writes it as 'integer' too
     if sp.issparse(a):
         value = SparseTensor.from_scipy(a.tocoo())
     elif isinstance(a, np.ndarray):
         if a.ndim != 2:
             raise ValueError(f"mmwrite: expected a 2-D array, got {a.ndim}-D")
         value = a
+        if field == "pattern":
+            field = None  # SciPy writes a dense array's values whatever the field says
     else:
         raise ValueError(f"unknown matrix type: {type(a)}")
+    precision = -1 if precision is None or int(precision) < 0 else int(precision)
+
+    def write(path):
+        _io.write_mtx(path, value, comment or "", field or "", precision, symmetry, True)
+
     p = _fspath(target)
     if p is not None:
         if p[-4:] != ".mtx":
             p += ".mtx"
-        _io.write(p, value, False, False)
+        write(p)
         return None
     if not hasattr(target, "write"):
         raise TypeError("Unknown source object")
     if isinstance(target, _pyio.TextIOBase):
         raise TypeError("target stream must be open in binary mode.")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "out.mtx")
-        _io.write(out, value, False, False)
-        with open(out, "rb") as fo:
-            target.write(fo.read())
+    _write_through_file(target, ".mtx", write)
     return None
 
 

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <mutex>
+#include <random>
 
 #include "io/io_test_util.h"
 #include "tensorkit/common/parallel.h"
@@ -76,8 +78,10 @@ TEST(MtxTest, MalformedInputNamesTheLine) {
       {"hello\n", ErrorCode::kCorrupt, "line 1"},
       {"%%MatrixMarket matrix coordinate complex general\n1 1 0\n", ErrorCode::kUnsupported,
        "complex"},
-      {"%%MatrixMarket matrix coordinate real hermitian\n1 1 0\n", ErrorCode::kUnsupported,
-       "hermitian"},
+      {"%%MatrixMarket matrix coordinate complex hermitian\n1 1 0\n", ErrorCode::kUnsupported,
+       "complex"},
+      {"%%MatrixMarket matrix coordinate real anti\n1 1 0\n", ErrorCode::kUnsupported,
+       "symmetry 'anti'"},
       {head, ErrorCode::kCorrupt, "size line"},
       {head + "2 2\n", ErrorCode::kCorrupt, "line 2: bad size line"},
       {head + "2 2 1\n0 1 1.0\n", ErrorCode::kCorrupt, "line 3: row index 0 is out of range"},
@@ -94,8 +98,6 @@ TEST(MtxTest, MalformedInputNamesTheLine) {
        "line 2: an array (dense) file of 9223372036854775807 x 2 has more cells than int64"},
       {head + "3 3 1000000000000\n1 1 1\n", ErrorCode::kCorrupt,
        "declares 1000000000000 entries but the file has 1"},
-      {"%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 1 1\n", ErrorCode::kCorrupt,
-       "no diagonal"},
       {"%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n", ErrorCode::kCorrupt,
        "needs 4 value lines but has 3"},
   };
@@ -140,18 +142,18 @@ TEST(MtxTest, HypersparseShapesNeedNoVolume) {
   Error dense = CatchError([&] { d.sparse.ToDense(); });
   EXPECT_HAS(dense.what(), "[1099511627776 1099511627776]");
 
-  // Symmetric files mirror as usual; a skew-symmetric one still refuses its diagonal.
+  // Symmetric files mirror as usual; a skew-symmetric one keeps its diagonal entry unmirrored.
   TensorData sym =
       Mtx("%%MatrixMarket matrix coordinate integer symmetric\n1099511627776 1099511627776 2\n"
           "1099511627776 1 7\n5 5 1\n");
   EXPECT_EQ(sym.sparse.nnz(), 3);
   EXPECT_EQ(sym.sparse.indices().ToVector<int64_t>(),
             (std::vector<int64_t>{kBig - 1, 0, 4, 4, 0, kBig - 1}));
-  Error skew = CatchError([&] {
-    Mtx("%%MatrixMarket matrix coordinate real skew-symmetric\n1099511627776 1099511627776 1\n"
-        "1099511627776 1099511627776 1\n");
-  });
-  EXPECT_HAS(skew.what(), "no diagonal");
+  TensorData skew =
+      Mtx("%%MatrixMarket matrix coordinate real skew-symmetric\n1099511627776 1099511627776 1\n"
+          "1099511627776 1099511627776 1\n");
+  EXPECT_EQ(skew.sparse.indices().ToVector<int64_t>(), (std::vector<int64_t>{kBig - 1, kBig - 1}));
+  EXPECT_EQ(skew.sparse.values().ToVector<double>(), (std::vector<double>{1}));
 
   // Each dim fits int64, their product does not: 2^62 x 4, and the largest dims at all.
   const std::string wide =
@@ -281,6 +283,179 @@ TEST(MtxTest, WriteAndReadBack) {
   EXPECT_EQ(rd.dense.ToVector<int64_t>(), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(CatchError([&] { Write(dir / "x.mtx", Tensor::Zeros({2}, DType::kFloat32)); }).code(),
             ErrorCode::kUnsupported);
+}
+
+// SciPy 1.17's reading: a skew-symmetric file's diagonal entries stay as stored (the mirrors of
+// the others follow them, negated); a real "hermitian" file is symmetric.
+TEST(MtxTest, SkewDiagonalAndRealHermitianReadAsScipyReadsThem) {
+  TensorData k =
+      Mtx("%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 3\n1 1 5\n2 1 2\n3 3 -1\n");
+  EXPECT_EQ(k.sparse.indices().ToVector<int64_t>(), (std::vector<int64_t>{0, 0, 1, 0, 2, 2, 0, 1}));
+  EXPECT_EQ(k.sparse.values().ToVector<double>(), (std::vector<double>{5, 2, -1, -2}));
+  TensorData h = Mtx("%%MatrixMarket matrix coordinate real hermitian\n2 2 2\n1 1 5\n2 1 2\n");
+  EXPECT_EQ(DenseOf(h), (std::vector<double>{5, 2, 2, 0}));
+  TensorData a = Mtx("%%MatrixMarket matrix array integer hermitian\n2 2\n1\n2\n3\n");
+  EXPECT_EQ(a.dense.ToVector<int64_t>(), (std::vector<int64_t>{1, 2, 2, 3}));
+}
+
+std::string Written(const TensorData& d, const MtxWriteOptions& o) {
+  TempDir dir;
+  WriteMtx(dir / "w.mtx", d, o);
+  return testing::ReadText(dir / "w.mtx");
+}
+TensorData Dense(const Tensor& t) {
+  TensorData d;
+  d.dense = t;
+  return d;
+}
+TensorData Coo(std::vector<int64_t> rc, const Tensor& values, int64_t rows, int64_t cols) {
+  TensorData d;
+  const int64_t n = values.NumElements();
+  d.sparse = SparseTensor::Create(Tensor::FromVector<int64_t>(rc, {n, 2}), values, {rows, cols});
+  return d;
+}
+
+// The bytes scipy.io.mmwrite (SciPy 1.17) writes for the same inputs and options.
+TEST(MtxTest, ScipyTextIsScipysBytes) {
+  MtxWriteOptions sci;
+  sci.scipy_text = true;
+  const Tensor a = Tensor::FromVector<double>({1.0, 1e9, 0.1, -0.0}, {2, 2});
+  EXPECT_EQ(Written(Dense(a), sci),
+            "%%MatrixMarket matrix array real general\n%\n2 2\n1\n1E-1\n1E9\n-0\n");
+  MtxWriteOptions plain;  // the library's own form is unchanged
+  EXPECT_EQ(Written(Dense(a), plain),
+            "%%MatrixMarket matrix array real general\n2 2\n1\n0.1\n1e+09\n-0\n");
+  MtxWriteOptions p3 = sci;
+  p3.precision = 3;
+  EXPECT_EQ(Written(Dense(a), p3),
+            "%%MatrixMarket matrix array real general\n%\n2 2\n1.00e+00\n1.00e-01\n1.00e+09\n"
+            "-0.00e+00\n");
+  p3.precision = 0;
+  EXPECT_EQ(Written(Dense(a), p3),
+            "%%MatrixMarket matrix array real general\n%\n2 2\n1e+00\n1e-01\n1e+09\n-0e+00\n");
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor special = Tensor::FromVector<double>({inf, std::nan(""), -inf, 1e-310}, {2, 2});
+  EXPECT_EQ(Written(Dense(special), sci),
+            "%%MatrixMarket matrix array real general\n%\n2 2\nInfinity\n-Infinity\nNaN\n1E-310\n");
+  p3.precision = 4;
+  EXPECT_EQ(Written(Dense(special), p3),
+            "%%MatrixMarket matrix array real general\n%\n2 2\nInfinity\n-Infinity\nnan\n"
+            "1.000e-310\n");
+  const Tensor f32 = Tensor::FromVector<float>({123.0f, 12.5f, 1.25e-7f, 1.0f / 3}, {2, 2});
+  EXPECT_EQ(Written(Dense(f32), sci),
+            "%%MatrixMarket matrix array real general\n%\n2 2\n1.23E2\n1.25E-7\n1.25E1\n"
+            "3.3333334E-1\n");
+
+  // Comments, detected symmetry (symmetric, skew) and the lower triangle column by column.
+  MtxWriteOptions detect = sci;
+  detect.symmetry = MtxSymmetry::kDetect;
+  detect.comment = "abc\n";
+  EXPECT_EQ(Written(Dense(Tensor::FromVector<int64_t>({1, 2, 2, 4}, {2, 2})), detect),
+            "%%MatrixMarket matrix array integer symmetric\n%abc\n%\n2 2\n1\n2\n4\n");
+  detect.comment = "";
+  EXPECT_EQ(Written(Dense(Tensor::FromVector<int32_t>({0, 2, -2, 0}, {2, 2})), detect),
+            "%%MatrixMarket matrix array integer skew-symmetric\n%\n2 2\n-2\n");
+  EXPECT_EQ(Written(Dense(Tensor::FromVector<int32_t>({1, 2, -2, 99}, {2, 2})), detect),
+            "%%MatrixMarket matrix array integer general\n%\n2 2\n1\n-2\n2\n99\n");
+  const Tensor m = Tensor::FromVector<double>({1.5, 2, 3, 0}, {2, 2});
+  MtxWriteOptions given = sci;
+  given.symmetry = MtxSymmetry::kSymmetric;
+  EXPECT_EQ(Written(Dense(m), given),
+            "%%MatrixMarket matrix array real symmetric\n%\n2 2\n1.5\n3\n0\n");
+  given.symmetry = MtxSymmetry::kSkewSymmetric;
+  EXPECT_EQ(Written(Dense(m), given),
+            "%%MatrixMarket matrix array real skew-symmetric\n%\n2 2\n3\n");
+  given.symmetry = MtxSymmetry::kHermitian;
+  EXPECT_EQ(Written(Dense(m), given),
+            "%%MatrixMarket matrix array real hermitian\n%\n2 2\n1.5\n3\n0\n");
+  given.field = MtxField::kInteger;
+  given.symmetry = MtxSymmetry::kGeneral;
+  EXPECT_EQ(Written(Dense(m), given),
+            "%%MatrixMarket matrix array integer general\n%\n2 2\n1\n3\n2\n0\n");
+
+  // Sparse: the detected symmetric matrix's lower entries; fields.
+  const TensorData s = Coo({0, 0, 0, 1, 1, 0}, Tensor::FromVector<double>({1.5, 2, 2}), 2, 2);
+  EXPECT_EQ(Written(s, detect),
+            "%%MatrixMarket matrix coordinate real symmetric\n%\n2 2 2\n1 1 1.5\n2 1 2\n");
+  detect.field = MtxField::kInteger;
+  EXPECT_EQ(Written(s, detect),
+            "%%MatrixMarket matrix coordinate integer symmetric\n%\n2 2 2\n1 1 1\n2 1 2\n");
+  detect.field = MtxField::kPattern;
+  EXPECT_EQ(Written(s, detect),
+            "%%MatrixMarket matrix coordinate pattern symmetric\n%\n2 2 2\n1 1\n2 1\n");
+  detect.field = MtxField::kAuto;
+  // Balanced below and above: summed and sorted, as SciPy writes it; unbalanced: as given.
+  EXPECT_EQ(Written(Coo({1, 1, 0, 1, 0, 0, 1, 0}, Tensor::FromVector<double>({1, 2, 3, 4}), 2, 2),
+                    detect),
+            "%%MatrixMarket matrix coordinate real general\n%\n2 2 4\n1 1 3\n1 2 2\n2 1 4\n"
+            "2 2 1\n");
+  EXPECT_EQ(Written(Coo({1, 1, 0, 1, 0, 0}, Tensor::FromVector<double>({1, 2, 3}), 2, 2), detect),
+            "%%MatrixMarket matrix coordinate real general\n%\n2 2 3\n2 2 1\n1 2 2\n1 1 3\n");
+  given.field = MtxField::kAuto;
+  given.symmetry = MtxSymmetry::kHermitian;
+  given.precision = 2;
+  EXPECT_EQ(
+      Written(Coo({0, 0, 0, 1, 1, 0}, Tensor::FromVector<double>({1.5, 2, 3}), 2, 2), given),
+      "%%MatrixMarket matrix coordinate real hermitian\n%\n2 2 2\n1 1 1.5e+00\n2 1 3.0e+00\n");
+  EXPECT_EQ(DetectMtxSymmetry(s), MtxSymmetry::kSymmetric);
+  EXPECT_EQ(DetectMtxSymmetry(Dense(m)), MtxSymmetry::kGeneral);
+}
+
+TEST(MtxTest, WriteOptionErrorsNameTheProblem) {
+  TempDir dir;
+  MtxWriteOptions o;
+  o.field = MtxField::kPattern;
+  Error e = CatchError([&] {
+    WriteMtx(dir / "p.mtx", Dense(Tensor::Zeros({2, 2}, DType::kFloat64)), o);
+  });
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+  EXPECT_HAS(e.what(), "pattern");
+  o.field = MtxField::kInteger;
+  e = CatchError([&] {
+    WriteMtx(dir / "i.mtx", Dense(Tensor::FromVector<double>({std::nan("")}, {1, 1})), o);
+  });
+  EXPECT_HAS(e.what(), "integer field cannot hold value nan");
+  o.field = MtxField::kAuto;
+  o.symmetry = MtxSymmetry::kSymmetric;
+  e = CatchError([&] {
+    WriteMtx(dir / "s.mtx", Dense(Tensor::Zeros({2, 3}, DType::kFloat64)), o);
+  });
+  EXPECT_HAS(e.what(), "symmetric matrix must be square, not 2 x 3");
+  EXPECT_FALSE(std::filesystem::exists(dir / "s.mtx"));
+}
+
+// What is written reads back, every dtype, symmetry and form.
+TEST(MtxTest, WrittenWithOptionsReadsBack) {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-1e3, 1e3);
+  const int64_t n = 7;
+  std::vector<double> sym(n * n);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j <= i; ++j)
+      sym[i * n + j] = sym[j * n + i] = std::ldexp(u(rng), static_cast<int>(rng() % 200) - 100);
+  }
+  std::vector<double> skew = sym;
+  for (int64_t i = 0; i < n; ++i) {
+    skew[i * n + i] = 0;
+    for (int64_t j = 0; j < i; ++j) skew[j * n + i] = -skew[i * n + j];
+  }
+  for (bool scipy : {false, true}) {
+    for (const bool is_skew : {false, true}) {
+      const std::vector<double>& values = is_skew ? skew : sym;
+      MtxWriteOptions o;
+      o.scipy_text = scipy;
+      o.symmetry = MtxSymmetry::kDetect;
+      const Tensor t = Tensor::FromVector<double>(values, {n, n});
+      TempDir dir;
+      WriteMtx(dir / "d.mtx", Dense(t), o);
+      EXPECT_EQ(Read(dir / "d.mtx").dense.ToVector<double>(), values);
+      TensorData sp;
+      sp.sparse = SparseTensor::FromDense(t);
+      WriteMtx(dir / "s.mtx", sp, o);
+      EXPECT_HAS(testing::ReadText(dir / "s.mtx"), is_skew ? " skew-symmetric\n" : " symmetric\n");
+      EXPECT_EQ(DenseOf(Read(dir / "s.mtx")), values);
+    }
+  }
 }
 
 }  // namespace
