@@ -1,8 +1,10 @@
 // torch.nn.functional.embedding_bag's arguments and results on tensorkit's EmbeddingBag, and its
 // dense weight gradient. Malformed offsets and ids are Errors naming the position (torch's CPU
 // kernel reads out of bounds on some: pytorch #175368, #190044, #70170).
+#include <cstring>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tensorkit/dense/external.h"
@@ -120,7 +122,7 @@ Table CheckTable(const TorchTensor& weight, const std::string& mode,
 TorchTensor EmbeddingBagOp(TorchTensor input, TorchTensor weight,
                            std::optional<TorchTensor> offsets, std::string mode,
                            std::optional<TorchTensor> per_sample_weights, bool include_last_offset,
-                           std::optional<int64_t> padding_idx) {
+                           std::optional<int64_t> padding_idx, bool /*sparse: the backward's*/) {
   const char* op = "tensorkit::embedding_bag";
   return Run(op, [&] {
     const Table t = CheckTable(weight, mode, per_sample_weights, padding_idx, op);
@@ -151,11 +153,53 @@ TorchTensor EmbeddingBagBackwardOp(TorchTensor grad, TorchTensor input, TorchTen
   });
 }
 
+// The sparse weight gradient as torch.sparse_coo's hybrid form: the distinct ids that occur
+// (ascending, padding excluded) and their gradient rows, [U] and [U, D]. The library's
+// SparseTensor holds the same rows as U * D (id, column) entries, columns ascending per id, so
+// its values are the rows already; only the ids are taken from every D-th index.
+std::tuple<TorchTensor, TorchTensor> EmbeddingBagSparseBackwardOp(
+    TorchTensor grad, TorchTensor input, TorchTensor weight, std::optional<TorchTensor> offsets,
+    std::string mode, std::optional<TorchTensor> per_sample_weights, bool include_last_offset,
+    std::optional<int64_t> padding_idx) {
+  const char* op = "tensorkit::embedding_bag_sparse_backward";
+  return Run(op, [&] {
+    const Table t = CheckTable(weight, mode, per_sample_weights, padding_idx, op);
+    const JaggedTensor bags = Bags(input, offsets, per_sample_weights, include_last_offset, op);
+    const int64_t D = weight.size(1);
+    TK_CHECK(grad.dim() == 2 && grad.size(0) == bags.batch_size() && grad.size(1) == D,
+             kShapeMismatch, op, ": grad must be [B, D] = [", bags.batch_size(), ", ", D, "], got ",
+             SizesText(grad));
+    TK_CHECK(grad.scalar_type() == weight.scalar_type(), kDTypeMismatch, op, ": grad (",
+             ScalarTypeName(grad.scalar_type()), ") must have weight's dtype ",
+             ScalarTypeName(weight.scalar_type()));
+    if (D == 0) {
+      // No entries to carry the ids: the gradient of a table without columns is empty.
+      return std::make_tuple(Empty({0}, ScalarType::Long), Empty({0, 0}, weight.scalar_type()));
+    }
+    const SparseTensor g =
+        EmbeddingBagBackward(Wrap(grad, op, "grad"), bags, t.combiner, weight.size(0), t.padding_id,
+                             t.combiner == Combiner::kMax ? t.weight : Tensor());
+    const int64_t U = g.nnz() / D;
+    TorchTensor rows = Empty({U}, ScalarType::Long);
+    int64_t* r = static_cast<int64_t*>(rows.data_ptr());
+    const Tensor idx = g.indices().IsContiguous() ? g.indices() : g.indices().Clone();
+    const int64_t* gi = idx.data<int64_t>();
+    for (int64_t u = 0; u < U; ++u) r[u] = gi[u * D * 2];
+    Tensor values = g.values().IsContiguous() ? g.values() : g.values().Clone();
+    TorchTensor rows_values = Empty({U, D}, weight.scalar_type());
+    Tensor out = Wrap(rows_values, op, "gradient rows");
+    std::memcpy(out.raw_data(), values.raw_data(),
+                static_cast<size_t>(U * D) * DTypeSize(values.dtype()));
+    return std::make_tuple(rows, rows_values);
+  });
+}
+
 }  // namespace
 
 STABLE_TORCH_LIBRARY_IMPL(tensorkit, CPU, m) {
   m.impl("embedding_bag", TORCH_BOX(&EmbeddingBagOp));
   m.impl("embedding_bag_backward", TORCH_BOX(&EmbeddingBagBackwardOp));
+  m.impl("embedding_bag_sparse_backward", TORCH_BOX(&EmbeddingBagSparseBackwardOp));
 }
 
 }  // namespace tensorkit::torch_ops

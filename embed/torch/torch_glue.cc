@@ -121,6 +121,16 @@ TorchTensor Zeros(const std::vector<int64_t>& dims, ScalarType st) {
   return t;
 }
 
+Combiner ParseCombiner(const std::string& name, const char* op) {
+  for (Combiner c :
+       {Combiner::kSum, Combiner::kMean, Combiner::kSqrtN, Combiner::kMax, Combiner::kMin}) {
+    if (name == CombinerName(c)) return c;
+  }
+  Throw(ErrorCode::kInvalidArgument, op,
+        ": the reduction must be \"sum\", \"mean\", \"sqrtn\", \"max\" or \"min\", got \"", name,
+        "\"");
+}
+
 Tensor IndexVector(const TorchTensor& t, const char* op, const char* what) {
   TK_CHECK(t.dim() == 1, kInvalidArgument, op, ": ", what, " must be 1-D, got shape ",
            SizesText(t));

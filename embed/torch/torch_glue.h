@@ -30,6 +30,7 @@
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/dense/tensor.h"
+#include "tensorkit/features/combiner.h"
 
 namespace tensorkit::torch_ops {
 
@@ -66,6 +67,10 @@ TorchTensor Zeros(const std::vector<int64_t>& dims, ScalarType st);
 Tensor IndexVector(const TorchTensor& t, const char* op, const char* what);
 // "[2, 3]".
 std::string SizesText(const TorchTensor& t);
+
+// The combiner a reduction name gives ("sum", "mean", "sqrtn", "max", "min"); an Error naming
+// `op` for another.
+Combiner ParseCombiner(const std::string& name, const char* op);
 
 // ---------------------------------------------------------------------------------------------
 // Definitions
