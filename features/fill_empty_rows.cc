@@ -13,6 +13,8 @@
 
 #include "tensorkit/common/simd_path.h"
 #include "tensorkit/common/wrap.h"
+#include "tensorkit/dense/ops.h"
+#include "tensorkit/dense/outputs.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
@@ -196,25 +198,17 @@ CheckedRows CheckRows(const SparseTensor& st) {
 
 // Output k of dims and dtype on `device` from `allocate` (new tensors without one), checked to
 // be what the writers below expect: a contiguous tensor of exactly those dims and dtype there.
-Tensor Allocate(const FillEmptyRowsAllocator* allocate, int k, const std::vector<int64_t>& dims,
-                DType dtype, Device device) {
-  if (allocate == nullptr || !*allocate) return Tensor::Empty(dims, dtype, device);
-  Tensor t = (*allocate)(k, dims, dtype);
-  TK_CHECK(t.defined() && t.Dims() == dims && t.dtype() == dtype && t.IsContiguous() &&
-               t.device() == device,
-           kInvalidArgument, kFillOp, ": the allocator gave output ", k, " as ",
-           t.defined() ? DTypeName(t.dtype()) : "undefined", " ",
-           t.defined() ? ShapeString(t.Dims()) : std::string(), "; it must be a contiguous ",
-           device.is_cpu() ? std::string("CPU") : device.ToString(), " ", DTypeName(dtype),
-           " tensor ", ShapeString(dims));
-  return t;
+Tensor Allocate(OutputAllocator* allocate, int k, const std::vector<int64_t>& dims, DType dtype,
+                Device device) {
+  if (allocate == nullptr) return Tensor::Empty(dims, dtype, device);
+  return AllocateChecked(*allocate, k, dims, dtype, device, kFillOp);
 }
 
 // The outputs under construction: out_slots entries of rank `rank`, on `device`.
 struct Outputs {
   Tensor idx, values, empty, reverse;
   Outputs(int64_t out_slots, int rank, DType dtype, int64_t rows, int64_t nnz,
-          const FillEmptyRowsAllocator* allocate, Device device = Device::Cpu())
+          OutputAllocator* allocate, Device device = Device::Cpu())
       : idx(Allocate(allocate, 0, {out_slots, rank}, DType::kInt64, device)),
         values(Allocate(allocate, 1, {out_slots}, dtype, device)),
         empty(Allocate(allocate, 2, {rows}, DType::kBool, device)),
@@ -263,7 +257,7 @@ inline void WriteFilled(int64_t r, int64_t slot, int rank, const T& fill, int64_
 // the gap's filled entries first. Tasks take whole chunks; only gaps branch.
 template <typename T>
 FillEmptyRowsResult FillSorted(const SparseTensor& st, const CheckedRows& checked, const T& fill,
-                               const FillEmptyRowsAllocator* allocate) {
+                               OutputAllocator* allocate) {
   const Input<T> in(st, checked.idx);
   const int64_t nnz = in.nnz, rows = in.rows, vstride = in.vstride;
   const int rank = in.rank;
@@ -282,8 +276,9 @@ FillEmptyRowsResult FillSorted(const SparseTensor& st, const CheckedRows& checke
   if (num_empty == 0 && st.values().IsContiguous()) {
     // Nothing moves: the outputs are the inputs (as TensorFlow returns them).
     res.output = SparseTensor::Create(checked.idx, st.values(), st.shape(), out_order);
-    res.empty_row_indicator = Tensor::Zeros({rows}, DType::kBool);
-    res.reverse_index_map = Tensor::Empty({nnz}, DType::kInt64);
+    res.empty_row_indicator = Allocate(allocate, 2, {rows}, DType::kBool, Device::Cpu());
+    SetZero(&res.empty_row_indicator);
+    res.reverse_index_map = Allocate(allocate, 3, {nnz}, DType::kInt64, Device::Cpu());
     int64_t* rev = res.reverse_index_map.data<int64_t>();
     ParallelFor(0, nnz, GrainFor(8), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) rev[i] = i;
@@ -341,7 +336,7 @@ FillEmptyRowsResult FillSorted(const SparseTensor& st, const CheckedRows& checke
 // least one slot, so that an empty row's slot is there for its filled entry.
 template <typename T>
 FillEmptyRowsResult FillUnsorted(const SparseTensor& st, const Tensor& idx_t, const T& fill,
-                                 const FillEmptyRowsAllocator* allocate) {
+                                 OutputAllocator* allocate) {
   const Input<T> in(st, idx_t);
   const int64_t nnz = in.nnz, rows = in.rows, vstride = in.vstride;
   const int rank = in.rank;
@@ -389,7 +384,7 @@ constexpr int64_t kBucketedEntries = int64_t{1} << 16;
 
 template <typename T>
 FillEmptyRowsResult FillUnsortedBucketed(const SparseTensor& st, const Tensor& idx_t, const T& fill,
-                                         const FillEmptyRowsAllocator* allocate) {
+                                         OutputAllocator* allocate) {
   const Input<T> in(st, idx_t);
   const int64_t nnz = in.nnz, rows = in.rows, vstride = in.vstride;
   const int rank = in.rank;
@@ -472,7 +467,7 @@ FillEmptyRowsResult FillUnsortedBucketed(const SparseTensor& st, const Tensor& i
 // their values plain bytes.
 template <typename T>
 FillEmptyRowsResult FillUnsortedAny(const SparseTensor& st, const Tensor& idx_t, const T& fill,
-                                    const FillEmptyRowsAllocator* allocate) {
+                                    OutputAllocator* allocate) {
   if constexpr (std::is_trivially_copyable_v<T>) {
     if (st.nnz() >= kBucketedEntries && st.shape()[0] > 0) {
       return FillUnsortedBucketed<T>(st, idx_t, fill, allocate);
@@ -484,7 +479,7 @@ FillEmptyRowsResult FillUnsortedAny(const SparseTensor& st, const Tensor& idx_t,
 // The checks TensorFlow makes (and the bounds of every axis), then the fill.
 template <typename T>
 FillEmptyRowsResult Fill(const SparseTensor& st, const T& fill,
-                         const FillEmptyRowsAllocator* allocate = nullptr) {
+                         OutputAllocator* allocate = nullptr) {
   const CheckedRows checked = CheckRows(st);
   return checked.rows_sorted ? FillSorted<T>(st, checked, fill, allocate)
                              : FillUnsortedAny<T>(st, checked.idx, fill, allocate);
@@ -495,7 +490,7 @@ FillEmptyRowsResult Fill(const SparseTensor& st, const T& fill,
 // a stable sort of their rows there and placed at fill_device.h's slots. Two fetches: whether
 // the input is sorted, and the number of empty rows (it sizes the output).
 FillEmptyRowsResult FillOnDevice(const SparseTensor& st, Scalar default_value,
-                                 const FillEmptyRowsAllocator* allocate) {
+                                 OutputAllocator* allocate) {
   const Tensor idx = si::Contiguous(st.indices());
   sparse_cuda::CheckBounds(kFillOp, idx, st.shape());
   const int rank = st.rank();
@@ -510,8 +505,8 @@ FillEmptyRowsResult FillOnDevice(const SparseTensor& st, Scalar default_value,
   if (plan.num_empty == 0 && sorted && st.values().IsContiguous()) {
     // Nothing moves: the outputs are the inputs (as on the CPU); only the maps are written.
     res.output = SparseTensor::Create(idx, st.values(), st.shape(), iota);
-    res.empty_row_indicator = Tensor::Empty({rows}, DType::kBool, device);
-    res.reverse_index_map = Tensor::Empty({nnz}, DType::kInt64, device);
+    res.empty_row_indicator = Allocate(allocate, 2, {rows}, DType::kBool, device);
+    res.reverse_index_map = Allocate(allocate, 3, {nnz}, DType::kInt64, device);
     features_cuda::FillOnDevice(plan, idx, values, 0, nullptr, nullptr, &res.empty_row_indicator,
                                 &res.reverse_index_map, kFillOp);
     return res;
@@ -574,22 +569,38 @@ void CheckFillInput(const SparseTensor& st) {
 
 }  // namespace
 
-FillEmptyRowsResult FillEmptyRows(const SparseTensor& st, Scalar default_value) {
-  return FillEmptyRows(st, default_value, FillEmptyRowsAllocator());
-}
+namespace {
 
-FillEmptyRowsResult FillEmptyRows(const SparseTensor& st, Scalar default_value,
-                                  const FillEmptyRowsAllocator& allocate) {
+// FillEmptyRows of numbers, its outputs from `allocate` (new tensors when null).
+FillEmptyRowsResult FillNumbers(const SparseTensor& st, Scalar default_value,
+                                OutputAllocator* allocate) {
   CheckFillInput(st);
   TK_CHECK(st.dtype() != DType::kString, kDTypeMismatch, kFillOp,
            ": the values are strings; pass the default value as a std::string, e.g. "
            "FillEmptyRows(st, \"\")");
-  if (si::OnCuda(st)) return FillOnDevice(st, default_value, &allocate);
-  return fi::ReportingAllocationFailure(kFillOp, [&] {
-    return Dispatch<kNumericDTypes>(st.dtype(), kFillOp, [&]<typename T>() {
-      return Fill<T>(st, default_value.To<T>(), &allocate);
+  FillEmptyRowsResult res;
+  if (si::OnCuda(st)) {
+    res = FillOnDevice(st, default_value, allocate);
+  } else {
+    res = fi::ReportingAllocationFailure(kFillOp, [&] {
+      return Dispatch<kNumericDTypes>(st.dtype(), kFillOp, [&]<typename T>() {
+        return Fill<T>(st, default_value.To<T>(), allocate);
+      });
     });
-  });
+  }
+  if (allocate != nullptr) allocate->Commit();
+  return res;
+}
+
+}  // namespace
+
+FillEmptyRowsResult FillEmptyRows(const SparseTensor& st, Scalar default_value) {
+  return FillNumbers(st, default_value, nullptr);
+}
+
+FillEmptyRowsResult FillEmptyRows(const SparseTensor& st, Scalar default_value,
+                                  OutputAllocator& out) {
+  return FillNumbers(st, default_value, &out);
 }
 
 FillEmptyRowsResult FillEmptyRowsOfStrings(const SparseTensor& st,

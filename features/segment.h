@@ -14,10 +14,10 @@
 #define TENSORKIT_FEATURES_SEGMENT_H_
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <type_traits>
 
+#include "tensorkit/common/outputs.h"
 #include "tensorkit/common/scalar.h"
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/features/combiner.h"
@@ -100,16 +100,14 @@ struct FillEmptyRowsResult {
 // shape[0] == 0 with entries, rank 0, string values (use the std::string overload). On a CUDA
 // device the outputs are made there, the same (a stable radix sort of the rows groups them).
 FillEmptyRowsResult FillEmptyRows(const SparseTensor& st, Scalar default_value);
-// Where FillEmptyRows writes its outputs, for a host framework that owns the buffers:
-// allocate(k, dims, dtype) returns a contiguous tensor on the input's device of exactly dims
-// and dtype for output k (0 the indices, 1 the values, 2 empty_row_indicator, 3
-// reverse_index_map), e.g. a wrapped output of a TensorFlow kernel. The results are then those
-// tensors, except when nothing moves (sorted input without empty rows: the input's indices and
-// values are returned, as above).
-using FillEmptyRowsAllocator =
-    std::function<Tensor(int k, const std::vector<int64_t>& dims, DType dtype)>;
+// The same, its outputs made by `out` (common/outputs.h), e.g. a TensorFlow kernel's: output 0
+// the indices, 1 the values, 2 empty_row_indicator, 3 reverse_index_map, each a contiguous
+// tensor of exactly its dims and dtype on the input's device; out.Commit() once all are written
+// (not when it throws). The results are those tensors, except when nothing moves (sorted input
+// without empty rows): outputs 0 and 1 are then not made, and the result's indices and values
+// are the input's (a host passes its inputs on).
 FillEmptyRowsResult FillEmptyRows(const SparseTensor& st, Scalar default_value,
-                                  const FillEmptyRowsAllocator& allocate);
+                                  OutputAllocator& out);
 // The same for string values: default_value anything a std::string is made from ("" or a
 // std::string; a template so that a number never converts to it).
 template <typename S>

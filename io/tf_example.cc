@@ -175,7 +175,7 @@ inline void Skip(const Ctx& c, Tag t, const uint8_t* at, const uint8_t*& p, cons
 }
 
 // The C++ types a bytes value is written as: a std::string (a kString tensor), or a BytesRef
-// into its record (internal::ParseFixedAndVarLen with bytes_as_refs).
+// into its record (internal::ParseFixedAndVarLen with targets).
 template <typename T>
 inline constexpr bool kIsBytes =
     std::is_same_v<T, std::string> || std::is_same_v<T, internal::BytesRef>;
@@ -184,7 +184,7 @@ inline void SetBytes(std::string* out, const uint8_t* p, uint64_t n) {
   out->assign(reinterpret_cast<const char*>(p), n);
 }
 inline void SetBytes(internal::BytesRef* out, const uint8_t* p, uint64_t n) {
-  *out = internal::BytesRef{reinterpret_cast<const char*>(p), n};
+  *out = internal::BytesRef{reinterpret_cast<const char*>(p), static_cast<int64_t>(n)};
 }
 
 // Values in one list message of type `kind` (field 1, packed or not; other fields skipped).
@@ -860,6 +860,19 @@ void DecodeVarLen(const Ctx& c, Kind kind, Span lists, int64_t n, T* dst) {
   DecodeFeature(c, kind, b, e, dst);
 }
 
+// Records [b, e) of the string FixedLenFeatures among `columns` (BytesRefs) into their string
+// targets: those that take ranges in any order when `in_order` is false, the others when true.
+void SetFixedStrings(const std::vector<internal::FixedTarget>& targets,
+                     const std::vector<Column>& columns, int64_t b, int64_t e, bool in_order) {
+  for (size_t f = 0; f < targets.size(); ++f) {
+    StringOutput* out = targets[f].strings;
+    if (out == nullptr || out->InOrder() != in_order) continue;
+    const auto* refs = static_cast<const internal::BytesRef*>(columns[f].data);
+    const int64_t n = columns[f].n;
+    out->SetSpans(b * n, e * n, refs + b * n);
+  }
+}
+
 }  // namespace
 
 const Tensor& ParsedExamples::Fixed(std::string_view key) const {
@@ -871,8 +884,8 @@ const JaggedTensor& ParsedExamples::VarLen(std::string_view key) const {
 }
 
 ParsedExamples internal::ParseFixedAndVarLen(const std::vector<std::string_view>& records,
-                                             const ExampleSpec& spec, bool bytes_as_refs,
-                                             const ChunkParsed& chunk_parsed) {
+                                             const ExampleSpec& spec,
+                                             const std::vector<FixedTarget>* targets) {
   const Plan plan = CheckSpec(spec);
   const int64_t B = static_cast<int64_t>(records.size());
   const int F = static_cast<int>(spec.fixed.size()), V = static_cast<int>(spec.var_len.size());
@@ -882,8 +895,9 @@ ParsedExamples internal::ParseFixedAndVarLen(const std::vector<std::string_view>
   }
   const KeyIndex index(plan.keys);
 
-  // A column's output: as its dtype, or BytesRef pairs for strings with bytes_as_refs.
-  const bool refs = bytes_as_refs;
+  // A column's output: as its dtype, or BytesRef pairs for strings with targets.
+  const bool refs = targets != nullptr;
+  TK_INTERNAL_CHECK(!refs || static_cast<int>(targets->size()) == F);
   auto empty = [&](std::vector<int64_t> dims, DType dtype) {
     if (!refs || dtype != DType::kString) return Tensor::Empty(dims, dtype);
     dims.push_back(2);
@@ -899,18 +913,25 @@ ParsedExamples internal::ParseFixedAndVarLen(const std::vector<std::string_view>
     const FixedLenFeature& x = spec.fixed[f];
     std::vector<int64_t> dims = {B};
     dims.insert(dims.end(), x.shape.begin(), x.shape.end());
-    out.fixed.push_back(empty(dims, x.dtype));
+    if (refs && x.dtype != DType::kString) {
+      const Tensor& t = (*targets)[f].numbers;
+      TK_INTERNAL_CHECK(t.defined() && t.dtype() == x.dtype && t.IsContiguous() &&
+                        t.NumElements() == B * plan.fixed_count[f]);
+      out.fixed.push_back(t.WithPattern(DefaultPattern(dims, "ParseExamples")));
+    } else {
+      out.fixed.push_back(empty(dims, x.dtype));
+    }
     out.fixed_keys.push_back(x.key);
     const void* def = plan.defaults[f].defined() ? plan.defaults[f].raw_data() : nullptr;
     if (refs && def != nullptr && x.dtype == DType::kString) {
       const Tensor& d = x.default_value;
       TK_CHECK(d.device().is_cpu() && d.IsContiguous(), kInternal,
-               "ParseFixedAndVarLen: with bytes_as_refs the default_value of '", Excerpt(x.key),
+               "ParseFixedAndVarLen: with targets the default_value of '", Excerpt(x.key),
                "' must be a contiguous CPU tensor");
       const std::string* v = d.data<std::string>();
       for (int64_t i = 0; i < plan.fixed_count[f]; ++i) {
         const std::string& one = v[d.NumElements() == 1 ? 0 : i];
-        ref_defaults[f].push_back(BytesRef{one.data(), one.size()});
+        ref_defaults[f].push_back(BytesRef{one.data(), static_cast<int64_t>(one.size())});
       }
       def = ref_defaults[f].data();
     }
@@ -958,10 +979,11 @@ ParsedExamples internal::ParseFixedAndVarLen(const std::vector<std::string_view>
         }
       });
     }
-    if (chunk_parsed && (r + 1 == B || (r + 1) % internal::kRecordChunk == 0)) {
-      chunk_parsed(out.fixed, chunk * internal::kRecordChunk, r + 1);
+    if (refs && (r + 1 == B || (r + 1) % internal::kRecordChunk == 0)) {
+      SetFixedStrings(*targets, columns, chunk * internal::kRecordChunk, r + 1, false);
     }
   });
+  if (refs) SetFixedStrings(*targets, columns, 0, B, true);
 
   // Offsets per VarLenFeature, then pass 2.
   ParallelFor(0, V, 1, [&](int64_t b, int64_t e) {

@@ -61,6 +61,7 @@
 #include <utility>
 #include <vector>
 
+#include "tensorkit/common/outputs.h"
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/features/jagged.h"
 #include "tensorkit/io/tfrecord.h"
@@ -231,6 +232,69 @@ struct ParsedSequenceExamples {
 // record, the feature list and the step.
 ParsedSequenceExamples ParseSequenceExamples(const std::vector<std::string_view>& records,
                                              const SequenceExampleSpec& spec);
+
+// --- Into the caller's outputs (common/outputs.h) ------------------------------------------------
+//
+// ParseExamples and ParseSequenceExamples can write their outputs through an OutputAllocator,
+// as TensorFlow's parse ops lay them out: a FixedLenFeature or FixedLenSequenceFeature one
+// dense tensor; a VarLenFeature, SparseFeature or feature_list_sparse a SparseTensor as three
+// outputs: indices int64 [nnz, rank], values [nnz], dense_shape int64 [rank] (a VarLenFeature's
+// indices (record, position) and dense_shape [B, max_len], as JaggedTensor::ToSparse gives);
+// a RaggedFeature its flat_values, then each level of its nested_row_splits (outermost first);
+// a feature_list_dense its values and then its lengths. Strings go to AllocateStrings, straight
+// from the records (no std::string in between on the way of ExampleSpecs whose composites each
+// read a key of their own: every spec TensorFlow's ParseExampleV2 takes). With `batch` false
+// there is one record and no batch dim: dense outputs drop it, sparse indices lose their record
+// column and dense_shape its first dim, lengths are scalars, and a ragged feature's batch row
+// splits are written empty ([0]). Commit() ends a successful call; a failure leaves the
+// outputs unshown.
+
+// The output indices of an ExampleSpec's features, from `first` on: its FixedLenFeatures, then
+// 3 per VarLenFeature (indices, values, dense_shape), 3 per SparseFeature, 1 per
+// FixedLenSequenceFeature, and per RaggedFeature its flat_values then 1 + (its partitions but
+// trailing UniformRowLengths) levels of row splits.
+class ExampleOutputIndex {
+ public:
+  explicit ExampleOutputIndex(const ExampleSpec& spec, int first = 0);
+  int Fixed(int i) const { return first_ + i; }
+  int VarLen(int i) const { return var_len_ + 3 * i; }  // indices; values + 1; dense_shape + 2
+  int Sparse(int i) const { return sparse_ + 3 * i; }   // the same
+  int FixedSequence(int i) const { return sequence_ + i; }
+  int Ragged(int i) const { return ragged_[static_cast<size_t>(i)]; }  // row splits from + 1
+  int end() const { return end_; }
+
+ private:
+  int first_, var_len_, sparse_, sequence_, end_;
+  std::vector<int> ragged_;
+};
+
+// A SequenceExampleSpec's: the context's (ExampleOutputIndex from 0), then 2 per
+// feature_list_dense (values, lengths), 3 per feature_list_sparse, and per feature_list_ragged
+// its flat_values then 2 + (its partitions but trailing UniformRowLengths) levels of row splits
+// (steps per record first, then values per step, ...).
+class SequenceOutputIndex {
+ public:
+  explicit SequenceOutputIndex(const SequenceExampleSpec& spec);
+  const ExampleOutputIndex& context() const { return context_; }
+  int FeatureListDense(int i) const { return dense_ + 2 * i; }
+  int FeatureListSparse(int i) const { return sparse_ + 3 * i; }
+  int FeatureListRagged(int i) const { return ragged_[static_cast<size_t>(i)]; }
+  int end() const { return end_; }
+
+ private:
+  ExampleOutputIndex context_;
+  int dense_, sparse_, end_;
+  std::vector<int> ragged_;
+};
+
+// ParseExamples (the same checks and errors) into `out`, numbered by ExampleOutputIndex(spec).
+void ParseExamples(const std::vector<std::string_view>& records, const ExampleSpec& spec,
+                   OutputAllocator& out, bool batch = true);
+// ParseSequenceExamples (the same checks and errors) into `out`, numbered by
+// SequenceOutputIndex(spec).
+void ParseSequenceExamples(const std::vector<std::string_view>& records,
+                           const SequenceExampleSpec& spec, OutputAllocator& out,
+                           bool batch = true);
 
 // What a batch of tf.Example records holds (for `tensorkit info`): every feature key, in key
 // order, with its list type, the records holding it and the values per record. A key repeated

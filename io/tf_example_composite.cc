@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/common/error.h"
@@ -227,29 +228,22 @@ SparseTensor BuildSparse(const SparseFeature& f, const std::vector<const JaggedT
   return st;
 }
 
-// [B, rows, *f.shape]: record r's values are values[first(r)..first(r + 1)), then
+// [B, rows, *f.shape]: record r's values are values[first[r]..first[r + 1]), then
 // f.default_value (0 or "" when undefined) to the end of its rows * prod(f.shape) elements.
-template <typename First>
 Tensor PaddedRows(const FixedLenSequenceFeature& f, const Tensor& values, int64_t B, int64_t rows,
-                  const First& first) {
+                  std::vector<int64_t> first) {
   int64_t stride = 1;
   for (int64_t d : f.shape) stride *= d;  // checked by KeyPlan
-  const int64_t row = rows * stride;
   std::vector<int64_t> dims = {B, rows};
   dims.insert(dims.end(), f.shape.begin(), f.shape.end());
   int64_t volume = 1;
   for (int64_t d : dims) volume = CheckedMul(volume, d, f.key, "FixedLenSequenceFeature output");
   Tensor out = Tensor::Empty(dims, f.dtype);
-  Dispatch<internal::kExampleDTypes>(f.dtype, "ParseExamples", [&]<typename T>() {
-    const T pad =
-        f.default_value.defined() ? f.default_value.To(Device::Cpu()).ToVector<T>()[0] : T{};
-    const T* src = values.data<T>();
-    T* dst = out.data<T>();
-    internal::ForRecords(B, [&](int64_t, int64_t r) {
-      T* d = std::copy(src + first(r), src + first(r + 1), dst + r * row);
-      std::fill(d, dst + (r + 1) * row, pad);
-    });
-  });
+  std::vector<std::unique_ptr<StringOutput>> keep;
+  internal::Fills fills;
+  const internal::Dest to = internal::DestOf(out, &keep);
+  internal::AddPadded(&fills, f, values, std::move(first), rows * stride, to);
+  fills.Run();
   return out;
 }
 
@@ -258,7 +252,7 @@ Tensor PaddedRows(const FixedLenSequenceFeature& f, const Tensor& values, int64_
 Tensor BuildFixedSequence(const FixedLenSequenceFeature& f, const JaggedTensor& j, int64_t B) {
   const int64_t* o = j.offsets().data<int64_t>();
   return PaddedRows(f, j.values(), B, internal::SequenceRows(f, j, B),
-                    [o](int64_t r) { return o[r]; });
+                    std::vector<int64_t>(o, o + B + 1));
 }
 
 // --- RaggedFeature ------------------------------------------------------------------------------
@@ -466,7 +460,9 @@ Tensor BuildListDense(const FixedLenSequenceFeature& f, const internal::FeatureL
     lengths->data<int64_t>()[r] = rs[r + 1] - rs[r];
     max_steps = std::max(max_steps, rs[r + 1] - rs[r]);
   }
-  return PaddedRows(f, v.values, B, max_steps, [rs, so](int64_t r) { return so[rs[r]]; });
+  std::vector<int64_t> first(static_cast<size_t>(B + 1));
+  for (int64_t r = 0; r <= B; ++r) first[r] = so[rs[r]];
+  return PaddedRows(f, v.values, B, max_steps, std::move(first));
 }
 
 SparseTensor BuildListSparse(const internal::FeatureListValues& v, int64_t B) {
@@ -640,15 +636,15 @@ const RaggedOutput& ParsedSequenceExamples::FeatureListRagged(std::string_view k
                             "ParsedSequenceExamples::FeatureListRagged", "feature_list_ragged");
 }
 
-ParsedSequenceExamples ParseSequenceExamples(const std::vector<std::string_view>& records,
-                                             const SequenceExampleSpec& spec) {
+ParsedSequenceExamples internal::ParseFeatureListsOf(const std::vector<std::string_view>& records,
+                                                     const SequenceExampleSpec& spec,
+                                                     const std::function<void()>& context) {
   KeyPlan keys("ParseSequenceExamples");
   for (const FixedLenSequenceFeature& f : spec.feature_list_dense) keys.AddFixedSequence(f);
   for (const VarLenFeature& f : spec.feature_list_sparse) keys.AddVarLen(f);
   for (const RaggedFeature& f : spec.feature_list_ragged) keys.AddRagged(f);
+  context();
   ParsedSequenceExamples out;
-  // The context is field 1, a Features message, as in a tf.Example.
-  out.context = ParseExamples(records, spec.context);
   const std::vector<internal::FeatureListValues> lists =
       internal::ParseFeatureLists(records, keys.parsed);
   const int64_t B = static_cast<int64_t>(records.size());
@@ -672,6 +668,16 @@ ParsedSequenceExamples ParseSequenceExamples(const std::vector<std::string_view>
         BuildListRagged(f, *list(f.value_key.empty() ? f.key : f.value_key), parts, B));
     out.feature_list_ragged_keys.push_back(f.key);
   }
+  return out;
+}
+
+ParsedSequenceExamples ParseSequenceExamples(const std::vector<std::string_view>& records,
+                                             const SequenceExampleSpec& spec) {
+  ParsedExamples context;
+  // The context is field 1, a Features message, as in a tf.Example.
+  ParsedSequenceExamples out = internal::ParseFeatureListsOf(
+      records, spec, [&] { context = ParseExamples(records, spec.context); });
+  out.context = std::move(context);
   return out;
 }
 

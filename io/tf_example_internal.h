@@ -1,11 +1,12 @@
-// tensorkit/io/tf_example_internal.h: internal to io/ (not installed): what tf_example.cc and
-// tf_example_composite.cc share, and the TensorFlow parse ops' fast path (built in this tree).
+// tensorkit/io/tf_example_internal.h: internal to io/ (not installed): what tf_example.cc,
+// tf_example_composite.cc and tf_example_outputs.cc share.
 #ifndef TENSORKIT_IO_TF_EXAMPLE_INTERNAL_H_
 #define TENSORKIT_IO_TF_EXAMPLE_INTERNAL_H_
 
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/file_util.h"
+#include "tensorkit/common/outputs.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/io/tf_example.h"
 
@@ -57,28 +59,29 @@ const T& OutputOf(const std::vector<std::string>& keys, const std::vector<T>& ou
 }
 
 // A bytes value where it lies: in its record, or in a spec's default_value.
-struct BytesRef {
-  const char* data;
-  uint64_t size;
-};
+using BytesRef = ByteSpan;
 static_assert(sizeof(BytesRef) == 2 * sizeof(int64_t));
 
+// Where ParseFixedAndVarLen puts one FixedLenFeature when it writes into an OutputAllocator's
+// outputs: a contiguous numeric tensor of B * prod(shape) elements (decoded in place), or the
+// string output it sets.
+struct FixedTarget {
+  Tensor numbers;
+  StringOutput* strings = nullptr;
+};
+
 // ParseExamples of spec.fixed and spec.var_len only (keys unique among them); spec.sparse and
-// spec.ragged are ignored. With `bytes_as_refs` every string output (a FixedLenFeature's, a
-// VarLenFeature's values) is instead int64 with one more trailing dim of 2, each pair a
-// BytesRef into `records` or into the default_value of `spec` (a contiguous CPU tensor): no
-// std::string is made, and the caller copies the bytes where it keeps strings (the TensorFlow
-// ops: into tstrings) while both are alive.
-//
-// `chunk_parsed`, when set, is called for each chunk of records right after pass 1 parsed it, on
-// the thread that parsed it (so the records' bytes are still in cache), with the
-// FixedLenFeature outputs, final for records [begin, end): the TensorFlow ops copy them to
-// their outputs there.
-using ChunkParsed =
-    std::function<void(const std::vector<Tensor>& fixed, int64_t begin, int64_t end)>;
+// spec.ragged are ignored. With `targets` (one per spec.fixed) the FixedLenFeatures go straight
+// to them: numbers decoded in place, strings set chunk by chunk right after pass 1 parsed the
+// chunk (its records still in cache; the whole output after pass 1 when it is InOrder), and the
+// result's fixed tensors are then the targets (numbers) or BytesRef pairs (strings); every
+// string output (a FixedLenFeature's, a VarLenFeature's values) is then int64 with one more
+// trailing dim of 2, each pair a BytesRef into `records` or into the default_value of `spec` (a
+// contiguous CPU tensor): no std::string is made, and the caller hands the bytes to its string
+// outputs while both are alive.
 ParsedExamples ParseFixedAndVarLen(const std::vector<std::string_view>& records,
-                                   const ExampleSpec& spec, bool bytes_as_refs = false,
-                                   const ChunkParsed& chunk_parsed = {});
+                                   const ExampleSpec& spec,
+                                   const std::vector<FixedTarget>* targets = nullptr);
 
 // The spec that ParseFixedAndVarLen parses for `spec` when every composite of it reads one key of
 // its own: no SparseFeature, and each FixedLenSequenceFeature and RaggedFeature (without
@@ -107,6 +110,48 @@ struct FeatureListValues {
 // values) of SequenceExample records. The last map entry of a key wins.
 std::vector<FeatureListValues> ParseFeatureLists(const std::vector<std::string_view>& records,
                                                  const std::vector<VarLenFeature>& keys);
+
+// --- Writing outputs (tf_example_outputs.cc) ---------------------------------------------------
+
+// Where elements go: a contiguous numeric tensor's memory (elem bytes each) or a string output.
+struct Dest {
+  void* data = nullptr;
+  int64_t elem = 0;
+  StringOutput* strings = nullptr;
+};
+// A contiguous CPU tensor's elements (a kString one through a TensorStrings kept in `keep`).
+Dest DestOf(const Tensor& t, std::vector<std::unique_ptr<StringOutput>>* keep);
+
+// Element writes that run in one parallel pass: Run() splits all their items together, so
+// that many small outputs (26 sparse features of a batch) cost one parallel loop rather than
+// one each; serially, in order, when a string output needs its elements in order.
+class Fills {
+ public:
+  void Add(int64_t items, std::function<void(int64_t, int64_t)> fill, const Dest* to = nullptr);
+  void Run() const;
+
+ private:
+  std::vector<int64_t> start_ = {0};  // job j's items are [start_[j], start_[j + 1])
+  std::vector<std::function<void(int64_t, int64_t)>> fills_;
+  bool in_order_ = false;
+};
+
+// Elements [from, from + n) of parsed `values` (numbers, std::strings, or BytesRef pairs when
+// `to` is a string output and values are int64) to elements [at, at + n) of `to`.
+void CopyValues(const Tensor& values, int64_t from, const Dest& to, int64_t at, int64_t n);
+
+// The [B, rows, *f.shape] output of a FixedLenSequenceFeature (or a feature_list_dense): record
+// r's values [first[r], first[r + 1]) of `values`, then f.default_value (0 or "" when
+// undefined) to the end of its rows, into `to` (row: rows * prod(f.shape) elements a record).
+void AddPadded(Fills* fills, const FixedLenSequenceFeature& f, const Tensor& values,
+               std::vector<int64_t> first, int64_t row, const Dest& to);
+
+// The feature lists of `spec` parsed and built: after the feature-list keys are checked and
+// before the records' lists are parsed, context() runs (ParseSequenceExamples parses the
+// context there, so that its errors come in the same order whichever way it is written).
+ParsedSequenceExamples ParseFeatureListsOf(const std::vector<std::string_view>& records,
+                                           const SequenceExampleSpec& spec,
+                                           const std::function<void()>& context);
 
 }  // namespace tensorkit::io::internal
 

@@ -3,9 +3,9 @@
 //
 // Glossary
 //   caller-owned output  a Tensor over memory a host framework allocated (for example a
-//                        TensorFlow op's allocate_output, wrapped with WrapExternal); the
-//                        operation writes its result there instead of allocating, so nothing is
-//                        copied at the boundary.
+//                        TensorFlow op's allocate_output), made by the OutputAllocator the
+//                        caller passes (common/outputs.h); the operation writes its result
+//                        there instead of allocating, so nothing is copied at the boundary.
 //   sparse DLPack        a SparseTensor as two DLPack tensors (indices int64 [nnz, rank] and
 //                        values [nnz]) plus its shape and order, the way frameworks without a
 //                        sparse DLPack type (NumPy, PyTorch, TensorFlow) can take it.
@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tensorkit/common/outputs.h"
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -26,13 +27,15 @@ namespace tensorkit {
 // Declarations
 // ---------------------------------------------------------------------------------------------
 
-// What SparseTensor::Reorder(order) computes, written to `indices` (contiguous int64 [nnz, rank]
-// on the CPU, sharing no storage with st's indices) and `values` ([nnz], st's dtype, any
-// strides). The sorted rows are decoded straight into `indices`; `st` is not modified. Throws
-// Error (nothing written to `values`) naming `op` (the caller's operation) and the first entry
+// What SparseTensor::Reorder(order) computes, its outputs made by `out` (common/outputs.h):
+// output 0 the indices (contiguous int64 [nnz, rank] on the CPU, sharing no storage with st's
+// indices), output 1 the values ([nnz] of st's dtype, any strides; string values through
+// AllocateStrings, as views of st's strings: none is copied twice). The sorted rows are decoded
+// straight into output 0; `st` is not modified; out.Commit() ends it. Throws Error (nothing
+// written to the values, no Commit) naming `op` (the caller's operation) and the first entry
 // outside st.shape().
-void ReorderInto(const SparseTensor& st, const std::vector<int>& order, Tensor* indices,
-                 Tensor* values, const char* op = "ReorderInto");
+void ReorderInto(const SparseTensor& st, const std::vector<int>& order, OutputAllocator& out,
+                 const char* op = "ReorderInto");
 
 // Throws Error(kOutOfRange) naming `op`, the first entry outside st.shape() and its
 // coordinates; repeats and order are not looked at (ValidateIndices checks those too).

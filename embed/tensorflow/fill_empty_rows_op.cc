@@ -7,6 +7,7 @@
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/embed/tensorflow/tf_glue.h"
+#include "tensorkit/embed/tensorflow/tf_outputs.h"
 #include "tensorkit/features/segment.h"
 
 namespace tensorkit::tf {
@@ -107,34 +108,20 @@ class FillEmptyRowsKernel : public tfw::OpKernel {
       const std::optional<DType> bit = BitDType(vals.dtype());
       const SparseTensor st = SparseTensor::Create(Wrap(ind, DType::kInt64),
                                                    bit ? Wrap(vals, *bit) : Positions(nnz), shape);
-      // The outputs are written straight into TensorFlow's buffers (the position values of
-      // dtypes without a bit dtype excepted: they are gathered into the buffer afterwards).
-      std::vector<Tensor> given(4);
-      const FillEmptyRowsAllocator allocate = [&](int k, const std::vector<int64_t>& dims,
-                                                  DType dt) {
-        if (k == 1 && !bit) return Tensor::Empty(dims, dt);
-        return given[k] = AllocateOutput(ctx, k, dims, dt);
-      };
+      // The outputs are written straight into TensorFlow's buffers, the position values of
+      // dtypes without a bit dtype excepted (scratch: they are gathered into the buffer after).
+      TfOutputs out(ctx, {0, bit ? 1 : -1, 2, 3});
       const FillEmptyRowsResult r =
-          FillEmptyRows(st, bit ? DefaultScalar(def, *bit) : Scalar(int64_t{-1}), allocate);
-      // Output k from `result` unless the library already wrote it into TensorFlow's buffer
-      // (it returns the inputs themselves when nothing moves).
-      auto output = [&](int k, const Tensor& result) {
-        if (given[k].defined() && SharesStorage(given[k], result)) return;
-        Tensor out = AllocateOutput(ctx, k, result.Dims(), result.dtype());
-        Copy(result, &out);
-      };
-      output(0, r.output.indices());
-      if (bit) {
-        output(1, r.output.values());
-      } else {
+          FillEmptyRows(st, bit ? DefaultScalar(def, *bit) : Scalar(int64_t{-1}), out);
+      if (!out.Made(0)) {  // nothing moved: the inputs are the outputs, as TensorFlow passes them
+        ctx->set_output(0, ind);
+        ctx->set_output(1, vals);
+      } else if (!bit) {
         const Tensor where = r.output.values();
-        tfw::Tensor* out = AllocateTf(ctx, 1, {r.output.nnz()});
+        tfw::Tensor* values_out = AllocateTf(ctx, 1, {r.output.nnz()});
         DispatchByPosition(vals.dtype(), op,
-                           [&]<typename T>() { GatherOrDefault<T>(vals, def, where, out); });
+                           [&]<typename T>() { GatherOrDefault<T>(vals, def, where, values_out); });
       }
-      output(2, r.empty_row_indicator);
-      output(3, r.reverse_index_map);
     });
   }
 };

@@ -2,6 +2,7 @@
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorkit/embed/tensorflow/tf_glue.h"
+#include "tensorkit/embed/tensorflow/tf_outputs.h"
 #include "tensorkit/sparse/host_outputs.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -90,16 +91,13 @@ class SparseConcatKernel : public tfw::OpKernel {
       // Each input's volume fits (ShapeVector), the joined one may not (TensorFlow refuses it).
       CheckVolumeFits(joined.shape(), op, "the concatenated shape",
                       "; concatenate fewer or smaller inputs");
-      Tensor out_indices = AllocateOutput(ctx, 0, {total, rank}, DType::kInt64);
-      if (bit) {
-        Tensor out_values = AllocateOutput(ctx, 1, {total}, *bit);
-        ReorderInto(joined, StdOrder(rank), &out_indices, &out_values, op);
-      } else {
-        Tensor perm = Tensor::Empty({total}, DType::kInt64);
-        ReorderInto(joined, StdOrder(rank), &out_indices, &perm, op);
-        tfw::Tensor* out = AllocateTf(ctx, 1, {total});
+      TfOutputs out(ctx, {0, bit ? 1 : -1});
+      ReorderInto(joined, StdOrder(rank), out, op);
+      if (!bit) {
+        tfw::Tensor* values_out = AllocateTf(ctx, 1, {total});
+        const Tensor perm = out.Scratch(1);
         DispatchByPosition(vals[0].dtype(), op,
-                           [&]<typename T>() { GatherFromInputs<T>(vals, perm, out); });
+                           [&]<typename T>() { GatherFromInputs<T>(vals, perm, values_out); });
       }
       Tensor out_shape = AllocateOutput(ctx, 2, {rank}, DType::kInt64);
       for (int a = 0; a < rank; ++a) out_shape.data<int64_t>()[a] = joined.shape()[a];

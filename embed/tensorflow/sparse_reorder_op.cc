@@ -2,6 +2,7 @@
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorkit/embed/tensorflow/tf_glue.h"
+#include "tensorkit/embed/tensorflow/tf_outputs.h"
 #include "tensorkit/sparse/host_outputs.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -51,15 +52,10 @@ class SparseReorderKernel : public tfw::OpKernel {
         ctx->set_output(1, vals);
         return;
       }
-      Tensor out_indices = AllocateOutput(ctx, 0, {nnz, rank}, DType::kInt64);
-      if (bit) {
-        Tensor out_values = AllocateOutput(ctx, 1, {nnz}, *bit);
-        ReorderInto(st, order, &out_indices, &out_values, op);
-      } else {
-        Tensor perm = Tensor::Empty({nnz}, DType::kInt64);
-        ReorderInto(st, order, &out_indices, &perm, op);
-        GatherByPosition(vals, perm, AllocateTf(ctx, 1, {nnz}));
-      }
+      // Values without a bit dtype sort as positions (scratch) and are gathered after.
+      TfOutputs out(ctx, {0, bit ? 1 : -1});
+      ReorderInto(st, order, out, op);
+      if (!bit) GatherByPosition(vals, out.Scratch(1), AllocateTf(ctx, 1, {nnz}));
     });
   }
 };

@@ -3,24 +3,18 @@
 // and tf.Example writers exposed for round trips with TensorFlow: TensorkitTFRecordRead,
 // TensorkitTFRecordWrite, TensorkitSerializeExamples.
 #include <algorithm>
-#include <cstring>
-#include <functional>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
-#include "tensorkit/common/alloc_fault.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/embed/tensorflow/tf_glue.h"
-#include "tensorkit/features/jagged_internal.h"
+#include "tensorkit/embed/tensorflow/tf_outputs.h"
 #include "tensorkit/io/tf_example.h"
-#include "tensorkit/io/tf_example_internal.h"
 #include "tensorkit/io/tfrecord.h"
 
 namespace tensorkit::tf {
@@ -105,205 +99,14 @@ Tensor FromTf(const tfw::Tensor& t) {
   return Tensor::FromVector(std::move(v), dims);
 }
 
-// Output `index` with `src`'s dims and elements.
-void OutputOf(tfw::OpKernelContext* ctx, int index, const Tensor& src) {
-  if (src.dtype() != DType::kString) {
-    Tensor out = AllocateOutput(ctx, index, src.Dims(), src.dtype());
-    Copy(src, &out);
-    return;
-  }
-  const Tensor c = src.HostContiguous();
-  const std::string* v = c.data<std::string>();
-  AssignStrings(AllocateTf(ctx, index, src.Dims()),
-                [&](int64_t i) { return std::string_view(v[i]); });
-}
-
-// A contiguous [1, ...] tensor as [...].
-Tensor DropBatch(const Tensor& t) {
-  std::vector<int64_t> dims = t.Dims();
-  dims.erase(dims.begin());
-  return t.WithPattern(DefaultPattern(dims, "TensorkitParseExampleV2"));
-}
-
-// Sparse output i of n (indices at base + i, values at base + n + i, dense shape at
-// base + 2n + i). One record (`single`): without the batch, its first index column and dim.
-void OutputSparse(tfw::OpKernelContext* ctx, int base, int n, int i, const SparseTensor& st,
-                  bool single) {
-  const int drop = single ? 1 : 0;
-  const int rank = st.rank() - drop;
-  if (single) {
-    const Tensor all = st.indices().HostContiguous();
-    Tensor ix = AllocateOutput(ctx, base + i, {st.nnz(), rank}, DType::kInt64);
-    const int64_t* from = all.data<int64_t>();
-    int64_t* to = ix.data<int64_t>();
-    for (int64_t e = 0; e < st.nnz(); ++e) {
-      std::copy(from + e * st.rank() + 1, from + (e + 1) * st.rank(), to + e * rank);
-    }
+// Output `index`, int32 or int64 row splits, as a scalar 0.
+void ScalarZeroSplits(tfw::OpKernelContext* ctx, int index) {
+  tfw::Tensor* t = AllocateTf(ctx, index, {});
+  if (t->dtype() == tfw::DT_INT32) {
+    t->scalar<int32_t>()() = 0;
   } else {
-    OutputOf(ctx, base + i, st.indices());
+    t->scalar<int64_t>()() = 0;
   }
-  OutputOf(ctx, base + n + i, st.values());
-  Tensor shape = AllocateOutput(ctx, base + 2 * n + i, {rank}, DType::kInt64);
-  std::copy(st.shape().begin() + drop, st.shape().end(), shape.data<int64_t>());
-}
-
-// Elements [from, from + n) of a parse output (of io::internal::ParseFixedAndVarLen with
-// bytes_as_refs, contiguous on the CPU) into elements [at, at + n) of TensorFlow's `out`: strings
-// from their BytesRefs (int64 pairs) into tstrings, numbers by memcpy.
-void CopyParsed(const Tensor& t, int64_t from, tfw::Tensor* out, int64_t at, int64_t n) {
-  if (out->dtype() == tfw::DT_STRING) {
-    const auto* refs = reinterpret_cast<const io::internal::BytesRef*>(t.data<int64_t>()) + from;
-    tfw::tstring* to = out->flat<tfw::tstring>().data() + at;
-    for (int64_t i = 0; i < n; ++i) {
-      // Consecutive values lie a record apart: fetched ahead, as no prefetcher guesses the
-      // stride.
-      if (i + 16 < n) __builtin_prefetch(refs[i + 16].data);
-      to[i].assign(refs[i].data, refs[i].size);
-    }
-  } else if (n > 0) {
-    const int64_t size = DTypeSize(t.dtype());
-    std::memcpy(const_cast<char*>(out->tensor_data().data()) + at * size,
-                static_cast<const char*>(t.raw_data()) + from * size,
-                static_cast<size_t>(n * size));
-  }
-}
-void CopyParsed(const Tensor& t, tfw::Tensor* out, int64_t b, int64_t e) {
-  CopyParsed(t, b, out, b, e - b);
-}
-
-// Fills run in one parallel pass: Run() splits all their items together, so that many small
-// outputs (26 sparse features of a batch) cost one parallel loop rather than one each.
-class OutputFills {
- public:
-  void Add(int64_t items, std::function<void(int64_t, int64_t)> fill) {
-    start_.push_back(start_.back() + items);
-    fills_.push_back(std::move(fill));
-  }
-
-  // All of `out` from the parse output `t` (CopyParsed).
-  void Parsed(const Tensor& t, tfw::Tensor* out) {
-    Add(out->NumElements(), [t, out](int64_t b, int64_t e) { CopyParsed(t, out, b, e); });
-  }
-
-  void Run() const {
-    ParallelFor(0, start_.back(), 4096, [&](int64_t b, int64_t e) {
-      size_t j = static_cast<size_t>(std::upper_bound(start_.begin(), start_.end(), b) -
-                                     start_.begin() - 1);
-      for (int64_t at = b; at < e; ++j) {
-        const int64_t stop = std::min(e, start_[j + 1]);
-        if (stop > at) fills_[j](at - start_[j], stop - start_[j]);
-        at = stop;
-      }
-    });
-  }
-
- private:
-  std::vector<int64_t> start_ = {0};  // job j's items are [start_[j], start_[j + 1])
-  std::vector<std::function<void(int64_t, int64_t)>> fills_;
-};
-
-// Where ParseAndOutput's VarLenFeature parses go, in the order of io::internal::FlatSpec: the
-// first num_sparse are sparse keys; then one per FixedLenSequenceFeature of `sequences` (with
-// its dense output index); then one per RaggedFeature of `ragged`, values at ragged_base + j
-// and row splits at ragged_base + ragged.size() + j.
-struct VarLenLayout {
-  int num_sparse = 0;
-  std::vector<std::pair<int, const io::FixedLenSequenceFeature*>> sequences;
-  int ragged_base = 0;
-  const std::vector<io::RaggedFeature>* ragged = nullptr;
-};
-
-// TensorFlow's outputs of VarLenFeatures parsed with bytes_as_refs, all allocated at once
-// (ParallelOutputs) and filled in one parallel pass, strings copied once, from the records.
-// Sparse keys: indices at i ([record, position] per value, or [position] for one record, from
-// the jagged offsets), values at n + i, dense shapes at 2n + i of n. Sequences: [B, rows, ...]
-// (no B for one record), each record's values then its default to the end of its rows. Ragged
-// keys: values, and row splits (the offsets, in the feature's row_splits_dtype; empty for one
-// record).
-void OutputVarLens(tfw::OpKernelContext* ctx, const std::vector<JaggedTensor>& var_len,
-                   const VarLenLayout& layout, bool single) {
-  const int n = layout.num_sparse, q = static_cast<int>(layout.sequences.size());
-  const std::vector<io::RaggedFeature>& ragged = *layout.ragged;
-  const int m = static_cast<int>(ragged.size());
-  const int rank = single ? 1 : 2;
-  ParallelOutputs outs(ctx);
-  for (int i = 0; i < n; ++i) {
-    const int64_t nnz = var_len[i].values().Dim(0);
-    outs.Add(i, {nnz, rank});
-    outs.Add(n + i, {nnz});
-    outs.Add(2 * n + i, {rank});
-  }
-  std::vector<int64_t> row_elements(q);  // of a record's output
-  for (int s = 0; s < q; ++s) {
-    const auto& [index, f] = layout.sequences[s];
-    const JaggedTensor& v = var_len[n + s];
-    const int64_t B = v.batch_size(), rows = io::internal::SequenceRows(*f, v, B);
-    std::vector<int64_t> dims = {rows};
-    dims.insert(dims.end(), f->shape.begin(), f->shape.end());
-    row_elements[s] = std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
-    if (!single) dims.insert(dims.begin(), B);
-    CheckVolumeFits(dims, "ParseExamples", "the FixedLenSequenceFeature output");
-    outs.Add(index, dims);
-  }
-  for (int j = 0; j < m; ++j) {
-    const JaggedTensor& v = var_len[n + q + j];
-    const int64_t B = v.batch_size(), nnz = v.values().Dim(0);
-    io::internal::CheckSplitsFit(ragged[j], nnz);
-    outs.Add(layout.ragged_base + j, {nnz});
-    outs.Add(layout.ragged_base + m + j, {single ? 0 : B + 1});
-  }
-  outs.Allocate();
-  OutputFills fills;
-  for (int i = 0; i < n; ++i) {
-    const int64_t B = var_len[i].batch_size();
-    const int64_t* o = var_len[i].offsets().data<int64_t>();
-    int64_t* to = outs.Get(3 * i).flat<int64_t>().data();
-    fills.Add(o[B],
-              [=](int64_t b, int64_t e) { jagged_internal::WriteIndices(o, B, b, e, rank, to); });
-    fills.Parsed(var_len[i].values(), &outs.Get(3 * i + 1));
-    int64_t* sh = outs.Get(3 * i + 2).flat<int64_t>().data();
-    if (!single) *sh++ = B;
-    *sh = jagged_internal::MaxLength(o, B);
-  }
-  for (int s = 0; s < q; ++s) {
-    const JaggedTensor& v = var_len[n + s];
-    const int64_t* o = v.offsets().data<int64_t>();
-    const int64_t row = row_elements[s];
-    const Tensor values = v.values();
-    const io::FixedLenSequenceFeature& f = *layout.sequences[s].second;
-    tfw::Tensor* to = &outs.Get(3 * n + s);
-    // Each record's values, then the default (0 or "" when undefined) to the end of its rows.
-    Dispatch<io::internal::kExampleDTypes>(f.dtype, "ParseExamples", [&]<typename T>() {
-      using Out = std::conditional_t<std::is_same_v<T, std::string>, tfw::tstring, T>;
-      const Out pad(f.default_value.defined() ? f.default_value.ToVector<T>()[0] : T{});
-      Out* dst = to->flat<Out>().data();
-      fills.Add(v.batch_size(), [=](int64_t b, int64_t e) {
-        for (int64_t r = b; r < e; ++r) {
-          const int64_t k = o[r + 1] - o[r];
-          CopyParsed(values, o[r], to, r * row, k);
-          std::fill(dst + r * row + k, dst + (r + 1) * row, pad);
-        }
-      });
-    });
-  }
-  for (int j = 0; j < m; ++j) {
-    const JaggedTensor& v = var_len[n + q + j];
-    const int slot = 3 * n + q + 2 * j;
-    fills.Parsed(v.values(), &outs.Get(slot));
-    if (single) continue;
-    tfw::Tensor* to = &outs.Get(slot + 1);
-    if (ragged[j].row_splits_dtype == DType::kInt64) {
-      fills.Parsed(v.offsets(), to);
-    } else {
-      const int64_t* o = v.offsets().data<int64_t>();
-      int32_t* to32 = to->flat<int32_t>().data();
-      fills.Add(to->NumElements(), [=](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) to32[i] = static_cast<int32_t>(o[i]);
-      });
-    }
-  }
-  fills.Run();
-  outs.Commit();
 }
 
 // The Features part of a parse op (all of ParseExampleV2; the context of
@@ -338,10 +141,12 @@ class FeaturesArgs {
   }
 
   // The spec of the keys at inputs `keys_input` (sparse, dense, ragged) and the dense defaults
-  // from input `defaults_input` on.
+  // from input `defaults_input` on. (*dense_slot)[i]: dense key i's index among the spec's fixed
+  // (>= 0) or fixed_sequence (-1 - index) features.
   io::ExampleSpec Spec(tfw::OpKernelContext* ctx, int keys_input, int defaults_input,
-                       const char* prefix) {
-    sparse_keys_ = Strings(ctx->input(keys_input), op_, "sparse_keys");
+                       const char* prefix, std::vector<int>* dense_slot) const {
+    const std::vector<std::string> sparse_keys_ =
+        Strings(ctx->input(keys_input), op_, "sparse_keys");
     const std::vector<std::string> dense_keys =
         Strings(ctx->input(keys_input + 1), op_, "dense_keys");
     const std::vector<std::string> ragged_keys =
@@ -355,9 +160,8 @@ class FeaturesArgs {
              "ragged_keys for ", ragged_types_.size(), " ragged value types");
     io::ExampleSpec spec;
     // A dense shape whose first dim is unknown is a FixedLenSequenceFeature's: [B, rows, ...]
-    // padded with the (scalar) default. dense_slot_[i]: its index among fixed (>= 0) or
-    // fixed_sequence (-1 - index) outputs.
-    dense_slot_.clear();
+    // padded with the (scalar) default.
+    dense_slot->clear();
     for (size_t i = 0; i < dense_keys.size(); ++i) {
       const tfw::PartialTensorShape& shape = dense_shapes_[i];
       const bool sequence = shape.dims() > 0 && shape.dim_size(0) < 0;
@@ -370,10 +174,10 @@ class FeaturesArgs {
       Tensor dflt = def.NumElements() > 0 ? FromTf(def) : Tensor();
       const DType dtype = *ExampleDType(dense_types_[i]);
       if (sequence) {
-        dense_slot_.push_back(-1 - static_cast<int>(spec.fixed_sequence.size()));
+        dense_slot->push_back(-1 - static_cast<int>(spec.fixed_sequence.size()));
         spec.fixed_sequence.push_back({dense_keys[i], dtype, std::move(dims), std::move(dflt)});
       } else {
-        dense_slot_.push_back(static_cast<int>(spec.fixed.size()));
+        dense_slot->push_back(static_cast<int>(spec.fixed.size()));
         spec.fixed.push_back({dense_keys[i], dtype, std::move(dims), std::move(dflt)});
       }
     }
@@ -392,71 +196,35 @@ class FeaturesArgs {
     return spec;
   }
 
-  // Writes the outputs from `base` on. One record: without the batch dim (positions alone as
-  // sparse indices; ragged row splits empty, or a scalar 0 with `scalar_splits`, the shapes
-  // TensorFlow's ParseExampleV2 and ParseSequenceExampleV2 give them).
-  void Output(tfw::OpKernelContext* ctx, const io::ParsedExamples& parsed, bool single, int base,
-              bool scalar_splits = false) const {
-    for (int i = 0; i < num_sparse_; ++i) {
-      OutputSparse(ctx, base, num_sparse_, i, parsed.var_len[i].ToSparse(), single);
+  // Where the outputs of `spec` (numbered by `index`) go among the kernel's, from `base` on:
+  // (*slots)[io output] = kernel output. With `scalar_splits`, the ragged row splits are
+  // scratch (the kernel writes the scalar that TensorFlow's ParseSequenceExampleV2 gives a
+  // single record there).
+  void Slots(const io::ExampleSpec& spec, const io::ExampleOutputIndex& index,
+             const std::vector<int>& dense_slot, int base, bool scalar_splits,
+             std::vector<int>* slots) const {
+    const int n = num_sparse_, d = static_cast<int>(dense_slot.size());
+    const int m = static_cast<int>(ragged_types_.size());
+    for (int i = 0; i < n; ++i) {
+      (*slots)[index.VarLen(i)] = base + i;
+      (*slots)[index.VarLen(i) + 1] = base + n + i;
+      (*slots)[index.VarLen(i) + 2] = base + 2 * n + i;
     }
-    base += 3 * num_sparse_;
-    for (size_t i = 0; i < dense_slot_.size(); ++i) {
-      const int k = dense_slot_[i];
-      const Tensor& t = k >= 0 ? parsed.fixed[k] : parsed.fixed_sequence[-1 - k];
-      OutputOf(ctx, base + static_cast<int>(i), single ? DropBatch(t) : t);
+    for (int i = 0; i < d; ++i) {
+      const int k = dense_slot[i];
+      (*slots)[k >= 0 ? index.Fixed(k) : index.FixedSequence(-1 - k)] = base + 3 * n + i;
     }
-    base += static_cast<int>(dense_slot_.size());
-    const int num_ragged = static_cast<int>(ragged_types_.size());
-    for (int i = 0; i < num_ragged; ++i) {
-      OutputOf(ctx, base + i, parsed.ragged[i].flat_values);
-      const Tensor& splits = parsed.ragged[i].nested_row_splits[0];
-      const Tensor none =
-          scalar_splits ? Tensor::Zeros({}, splits.dtype()) : Tensor::Empty({0}, splits.dtype());
-      OutputOf(ctx, base + num_ragged + i, single ? none : splits);
+    for (int j = 0; j < m; ++j) {
+      (*slots)[index.Ragged(j)] = base + 3 * n + d + j;
+      (*slots)[index.Ragged(j) + 1] = scalar_splits ? -1 : base + 3 * n + d + m + j;
     }
+    static_cast<void>(spec);
   }
 
-  // Parse and Output() of a spec whose composites each read a key of their own (`flat`, its
-  // io::internal::FlatSpec), by io::internal::ParseFixedAndVarLen with bytes_as_refs, so that
-  // strings are copied once, from the records to the outputs: FixedLenFeature outputs are
-  // allocated first and filled chunk by chunk as the parse goes (while the chunk's records are in
-  // cache); then the VarLen parses become the sparse, FixedLenSequenceFeature and ragged outputs
-  // in one parallel pass (OutputVarLens).
-  void ParseAndOutput(tfw::OpKernelContext* ctx, const std::vector<std::string_view>& records,
-                      const io::ExampleSpec& spec, const io::ExampleSpec& flat, bool single) const {
-    const int64_t B = static_cast<int64_t>(records.size());
-    ParallelOutputs dense_outs(ctx);
-    VarLenLayout layout;
-    layout.num_sparse = num_sparse_;
-    std::vector<std::pair<int, int64_t>> fixed;  // (slot in spec.fixed, values per record)
-    for (size_t i = 0; i < dense_slot_.size(); ++i) {
-      const int index = 3 * num_sparse_ + static_cast<int>(i), k = dense_slot_[i];
-      if (k < 0) {
-        layout.sequences.push_back({index, &spec.fixed_sequence[-1 - k]});
-        continue;
-      }
-      const io::FixedLenFeature& f = spec.fixed[k];
-      std::vector<int64_t> dims = f.shape;
-      if (!single) dims.insert(dims.begin(), B);
-      dense_outs.Add(index, dims);
-      fixed.push_back(
-          {k, std::accumulate(f.shape.begin(), f.shape.end(), int64_t{1}, std::multiplies<>())});
-    }
-    dense_outs.Allocate();
-    auto chunk = [&](const std::vector<Tensor>& parsed, int64_t b, int64_t e) {
-      for (size_t i = 0; i < fixed.size(); ++i) {
-        const auto [k, n] = fixed[i];
-        CopyParsed(parsed[k], &dense_outs.Get(static_cast<int>(i)), b * n, e * n);
-      }
-    };
-    const io::ParsedExamples parsed = alloc_fault::ReportingAllocationFailure("ParseExamples", [&] {
-      return io::internal::ParseFixedAndVarLen(records, flat, true, chunk);
-    });
-    dense_outs.Commit();
-    layout.ragged_base = NumOutputs() - 2 * static_cast<int>(spec.ragged.size());
-    layout.ragged = &spec.ragged;
-    OutputVarLens(ctx, parsed.var_len, layout, single);
+  // The scalar row splits of a single record's ragged outputs (see Slots), from `base` on.
+  void ScalarSplits(tfw::OpKernelContext* ctx, int base) const {
+    const int m = static_cast<int>(ragged_types_.size());
+    for (int j = 0; j < m; ++j) ScalarZeroSplits(ctx, base + NumOutputs() - m + j);
   }
 
   static DType SplitsDType(tfw::DataType t) {
@@ -468,8 +236,6 @@ class FeaturesArgs {
   int num_sparse_ = 0;
   std::vector<tfw::DataType> dense_types_, sparse_types_, ragged_types_, ragged_split_types_;
   std::vector<tfw::PartialTensorShape> dense_shapes_;
-  std::vector<std::string> sparse_keys_;
-  std::vector<int> dense_slot_;
 };
 
 // The records of `serialized`, a scalar (one record) or a vector; *single tells which.
@@ -497,12 +263,13 @@ class ParseExampleV2Kernel : public tfw::OpKernel {
       bool single = false;
       const std::vector<std::string_view> records =
           Records(ctx->input(0), "TensorkitParseExampleV2", &single);
-      const io::ExampleSpec spec = args_.Spec(ctx, 2, 5, "");
-      if (const std::optional<io::ExampleSpec> flat = io::internal::FlatSpec(spec)) {
-        args_.ParseAndOutput(ctx, records, spec, *flat, single);
-      } else {
-        args_.Output(ctx, io::ParseExamples(records, spec), single, 0);
-      }
+      std::vector<int> dense_slot;
+      const io::ExampleSpec spec = args_.Spec(ctx, 2, 5, "", &dense_slot);
+      const io::ExampleOutputIndex index(spec);
+      std::vector<int> slots(static_cast<size_t>(index.end()), -1);
+      args_.Slots(spec, index, dense_slot, 0, false, &slots);
+      TfOutputs out(ctx, std::move(slots));
+      io::ParseExamples(records, spec, out, !single);
     });
   }
 
@@ -587,7 +354,8 @@ class ParseSequenceExampleV2Kernel : public tfw::OpKernel {
       bool single = false;
       const std::vector<std::string_view> records = Records(ctx->input(0), kOp, &single);
       io::SequenceExampleSpec spec;
-      spec.context = context_.Spec(ctx, 2, 9, "context_");
+      std::vector<int> dense_slot;
+      spec.context = context_.Spec(ctx, 2, 9, "context_", &dense_slot);
       const std::vector<std::string> sparse_keys =
           Strings(ctx->input(5), kOp, "feature_list_sparse_keys");
       const std::vector<std::string> dense_keys =
@@ -625,30 +393,33 @@ class ParseSequenceExampleV2Kernel : public tfw::OpKernel {
                                             {},
                                             FeaturesArgs::SplitsDType(ragged_split_types_[i])});
       }
-      const io::ParsedSequenceExamples parsed = io::ParseSequenceExamples(records, spec);
-      context_.Output(ctx, parsed.context, single, 0, true);
-      int k = context_.NumOutputs();
-      // One record: no batch dim (step and position as sparse indices, lengths a scalar, and
-      // the outer splits a scalar 0: TensorFlow's op gives that shape, its value left
-      // uninitialized).
-      for (int i = 0; i < num_sparse_; ++i) {
-        OutputSparse(ctx, k, num_sparse_, i, parsed.feature_list_sparse[i], single);
+      // The kernel's outputs: the context's, then the feature lists' sparse indices, values and
+      // shapes, dense values and lengths, ragged values, outer and inner splits. One record: no
+      // batch dim, and the ragged outer splits a scalar 0 (TensorFlow's op gives that shape, its
+      // value left uninitialized).
+      const io::SequenceOutputIndex index(spec);
+      std::vector<int> slots(static_cast<size_t>(index.end()), -1);
+      context_.Slots(spec.context, index.context(), dense_slot, 0, single, &slots);
+      const int k = context_.NumOutputs(), ns = num_sparse_, nd = num_dense_;
+      const int nr = static_cast<int>(ragged_keys.size());
+      for (int i = 0; i < ns; ++i) {
+        for (int j = 0; j < 3; ++j) slots[index.FeatureListSparse(i) + j] = k + j * ns + i;
       }
-      k += 3 * num_sparse_;
-      for (int i = 0; i < num_dense_; ++i) {
-        const Tensor& t = parsed.feature_list_dense[i];
-        const Tensor& n = parsed.feature_list_lengths[i];
-        OutputOf(ctx, k + i, single ? DropBatch(t) : t);
-        OutputOf(ctx, k + num_dense_ + i, single ? DropBatch(n) : n);
+      for (int i = 0; i < nd; ++i) {
+        slots[index.FeatureListDense(i)] = k + 3 * ns + i;
+        slots[index.FeatureListDense(i) + 1] = k + 3 * ns + nd + i;
       }
-      k += 2 * num_dense_;
-      const int num_ragged = static_cast<int>(ragged_keys.size());
-      for (int i = 0; i < num_ragged; ++i) {
-        const io::RaggedOutput& r = parsed.feature_list_ragged[i];
-        OutputOf(ctx, k + i, r.flat_values);
-        const Tensor& outer = r.nested_row_splits[0];
-        OutputOf(ctx, k + num_ragged + i, single ? Tensor::Zeros({}, outer.dtype()) : outer);
-        OutputOf(ctx, k + 2 * num_ragged + i, r.nested_row_splits[1]);
+      const int kr = k + 3 * ns + 2 * nd;
+      for (int i = 0; i < nr; ++i) {
+        slots[index.FeatureListRagged(i)] = kr + i;
+        slots[index.FeatureListRagged(i) + 1] = single ? -1 : kr + nr + i;
+        slots[index.FeatureListRagged(i) + 2] = kr + 2 * nr + i;
+      }
+      TfOutputs out(ctx, std::move(slots));
+      io::ParseSequenceExamples(records, spec, out, !single);
+      if (single) {
+        context_.ScalarSplits(ctx, 0);
+        for (int i = 0; i < nr; ++i) ScalarZeroSplits(ctx, kr + nr + i);
       }
     });
   }

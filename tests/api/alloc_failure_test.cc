@@ -345,7 +345,8 @@ TEST(AllocationFailures, BorrowedMemory) {
              return WrapExternal(buffers.back().data(), dims, {}, dtype, Device::Cpu());
            };
            buffers.reserve(4);  // the wrapped pointers must stay put
-           FillEmptyRows(with_empty_rows, Scalar(2.0f), framework);
+           CallbackOutputs outputs(framework);
+           FillEmptyRows(with_empty_rows, Scalar(2.0f), outputs);
          }},
     };
     RunCases(cases);

@@ -12,6 +12,7 @@
 #include "reference/features_reference.h"
 #include "tensorkit/common/simd_path.h"
 #include "tensorkit/dense/ops.h"
+#include "tensorkit/dense/outputs.h"
 #include "tensorkit/dense/views.h"
 #include "tensorkit/features/fill_device.h"
 #include "tensorkit/features/segment.h"
@@ -597,11 +598,10 @@ TEST(FillEmptyRows, AllocatorBuffersReceiveTheOutputs) {
     SparseTensor st = Make(idx, Tensor::FromVector<float>({0, 10, 13, 14, 32, 33}), {5, 6});
     std::vector<Tensor> given(4);
     std::vector<int> calls;
-    const FillEmptyRowsAllocator allocate = [&](int k, const std::vector<int64_t>& dims,
-                                                DType dtype) {
+    CallbackOutputs allocate([&](int k, const std::vector<int64_t>& dims, DType dtype) {
       calls.push_back(k);
       return given[k] = Tensor::Zeros(dims, dtype);
-    };
+    });
     const FillEmptyRowsResult r = FillEmptyRows(st, -1.0f, allocate);
     const FillEmptyRowsResult want = FillEmptyRows(st, -1.0f);
     EXPECT_EQ(calls, (std::vector<int>{0, 1, 2, 3}));
@@ -617,11 +617,59 @@ TEST(FillEmptyRows, AllocatorBuffersReceiveTheOutputs) {
   }
   // An allocator that hands out the wrong tensor is an Error, not a write out of bounds.
   SparseTensor st = Make(k5x6, Tensor::FromVector<float>({0, 10, 13, 14, 32, 33}), {5, 6});
-  const FillEmptyRowsAllocator small = [](int, const std::vector<int64_t>&, DType dtype) {
-    return Tensor::Zeros({1}, dtype);
-  };
+  CallbackOutputs small(
+      [](int, const std::vector<int64_t>&, DType dtype) { return Tensor::Zeros({1}, dtype); });
   ExpectError([&] { FillEmptyRows(st, 0.0f, small); }, ErrorCode::kInvalidArgument,
               {"FillEmptyRows", "allocator", "output 0"});
+}
+
+// Outputs made apart and shown only by Commit (a host framework's way): an allocation refused
+// half-way shows nothing.
+class StagedOutputs : public OutputAllocator {
+ public:
+  explicit StagedOutputs(int fail_at) : fail_at_(fail_at) {}
+  Tensor Allocate(int k, const std::vector<int64_t>& dims, DType dtype, Device device) override {
+    TK_CHECK(k != fail_at_, kResourceExhausted, "StagedOutputs: no memory for output ", k);
+    staged.push_back(Tensor::Zeros(dims, dtype, device));
+    return staged.back();
+  }
+  void Commit() override {
+    ++commits;
+    shown = staged;
+  }
+  std::vector<Tensor> staged, shown;
+  int commits = 0;
+
+ private:
+  int fail_at_;
+};
+
+TEST(FillEmptyRows, AnAllocationRefusedHalfWayShowsNoOutput) {
+  SparseTensor st = Make(k5x6, Tensor::FromVector<float>({0, 10, 13, 14, 32, 33}), {5, 6});
+  for (int fail_at = 0; fail_at < 4; ++fail_at) {
+    StagedOutputs out(fail_at);
+    ExpectError([&] { FillEmptyRows(st, 0.0f, out); }, ErrorCode::kResourceExhausted,
+                {"output " + std::to_string(fail_at)});
+    EXPECT_EQ(out.staged.size(), static_cast<size_t>(fail_at));
+    EXPECT_EQ(out.commits, 0);
+    EXPECT_TRUE(out.shown.empty());
+  }
+  StagedOutputs out(-1);
+  const FillEmptyRowsResult r = FillEmptyRows(st, 0.0f, out);
+  EXPECT_EQ(out.commits, 1);
+  ASSERT_EQ(out.shown.size(), 4u);
+  EXPECT_TRUE(SharesStorage(out.shown[1], r.output.values()));
+  EXPECT_EQ(r.output.values().ToVector<float>(),
+            FillEmptyRows(st, 0.0f).output.values().ToVector<float>());
+  // Nothing moves (sorted, no empty row): only the maps are made; the input is the output.
+  SparseTensor full = Make({0, 0, 1, 1}, Tensor::FromVector<float>({1, 2}), {2, 2});
+  StagedOutputs maps(-1);
+  const FillEmptyRowsResult same = FillEmptyRows(full, 0.0f, maps);
+  EXPECT_EQ(maps.shown.size(), 2u);
+  EXPECT_TRUE(SharesStorage(same.output.values(), full.values()));
+  EXPECT_TRUE(SharesStorage(same.reverse_index_map, maps.shown[1]));
+  EXPECT_EQ(same.reverse_index_map.ToVector<int64_t>(), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(same.empty_row_indicator.ToVector<bool>(), (std::vector<bool>{false, false}));
 }
 
 TEST(FillEmptyRowsGrad, TensorFlowCases) {

@@ -328,10 +328,10 @@ TEST(TfExampleTest, KeyOrdersThatChangeBetweenRecordsFindTheirFeatures) {
   }
 }
 
-// The TensorFlow ops' path (internal::ParseFixedAndVarLen with bytes_as_refs and a chunk hook)
+// The path of outputs a caller owns (internal::ParseFixedAndVarLen with targets: BytesRefs)
 // gives the values ParseExamples gives: strings as refs into the records or the spec's defaults,
 // VarLen values of every layout (the fast one, unpacked, several lists) and of many values per
-// record, the hook once per chunk with its fixed outputs final.
+// record, the string targets set once per chunk with the fixed outputs final.
 TEST(TfExampleTest, BytesAsRefsAndTheChunkHookGiveTheParsedValues) {
   std::mt19937 rng(13);
   const int64_t B = 600;
@@ -376,23 +376,39 @@ TEST(TfExampleTest, BytesAsRefsAndTheChunkHookGiveTheParsedValues) {
     for (int64_t i = 0; i < refs.NumElements() / 2; ++i) out.emplace_back(r[i].data, r[i].size);
     return out;
   };
+  // A string target that keeps what it is given, and the ranges of its calls.
+  struct Recording : StringOutput {
+    explicit Recording(int64_t n) : values(static_cast<size_t>(n)) {}
+    void Build(int64_t begin, int64_t end, CallRef<int64_t(int64_t)> size,
+               CallRef<void(int64_t, char*)> write) override {
+      std::lock_guard<std::mutex> lock(mu);
+      calls.emplace_back(begin, end);
+      for (int64_t i = begin; i < end; ++i) {
+        values[i].resize(static_cast<size_t>(size(i)));
+        write(i, values[i].data());
+      }
+    }
+    std::vector<std::string> values;
+    std::vector<std::pair<int64_t, int64_t>> calls;
+    std::mutex mu;
+  };
   for (int threads : {1, 2}) {
     std::vector<std::pair<int64_t, int64_t>> chunks;
     std::vector<std::vector<std::string>> at_hook(B);  // record r's "s2" seen by the hook
-    std::mutex mu;
-    const ParsedExamples got = AtThreadCounts({threads}, [&] {
-      return internal::ParseFixedAndVarLen(
-          views, spec, true, [&](const std::vector<Tensor>& fixed, int64_t b, int64_t e) {
-            // Only records [b, e) are parsed yet: other chunks' refs may be unwritten.
-            const auto* s2 = reinterpret_cast<const internal::BytesRef*>(fixed[1].data<int64_t>());
-            std::lock_guard<std::mutex> lock(mu);
-            chunks.emplace_back(b, e);
-            for (int64_t r = b; r < e; ++r) {
-              at_hook[r] = {std::string(s2[2 * r].data, s2[2 * r].size),
-                            std::string(s2[2 * r + 1].data, s2[2 * r + 1].size)};
-            }
-          });
-    })[0];
+    Recording s_out(B), s2_out(2 * B), s3_out(3 * B);
+    std::vector<internal::FixedTarget> targets(4);
+    targets[0].strings = &s_out;
+    targets[1].strings = &s2_out;
+    targets[2].strings = &s3_out;
+    targets[3].numbers = Tensor::Empty({B * 2}, DType::kInt64);
+    const ParsedExamples got = AtThreadCounts(
+        {threads}, [&] { return internal::ParseFixedAndVarLen(views, spec, &targets); })[0];
+    // The hook of old: record ranges of the calls of "s2" (two values a record).
+    for (const auto& [b, e] : s2_out.calls) chunks.emplace_back(b / 2, e / 2);
+    for (int64_t r = 0; r < B; ++r) at_hook[r] = {s2_out.values[2 * r], s2_out.values[2 * r + 1]};
+    EXPECT_EQ(s_out.values, want.fixed[0].ToVector<std::string>());
+    EXPECT_EQ(s3_out.values, want.fixed[2].ToVector<std::string>());
+    EXPECT_TRUE(SharesStorage(got.fixed[3], targets[3].numbers));
     std::sort(chunks.begin(), chunks.end());
     ASSERT_FALSE(chunks.empty());
     EXPECT_EQ(chunks.front().first, 0);

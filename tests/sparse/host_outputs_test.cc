@@ -9,6 +9,7 @@
 
 #include "sparse/sparse_test_util.h"
 #include "tensorkit/dense/external.h"
+#include "tensorkit/dense/outputs.h"
 
 namespace tensorkit {
 namespace {
@@ -28,6 +29,17 @@ SparseTensor RandomSparse(const std::vector<int64_t>& shape, int64_t nnz, uint32
   return MakeSparse(rows, vals, shape);
 }
 
+// ReorderInto writing the caller's tensors: output 0 is *indices, output 1 *values (undefined
+// when null).
+void ReorderIntoGiven(const SparseTensor& st, const std::vector<int>& order, Tensor* indices,
+                      Tensor* values) {
+  CallbackOutputs out([&](int k, const std::vector<int64_t>&, DType) {
+    Tensor* given = k == 0 ? indices : values;
+    return given != nullptr ? *given : Tensor();
+  });
+  ReorderInto(st, order, out);
+}
+
 TEST(ReorderIntoTest, EqualsReorderAndWritesTheCallersBuffers) {
   for (const std::vector<int64_t>& shape : {std::vector<int64_t>{50},
                                             {7, 9},
@@ -44,7 +56,7 @@ TEST(ReorderIntoTest, EqualsReorderAndWritesTheCallersBuffers) {
                                 DType::kInt64, Device::Cpu());
       Tensor vals = WrapExternal(out_vals.data(), {nnz}, {}, DType::kFloat32, Device::Cpu());
       const std::vector<int64_t> before = Rows(st);
-      ReorderInto(st, order, &idx, &vals);
+      ReorderIntoGiven(st, order, &idx, &vals);
       EXPECT_EQ(Rows(st), before);  // the input is untouched
       SparseTensor ref = st;
       ref.Reorder(order);
@@ -58,12 +70,12 @@ TEST(ReorderIntoTest, StringsAndStridedValueOutputs) {
   SparseTensor st = MakeSparse<std::string>({2, 0, 1}, {"c", "a", "b"}, {3});
   Tensor idx = Tensor::Empty({3, 1}, DType::kInt64);
   Tensor vals = Tensor::Empty({3}, DType::kString);
-  ReorderInto(st, {0}, &idx, &vals);
+  ReorderIntoGiven(st, {0}, &idx, &vals);
   EXPECT_EQ(vals.ToVector<std::string>(), (std::vector<std::string>{"a", "b", "c"}));
   SparseTensor nums = MakeSparse<double>({2, 0, 1}, {3, 1, 2}, {3});
   Tensor wide = Tensor::Zeros({3, 2}, DType::kFloat64);
   Tensor column = Select(wide, 1, 1);  // a strided output
-  ReorderInto(nums, {0}, &idx, &column);
+  ReorderIntoGiven(nums, {0}, &idx, &column);
   EXPECT_EQ(wide.ToVector<double>(), (std::vector<double>{0, 1, 0, 2, 0, 3}));
 }
 
@@ -72,7 +84,7 @@ TEST(ReorderIntoTest, BadArgumentsAreErrorsAndWriteNothing) {
   Tensor idx = Tensor::Zeros({2, 2}, DType::kInt64);
   Tensor vals = Tensor::Zeros({2}, DType::kFloat32);
   try {
-    ReorderInto(st, {0, 1}, &idx, &vals);
+    ReorderIntoGiven(st, {0, 1}, &idx, &vals);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("ReorderInto: entry 1 at [5 0] is out of bounds"),
@@ -83,15 +95,41 @@ TEST(ReorderIntoTest, BadArgumentsAreErrorsAndWriteNothing) {
   SparseTensor ok = MakeSparse<float>({0, 1, 1, 0}, {1, 2}, {2, 2});
   Tensor small = Tensor::Zeros({1, 2}, DType::kInt64);
   Tensor ints = Tensor::Zeros({2}, DType::kInt32);
-  EXPECT_THROW(ReorderInto(ok, {0, 0}, &idx, &vals), Error);
-  EXPECT_THROW(ReorderInto(ok, {0, 1}, &small, &vals), Error);
-  EXPECT_THROW(ReorderInto(ok, {0, 1}, &idx, &ints), Error);
-  EXPECT_THROW(ReorderInto(ok, {0, 1}, &idx, nullptr), Error);
+  EXPECT_THROW(ReorderIntoGiven(ok, {0, 0}, &idx, &vals), Error);
+  EXPECT_THROW(ReorderIntoGiven(ok, {0, 1}, &small, &vals), Error);
+  EXPECT_THROW(ReorderIntoGiven(ok, {0, 1}, &idx, &ints), Error);
+  EXPECT_THROW(ReorderIntoGiven(ok, {0, 1}, &idx, nullptr), Error);
   Tensor strided = Transpose(Tensor::Zeros({2, 2}, DType::kInt64), 0, 1);
-  EXPECT_THROW(ReorderInto(ok, {0, 1}, &strided, &vals), Error);
+  EXPECT_THROW(ReorderIntoGiven(ok, {0, 1}, &strided, &vals), Error);
   Tensor aliased = ok.indices();
-  EXPECT_THROW(ReorderInto(ok, {0, 1}, &aliased, &vals), Error);
-  EXPECT_THROW(ReorderInto(SparseTensor(), {}, &idx, &vals), Error);
+  EXPECT_THROW(ReorderIntoGiven(ok, {0, 1}, &aliased, &vals), Error);
+  EXPECT_THROW(ReorderIntoGiven(SparseTensor(), {}, &idx, &vals), Error);
+}
+
+// A host that shows its outputs at Commit: a failure half-way (here the values' allocation)
+// shows none, and the values are written as views of the input's strings.
+TEST(ReorderIntoTest, ShowsOutputsOnlyWhenAllAreWritten) {
+  struct Staged : OutputAllocator {
+    bool fail_values = false;
+    std::vector<Tensor> staged, shown;
+    Tensor Allocate(int k, const std::vector<int64_t>& dims, DType dtype, Device) override {
+      TK_CHECK(!(fail_values && k == 1), kResourceExhausted, "no memory for output 1");
+      staged.push_back(Tensor::Zeros(dims, dtype));
+      return staged.back();
+    }
+    void Commit() override { shown = staged; }
+  };
+  SparseTensor st = MakeSparse<std::string>({2, 0, 1}, {"c", "a", "b"}, {3});
+  Staged failing;
+  failing.fail_values = true;
+  EXPECT_THROW(ReorderInto(st, {0}, failing), Error);
+  EXPECT_EQ(failing.staged.size(), 1u);
+  EXPECT_TRUE(failing.shown.empty());
+  Staged ok;
+  ReorderInto(st, {0}, ok);
+  ASSERT_EQ(ok.shown.size(), 2u);
+  EXPECT_EQ(ok.shown[0].ToVector<int64_t>(), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(ok.shown[1].ToVector<std::string>(), (std::vector<std::string>{"a", "b", "c"}));
 }
 
 TEST(CheckIndexBoundsTest, NamesTheOpAndTheFirstEntryOutside) {
