@@ -14,6 +14,7 @@ NB_MODULE(_tensorkit, m) {
   BindArrow(m);
   nb::module_ io = m.def_submodule("_io", "file formats (tensorkit.io wraps these)");
   BindIo(io);
+  BindTFRecord(io);
   m.def("set_num_threads", &tensorkit::SetNumThreads, nb::arg("n"),
         "Sets how many threads tensorkit's parallel work uses (TENSORKIT_NUM_THREADS otherwise).");
   m.def("get_num_threads", &tensorkit::GetNumThreads, "The thread count tensorkit uses.");

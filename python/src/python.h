@@ -31,6 +31,7 @@ void BindErrors(nb::module_& m);
 void BindTensor(nb::module_& m);
 void BindSparse(nb::module_& m);
 void BindIo(nb::module_& m);
+void BindTFRecord(nb::module_& m);  // into the _io submodule: TFRecord files, tf.Examples
 void BindFeatures(nb::module_& m);
 void BindArrow(nb::module_& m);  // after BindTensor and BindFeatures: adds to their classes
 

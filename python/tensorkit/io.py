@@ -4,7 +4,10 @@ read / write take every format of the library (.npy, .npz, .mtx, .tns, .svm/.lib
 optionally compressed as .gz or .bz2 for reading). The drop-ins have the signatures, accepted
 inputs and return types of the functions they replace:
   scikit-learn's load_svmlight_file, load_svmlight_files, dump_svmlight_file;
-  scipy.io's mmread, mmwrite, mminfo.
+  scipy.io's mmread, mmwrite, mminfo;
+  tf.io's tfrecord_iterator, TFRecordWriter, parse_example, parse_single_example,
+  parse_sequence_example, parse_single_sequence_example and the feature configs, plus
+  serialize_examples (see tensorkit._tfrecord), with no TensorFlow installed.
 """
 
 import bz2
@@ -17,6 +20,21 @@ import tempfile
 import numpy as np
 
 from ._tensorkit import SparseTensor, Tensor, _io
+from ._tfrecord import (  # noqa: F401  (tf.io's TFRecord and tf.Example functions)
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    RaggedFeature,
+    SparseFeature,
+    TFRecordWriter,
+    VarLenFeature,
+    parse_example,
+    parse_sequence_example,
+    parse_single_example,
+    parse_single_sequence_example,
+    serialize_examples,
+    tfrecord_iterator,
+)
+from ._tfrecord import __all__ as _tfrecord_all
 
 __all__ = [
     "dump_svmlight_file",
@@ -27,7 +45,7 @@ __all__ = [
     "mmwrite",
     "read",
     "write",
-]
+] + _tfrecord_all
 
 _LIBSVM_EXTENSIONS = ("svm", "libsvm", "svmlight")
 
