@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 venv=.venvs/torch
 pins=(torch==2.14.1 fbgemm-gpu-cpu==1.9.0 numpy==2.4.6 pytest==9.2.0
-      tensordict==0.15.3 torchmetrics==1.0.3 tqdm pyre-extensions)
+      tensordict==0.15.3 torchmetrics==1.0.3 tqdm pyre-extensions pyarrow==26.0.1)
 nodeps=(torchrec==1.9.2)
 
 ready() {
