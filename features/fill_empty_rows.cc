@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -12,6 +13,7 @@
 #endif
 
 #include "tensorkit/common/simd_path.h"
+#include "tensorkit/common/streaming.h"
 #include "tensorkit/common/wrap.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/outputs.h"
@@ -207,12 +209,14 @@ Tensor Allocate(OutputAllocator* allocate, int k, const std::vector<int64_t>& di
 // The outputs under construction: out_slots entries of rank `rank`, on `device`.
 struct Outputs {
   Tensor idx, values, empty, reverse;
+  // `made_reverse`, when defined, is output 3 made before (by the caller, from `allocate`).
   Outputs(int64_t out_slots, int rank, DType dtype, int64_t rows, int64_t nnz,
-          OutputAllocator* allocate, Device device = Device::Cpu())
+          OutputAllocator* allocate, Device device = Device::Cpu(), Tensor made_reverse = {})
       : idx(Allocate(allocate, 0, {out_slots, rank}, DType::kInt64, device)),
         values(Allocate(allocate, 1, {out_slots}, dtype, device)),
         empty(Allocate(allocate, 2, {rows}, DType::kBool, device)),
-        reverse(Allocate(allocate, 3, {nnz}, DType::kInt64, device)) {}
+        reverse(made_reverse.defined() ? std::move(made_reverse)
+                                       : Allocate(allocate, 3, {nnz}, DType::kInt64, device)) {}
 };
 
 // The result of the outputs `out` (a tensor of `st`'s shape), in C order when `c_order`.
@@ -372,13 +376,19 @@ FillEmptyRowsResult FillUnsorted(const SparseTensor& st, const Tensor& idx_t, co
 // Note [bucketed placement]: the counting sort's placement takes each entry's slot from its
 // row's cursor and writes it there: for inputs far larger than the caches every cursor read and
 // every write misses. For large inputs the rows are cut into buckets of about kBucketBytes of
-// output, and the entries (index row, value, position) are first grouped by bucket into a
-// scratch buffer with the same stable counting sort over the few buckets, whose cursors stay in
-// cache. Each bucket, one task, then counts its rows, and, once every bucket's slot total is
-// summed, copies its entries to their slots (a stable counting sort within the bucket, whose
-// output stays in cache), fills its empty rows and checks its rows' column order. Only the
-// reverse map is written at random.
-constexpr int64_t kBucketBytes = int64_t{1} << 20;
+// output (half an L2 cache: the bucket's output and its rows' cursors stay there), and the
+// entries (index row, value) are first grouped by bucket into scratch with the same stable
+// counting sort over the few buckets, whose cursors stay in cache. Each bucket, one task, then
+// counts its rows, and, once every bucket's slot total is summed, builds its output in a cached
+// block (a stable counting sort within the bucket), fills its empty rows, checks its rows'
+// column order there, and streams the block to its slots (common/streaming.h: no output line
+// is read before it is written, which random stores into a fresh output would do).
+// No output is written at random: the grouping writes each entry's scratch position to the
+// reverse map in entry order, each bucket writes its entries' slots to scratch in scratch order,
+// and a last pass in entry order replaces each position by its slot, reading the slots from as
+// many sequential streams as there are buckets. (The reverse map written at random, one line
+// read and written back per entry, was the largest cost of the placement.)
+constexpr int64_t kBucketBytes = int64_t{1} << 19;
 // Inputs with fewer entries take the plain placement.
 constexpr int64_t kBucketedEntries = int64_t{1} << 16;
 
@@ -397,11 +407,14 @@ FillEmptyRowsResult FillUnsortedBucketed(const SparseTensor& st, const Tensor& i
   const int64_t num_buckets = ((rows - 1) >> shift) + 1;
   // Scratch from tensors: their large blocks come back from the block cache, not as fresh pages.
   const Tensor scratch_idx = Tensor::Empty({nnz, rank}, DType::kInt64);
-  const Tensor scratch_pos = Tensor::Empty({nnz}, DType::kInt64);
+  const Tensor scratch_slot = Tensor::Empty({nnz}, DType::kInt64);
   const Tensor scratch_val = Tensor::Empty({nnz}, st.dtype());
+  // The reverse map, made now: it holds the scratch positions until the last pass.
+  Tensor reverse = Allocate(allocate, 3, {nnz}, DType::kInt64, Device::Cpu());
   int64_t* const sidx = scratch_idx.data<int64_t>();
-  int64_t* const spos = scratch_pos.data<int64_t>();
+  int64_t* const sslot = scratch_slot.data<int64_t>();
   T* const sval = scratch_val.data<T>();
+  int64_t* const rev = reverse.data<int64_t>();
   // Entries grouped by bucket, in entry order within each (the one stable counting sort).
   const auto bucket_of = [&](int64_t i) { return idx[i * rank] >> shift; };
   fi::CountingPlan plan = fi::PlanCountingSort(nnz, num_buckets, 0, bucket_of);
@@ -410,7 +423,7 @@ FillEmptyRowsResult FillUnsortedBucketed(const SparseTensor& st, const Tensor& i
     const int64_t* x = idx + i * rank;
     for (int a = 0; a < rank; ++a) sidx[p * rank + a] = x[a];
     sval[p] = vals[i * vstride];
-    spos[p] = i;
+    rev[i] = p;
   });
   // Each row's entries, and each bucket's slots (an empty row takes one).
   const Tensor count_t = Tensor::Empty({rows}, DType::kInt64);  // zeroed by each bucket
@@ -428,37 +441,50 @@ FillEmptyRowsResult FillUnsortedBucketed(const SparseTensor& st, const Tensor& i
   });
   for (int64_t q = 0; q < num_buckets; ++q) bucket_slots[q + 1] += bucket_slots[q];
   const int64_t n_out = bucket_slots[num_buckets];
-  Outputs out(n_out, rank, st.dtype(), rows, nnz, allocate);
+  Outputs out(n_out, rank, st.dtype(), rows, nnz, allocate, Device::Cpu(), std::move(reverse));
   int64_t* const out_idx = out.idx.data<int64_t>();
   T* const out_val = out.values.data<T>();
   bool* const empty = out.empty.data<bool>();
-  int64_t* const rev = out.reverse.data<int64_t>();
   std::atomic<bool> unordered{false};
   ParallelFor(0, num_buckets, 1, [&](int64_t b, int64_t e) {
+    // The buckets' outputs are built here, in cache, then streamed to theirs (Note
+    // [bucketed placement]); blocks from the block cache, so no fresh pages.
+    int64_t most = 0;
+    for (int64_t q = b; q < e; ++q) most = std::max(most, bucket_slots[q + 1] - bucket_slots[q]);
+    const Tensor stage_idx_t = Tensor::Empty({most, rank}, DType::kInt64);
+    const Tensor stage_val_t = Tensor::Empty({most}, st.dtype());
+    int64_t* const stage_idx = stage_idx_t.data<int64_t>();
+    T* const stage_val = stage_val_t.data<T>();
     std::vector<int64_t> cursor;
     bool down = false;
     for (int64_t q = b; q < e; ++q) {
       const int64_t k0 = q << shift, k1 = std::min(rows, (q + 1) << shift);
+      const int64_t first = bucket_slots[q], n_q = bucket_slots[q + 1] - first;
       cursor.resize(static_cast<size_t>(k1 - k0));
-      for (int64_t k = k0, slot = bucket_slots[q]; k < k1; ++k) {
+      for (int64_t k = k0, slot = 0; k < k1; ++k) {
         cursor[k - k0] = slot;
         empty[k] = count[k] == 0;
-        if (count[k] == 0) WriteFilled(k, slot, rank, fill, out_idx, out_val);
+        if (count[k] == 0) WriteFilled(k, slot, rank, fill, stage_idx, stage_val);
         slot += std::max<int64_t>(count[k], 1);
       }
       for (int64_t p = bucket_start[q]; p < bucket_start[q + 1]; ++p) {
         const int64_t* x = sidx + p * rank;
         const int64_t s = cursor[x[0] - k0]++;
-        for (int a = 0; a < rank; ++a) out_idx[s * rank + a] = x[a];
-        out_val[s] = sval[p];
-        rev[spos[p]] = s;
+        for (int a = 0; a < rank; ++a) stage_idx[s * rank + a] = x[a];
+        stage_val[s] = sval[p];
+        sslot[p] = first + s;
       }
-      for (int64_t s = bucket_slots[q] + 1; s < bucket_slots[q + 1]; ++s) {
-        const int64_t* x = out_idx + s * rank;
+      for (int64_t s = 1; s < n_q; ++s) {
+        const int64_t* x = stage_idx + s * rank;
         down |= x[0] == x[-rank] && MinorBefore<0>(x, x - rank, rank);
       }
+      StreamingCopy(out_idx + first * rank, stage_idx, n_q * rank * 8);
+      StreamingCopy(out_val + first, stage_val, n_q * static_cast<int64_t>(sizeof(T)));
     }
     if (down) unordered.store(true, std::memory_order_relaxed);
+  });
+  ParallelFor(0, nnz, GrainFor(16), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) rev[i] = sslot[rev[i]];
   });
   return Finish(out, st, !unordered.load());
 }

@@ -14,7 +14,7 @@ THREADS = 2
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", default="build")
-ap.add_argument("--only", default="", help="comma-separated groups: sparse, ids")
+ap.add_argument("--only", default="", help="comma-separated groups: sparse, ids, fill (SparseFillEmptyRows only)")
 args = ap.parse_args()
 
 tf_peer_env.tensorflow_or_exit("tf_peers")
@@ -52,6 +52,27 @@ def close(a, b):
 
 
 rows = []
+
+def fill_rows():
+    """SparseFillEmptyRows alone (also part of the sparse group)."""
+    # SparseFillEmptyRows: 5M entries of [1M, 1000] with 10% of the rows empty, sorted and shuffled.
+    rows_fill, cols_fill = 1_000_000, 1000
+    kept = np.sort(rng.choice(rows_fill, rows_fill * 9 // 10, replace=False))
+    fill_rows = np.sort(rng.choice(kept, 5_000_000))
+    fill_idx_np = np.stack([fill_rows, rng.integers(0, cols_fill, fill_rows.size)], axis=1)
+    fill_shape = tf.constant([rows_fill, cols_fill], tf.int64)
+    fill_vals = tf.constant(rng.standard_normal(fill_rows.size).astype(np.float32))
+    for label, order in [("sorted rows", np.arange(fill_rows.size)),
+                         ("shuffled", rng.permutation(fill_rows.size))]:
+        fi = tf.constant(fill_idx_np[order].astype(np.int64))
+        fv = tf.gather(fill_vals, order)
+        rows.append(pair(f"SparseFillEmptyRows 5M [1M 1000] 10% empty, {label}",
+                         lambda fi=fi, fv=fv: ops.tensorkit_sparse_fill_empty_rows(
+                             indices=fi, values=fv, dense_shape=fill_shape, default_value=0.0),
+                         lambda fi=fi, fv=fv: tf.raw_ops.SparseFillEmptyRows(
+                             indices=fi, values=fv, dense_shape=fill_shape, default_value=0.0),
+                         same))
+
 
 def sparse_rows():
     """The sparse ops and the jagged-feature ops (reorder, products, ..., segment reductions)."""
@@ -129,23 +150,7 @@ def sparse_rows():
                      lambda: tf.raw_ops.SparseSplit(split_dim=axis1, indices=idx, values=vals,
                                                     shape=s3, num_split=4), same))
 
-    # SparseFillEmptyRows: 5M entries of [1M, 1000] with 10% of the rows empty, sorted and shuffled.
-    rows_fill, cols_fill = 1_000_000, 1000
-    kept = np.sort(rng.choice(rows_fill, rows_fill * 9 // 10, replace=False))
-    fill_rows = np.sort(rng.choice(kept, 5_000_000))
-    fill_idx_np = np.stack([fill_rows, rng.integers(0, cols_fill, fill_rows.size)], axis=1)
-    fill_shape = tf.constant([rows_fill, cols_fill], tf.int64)
-    fill_vals = tf.constant(rng.standard_normal(fill_rows.size).astype(np.float32))
-    for label, order in [("sorted rows", np.arange(fill_rows.size)),
-                         ("shuffled", rng.permutation(fill_rows.size))]:
-        fi = tf.constant(fill_idx_np[order].astype(np.int64))
-        fv = tf.gather(fill_vals, order)
-        rows.append(pair(f"SparseFillEmptyRows 5M [1M 1000] 10% empty, {label}",
-                         lambda fi=fi, fv=fv: ops.tensorkit_sparse_fill_empty_rows(
-                             indices=fi, values=fv, dense_shape=fill_shape, default_value=0.0),
-                         lambda fi=fi, fv=fv: tf.raw_ops.SparseFillEmptyRows(
-                             indices=fi, values=fv, dense_shape=fill_shape, default_value=0.0),
-                         same))
+    fill_rows()
 
     # SparseSegmentSum / Mean / SqrtN: 5M rows of a [1M, 64] float32 table into 64K sorted segments.
     seg_data = tf.constant(rng.standard_normal((1_000_000, 64)).astype(np.float32))
@@ -196,7 +201,7 @@ def feature_id_rows():
                      lambda: tf.raw_ops.SparseCrossV2(**cargs, sep="_X_"), same))
 
 
-GROUPS = {"sparse": sparse_rows, "ids": feature_id_rows}
+GROUPS = {"sparse": sparse_rows, "ids": feature_id_rows, "fill": fill_rows}
 for group in (args.only.split(",") if args.only else GROUPS):
     GROUPS[group]()
 
