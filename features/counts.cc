@@ -22,6 +22,7 @@
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/common/scalar.h"
 #include "tensorkit/dense/ops.h"
+#include "tensorkit/dense/outputs.h"
 #include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
 #include "tensorkit/sparse/device_ops.h"
@@ -227,18 +228,12 @@ W Plus(W a, W b) {
   }
 }
 
-// Output k (0 the indices, 1 the values) of dims and dtype: from `allocate` when given (checked
-// to be what was asked for), else a new tensor.
-Tensor Allocate(const CountAllocator* allocate, int k, const std::vector<int64_t>& dims,
-                DType dtype, const char* op) {
-  if (allocate == nullptr || !*allocate) return Tensor::Empty(dims, dtype);
-  Tensor t = (*allocate)(k, dims, dtype);
-  TK_CHECK(t.defined() && t.Dims() == dims && t.dtype() == dtype && t.device().is_cpu() &&
-               t.IsContiguous(),
-           kInvalidArgument, op, ": the allocator gave output ", k,
-           " another dtype, dims or device; it must return a contiguous CPU ", DTypeName(dtype),
-           " tensor of dims ", ShapeString(dims));
-  return t;
+// Output k (0 the indices, 1 the values, 2 the dense shape) of dims and dtype on the CPU: from
+// `out` when given (checked to be what was asked for), else a new tensor.
+Tensor Allocate(OutputAllocator* out, int k, const std::vector<int64_t>& dims, DType dtype,
+                const char* op) {
+  if (out == nullptr) return Tensor::Empty(dims, dtype);
+  return AllocateChecked(*out, k, dims, dtype, Device::Cpu(), op);
 }
 
 // Pass 1 sorts every group into `scratch` at the group's own offset: all its kept ids when the
@@ -247,8 +242,7 @@ Tensor Allocate(const CountAllocator* allocate, int k, const std::vector<int64_t
 // offsets (Note [counting by groups]).
 template <typename T, typename W>
 Runs CountGroups(const T* ids, const W* weights, const Groups& g, int64_t n, int out_rank,
-                 const CountRule& rule, DType w_dtype, const CountAllocator* allocate,
-                 const char* op) {
+                 const CountRule& rule, DType w_dtype, OutputAllocator* allocate, const char* op) {
   const bool weighted = weights != nullptr && !rule.binary;
   const size_t slots = static_cast<size_t>(std::max<int64_t>(n, 1));
   std::unique_ptr<int64_t[]> scratch(new int64_t[slots]);
@@ -354,11 +348,11 @@ int64_t FirstIdOutside(const T* v, int64_t n, int64_t depth) {
   });
 }
 
-// Counts entries grouped by `g` with ids `ids` (CPU int32/int64 [n]).
+// Counts entries grouped by `g` with ids `ids` (CPU int32/int64 [n]); the outputs (and the
+// dense shape, output 2) from `allocate` when given.
 SparseTensor CountCore(const Tensor& ids_in, const Tensor& weights, const Groups& g,
                        int64_t num_rows, int out_rank, bool binary, int64_t min_length,
-                       int64_t max_length, const char* op,
-                       const CountAllocator* allocate = nullptr) {
+                       int64_t max_length, const char* op, OutputAllocator* allocate = nullptr) {
   const Tensor ids = ids_in.HostContiguous();
   const int64_t n = ids.NumElements();
   TK_CHECK(min_length >= -1, kInvalidArgument, op, ": min_length ", min_length,
@@ -402,6 +396,10 @@ SparseTensor CountCore(const Tensor& ids_in, const Tensor& weights, const Groups
   }
   std::vector<int64_t> shape =
       out_rank == 2 ? std::vector<int64_t>{num_rows, width} : std::vector<int64_t>{width};
+  if (allocate != nullptr) {
+    Tensor dense_shape = Allocate(allocate, 2, {out_rank}, DType::kInt64, op);
+    std::copy(shape.begin(), shape.end(), dense_shape.data<int64_t>());
+  }
   std::vector<int> order = out_rank == 2 ? std::vector<int>{0, 1} : std::vector<int>{0};
   return SparseTensor::Create(std::move(r.indices), std::move(r.values), std::move(shape),
                               std::move(order));
@@ -525,15 +523,9 @@ SparseTensor Indicator(const Tensor& ids, const Groups& g, int64_t num_rows, int
                               counted.order());
 }
 
-}  // namespace
-
-SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights, bool binary,
-                         int64_t min_length, int64_t max_length) {
-  return CountSparse(ids, weights, binary, min_length, max_length, CountAllocator());
-}
-
-SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights, bool binary,
-                         int64_t min_length, int64_t max_length, const CountAllocator& allocate) {
+// CountSparse of a SparseTensor, its outputs from `out` (new tensors when null).
+SparseTensor CountSparseIds(const SparseTensor& ids, const Tensor& weights, bool binary,
+                            int64_t min_length, int64_t max_length, OutputAllocator* out) {
   const char* op = "CountSparse";
   return fi::ReportingAllocationFailure(op, [&] {
     CheckSparseIds(ids, op, std::numeric_limits<int>::max(), /*any_device=*/true);
@@ -541,7 +533,7 @@ SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights, bool bi
     const int out_rank = std::min(ids.rank(), 2);
     const int64_t num_rows = out_rank == 2 ? ids.shape()[0] : 1;
     if (si::OnCuda(ids)) {
-      TK_CHECK(!allocate, kUnsupported, op,
+      TK_CHECK(out == nullptr, kUnsupported, op,
                ": ids on a CUDA device count into new tensors; call the form without an "
                "allocator");
       return CountOnDevice(ids.values(), ids.indices(), Tensor(), weights, num_rows, out_rank,
@@ -549,8 +541,22 @@ SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights, bool bi
     }
     const Groups g = GroupSparse(ids);
     return CountCore(ids.values(), weights, g, num_rows, out_rank, binary, min_length, max_length,
-                     op, &allocate);
+                     op, out);
   });
+}
+
+}  // namespace
+
+SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights, bool binary,
+                         int64_t min_length, int64_t max_length) {
+  return CountSparseIds(ids, weights, binary, min_length, max_length, nullptr);
+}
+
+SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights, bool binary,
+                         int64_t min_length, int64_t max_length, OutputAllocator& out) {
+  SparseTensor r = CountSparseIds(ids, weights, binary, min_length, max_length, &out);
+  out.Commit();
+  return r;
 }
 
 SparseTensor CountSparse(const JaggedTensor& ids, const Tensor& weights, bool binary,

@@ -22,10 +22,9 @@
 #define TENSORKIT_FEATURES_COUNTS_H_
 
 #include <cstdint>
-#include <functional>
-#include <vector>
 
 #include "tensorkit/common/dtype.h"
+#include "tensorkit/common/outputs.h"
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/features/jagged.h"
 #include "tensorkit/sparse/sparse_tensor.h"
@@ -51,17 +50,17 @@ namespace tensorkit {
 // The ids' entries may come in any order: rows are grouped by a stable sort, so sums still run
 // in entry order. On the CPU (parallel over rows, the same results at any thread count) or on
 // the ids' CUDA device (keys made there and summed by sparse/'s device Coalesce, in entry order
-// for every (row, id) of at most 2048 entries; longer float sums may round differently). The
-// allocator form is CPU only.
+// for every (row, id) of at most 2048 entries; longer float sums may round differently).
 SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights = {}, bool binary = false,
                          int64_t min_length = -1, int64_t max_length = -1);
-// Where CountSparse writes its outputs, for a host framework that owns the buffers:
-// allocate(k, dims, dtype) returns a contiguous CPU tensor of exactly dims and dtype for output
-// k (0 the indices [K, 1 or 2], 1 the values [K]), e.g. a wrapped output of a TensorFlow kernel;
-// the result's indices and values are then those tensors.
-using CountAllocator = std::function<Tensor(int k, const std::vector<int64_t>& dims, DType dtype)>;
+// The same, its outputs made by `out` (common/outputs.h), e.g. a TensorFlow kernel's: output 0
+// the indices (int64 [K, 1 or 2]), 1 the values ([K] of the count dtype), 2 the dense shape
+// (int64 [1 or 2], the result's shape, which TensorFlow's op returns as a tensor), each a
+// contiguous CPU tensor of exactly those dims and dtype; out.Commit() once all are written (not
+// when it throws). The result's indices and values are outputs 0 and 1. CPU only: ids on a CUDA
+// device are an Error (kUnsupported).
 SparseTensor CountSparse(const SparseTensor& ids, const Tensor& weights, bool binary,
-                         int64_t min_length, int64_t max_length, const CountAllocator& allocate);
+                         int64_t min_length, int64_t max_length, OutputAllocator& out);
 // The same for the rows of a jagged tensor: [B, width]. `weights` is this call's argument (pass
 // ids.weights() to count with the tensor's own weights); ids.values() must be 1-D.
 SparseTensor CountSparse(const JaggedTensor& ids, const Tensor& weights = {}, bool binary = false,

@@ -9,6 +9,7 @@
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorkit/embed/tensorflow/tf_glue.h"
+#include "tensorkit/embed/tensorflow/tf_outputs.h"
 #include "tensorkit/features/counts.h"
 
 namespace tensorkit::tf {
@@ -77,15 +78,10 @@ class SparseCountKernel : public tfw::OpKernel {
       const SparseTensor ids =
           SparseTensor::Create(Wrap(ind, DType::kInt64), Wrap(vals, DTypeOf<T>), shape);
       const Tensor weights = weighted ? Wrap(w, DTypeOf<W>) : Tensor::Empty({0}, DTypeOf<W>);
-      // The indices and values are written straight into TensorFlow's buffers.
-      const CountAllocator allocate = [&](int k, const std::vector<int64_t>& dims, DType dt) {
-        return AllocateOutput(ctx, k, dims, dt);
-      };
-      const SparseTensor r = CountSparse(ids, weights, binary_, min_length_, max_length_, allocate);
-      // Rank 1 or 2 (ids of a higher rank count by index[0], as rank 2).
-      const int out_rank = r.rank();
-      Tensor out_shape = AllocateOutput(ctx, 2, {out_rank}, DType::kInt64);
-      for (int a = 0; a < out_rank; ++a) out_shape.data<int64_t>()[a] = r.shape()[a];
+      // The indices, values and dense shape (rank 1, or 2 for ids of rank 2 or more) are
+      // written straight into TensorFlow's buffers and set as the outputs at the end.
+      TfOutputs out(ctx);
+      CountSparse(ids, weights, binary_, min_length_, max_length_, out);
     });
   }
 

@@ -61,8 +61,6 @@ Tensor Wrap(const tfw::Tensor& t, DType dt, std::optional<std::vector<int64_t>> 
   return WrapExternal(const_cast<char*>(t.tensor_data().data()), d, {}, dt, Device::Cpu());
 }
 
-namespace {
-
 // TensorFlow's allocator gives fresh pages that tensorkit touches first: the same hint that
 // tensorkit's own large blocks get (plain elements only: TensorFlow constructed the others).
 void AdviseFreshPages(const tfw::Tensor& t) {
@@ -73,8 +71,6 @@ void AdviseFreshPages(const tfw::Tensor& t) {
   }
 }
 
-}  // namespace
-
 tfw::Tensor* AllocateTf(tfw::OpKernelContext* ctx, int index, const std::vector<int64_t>& dims) {
   tfw::TensorShape shape;
   absl::Status s = tfw::TensorShape::BuildTensorShape(dims, &shape);
@@ -84,37 +80,6 @@ tfw::Tensor* AllocateTf(tfw::OpKernelContext* ctx, int index, const std::vector<
   if (!s.ok()) throw StatusError(s);
   AdviseFreshPages(*t);
   return t;
-}
-
-int ParallelOutputs::Add(int index, const std::vector<int64_t>& dims) {
-  tfw::TensorShape shape;
-  const absl::Status s = tfw::TensorShape::BuildTensorShape(dims, &shape);
-  if (!s.ok()) throw StatusError(s);
-  // The allocator is fetched here, on the op's thread: the context is not for several threads.
-  outputs_.push_back(
-      {index, std::move(shape), ctx_->get_allocator(ctx_->output_alloc_attr(index)), {}});
-  return static_cast<int>(outputs_.size()) - 1;
-}
-
-void ParallelOutputs::Allocate() {
-  ParallelFor(0, static_cast<int64_t>(outputs_.size()), 1, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      Output& o = outputs_[i];
-      o.tensor = tfw::Tensor(o.allocator, ctx_->expected_output_dtype(o.index), o.shape);
-      if (o.tensor.IsInitialized()) AdviseFreshPages(o.tensor);
-    }
-  });
-  for (const Output& o : outputs_) {
-    if (!o.tensor.IsInitialized()) {
-      throw StatusError(absl::ResourceExhaustedError(
-          ctx_->op_kernel().type_string() + ": could not allocate output " +
-          std::to_string(o.index) + " of shape " + o.shape.DebugString()));
-    }
-  }
-}
-
-void ParallelOutputs::Commit() {
-  for (Output& o : outputs_) ctx_->set_output(o.index, std::move(o.tensor));
 }
 
 Tensor AllocateOutput(tfw::OpKernelContext* ctx, int index, const std::vector<int64_t>& dims,

@@ -61,6 +61,10 @@ std::optional<DType> BitDType(tfw::DataType dt);
 // the same width: addition modulo 2^bits is the same bit pattern).
 std::optional<DType> SumDType(tfw::DataType dt);
 
+// The huge-page hint of tensorkit's own large blocks, for a TensorFlow tensor whose fresh pages
+// tensorkit touches first (plain elements only: TensorFlow constructed the others).
+void AdviseFreshPages(const tfw::Tensor& t);
+
 // A tensorkit Tensor over t's buffer with t's dims (or `dims` when given), as dtype `dt`.
 Tensor Wrap(const tfw::Tensor& t, DType dt, std::optional<std::vector<int64_t>> dims = {});
 // Output `index` of dims `dims`, allocated by TensorFlow (allocate_output).
@@ -68,29 +72,6 @@ tfw::Tensor* AllocateTf(tfw::OpKernelContext* ctx, int index, const std::vector<
 // The same, wrapped as dtype `dt`: tensorkit writes TensorFlow's buffer in place.
 Tensor AllocateOutput(tfw::OpKernelContext* ctx, int index, const std::vector<int64_t>& dims,
                       DType dt);
-// Outputs allocated apart from the context so that many are allocated at once, in parallel:
-// each task constructs its tensor's elements (tstrings) and faults its pages, as TensorFlow's
-// own parse merges its sparse outputs. Add() them, Allocate(), fill them through Get(), then
-// Commit() hands them to the context in order.
-class ParallelOutputs {
- public:
-  explicit ParallelOutputs(tfw::OpKernelContext* ctx) : ctx_(ctx) {}
-  // Output `index` of dims `dims`; returns its slot for Get().
-  int Add(int index, const std::vector<int64_t>& dims);
-  void Allocate();
-  tfw::Tensor& Get(int slot) { return outputs_[slot].tensor; }
-  void Commit();
-
- private:
-  struct Output {
-    int index;
-    tfw::TensorShape shape;
-    tfw::Allocator* allocator;
-    tfw::Tensor tensor;
-  };
-  tfw::OpKernelContext* ctx_;
-  std::vector<Output> outputs_;
-};
 // 0, 1, ..., rank - 1: the standard (row-major) order TensorFlow's sparse ops assume.
 std::vector<int> StdOrder(int rank);
 // The elements of a 1-D (or scalar, when `allow_scalar`) int32 or int64 tensor, named `what`

@@ -3,7 +3,6 @@
 #include <string>
 #include <utility>
 
-#include "tensorkit/common/cpu_memory.h"
 #include "tensorkit/dense/outputs.h"
 
 namespace tensorkit::tf {
@@ -67,12 +66,7 @@ tfw::Tensor* TfOutputs::Stage(int k, const std::vector<int64_t>& dims) {
         ctx_->op_kernel().type_string() + ": could not allocate output " + std::to_string(slot) +
         " of shape " + shape.DebugString()));
   }
-  // Fresh pages that tensorkit touches first: the hint tensorkit's own large blocks get.
-  if (tfw::DataTypeCanUseMemcpy(st->tensor.dtype()) &&
-      static_cast<int64_t>(st->tensor.TotalBytes()) >= cpu_memory::kLargeBlockBytes) {
-    const absl::string_view data = st->tensor.tensor_data();
-    cpu_memory::AdviseHugePages(const_cast<char*>(data.data()), static_cast<int64_t>(data.size()));
-  }
+  AdviseFreshPages(st->tensor);
   staged_.push_back(std::move(st));
   return &staged_.back()->tensor;
 }

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -65,6 +66,38 @@ SparseTensor RandomSparse(int64_t rows, int64_t cols, int64_t nnz, uint32_t seed
   return SparseTensor::Create(Tensor::FromVector(std::move(idx), {nnz, 2}),
                               Tensor::FromVector(std::move(vals)), {rows, cols});
 }
+
+// Output buffers a host framework owns (here arrays), wrapped for the operation, as a
+// TensorFlow kernel's are; the framework may refuse one.
+class FrameworkBuffers : public OutputAllocator {
+ public:
+  Tensor Allocate(int, const std::vector<int64_t>& dims, DType dtype, Device device) override {
+    if (alloc_fault::ShouldFail()) {
+      Throw(ErrorCode::kResourceExhausted, "the host framework refused an output");
+    }
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    // 8-byte elements hold any dtype the operations ask for.
+    buffers_.push_back(std::make_unique<int64_t[]>(static_cast<size_t>(std::max<int64_t>(n, 1))));
+    return WrapExternal(buffers_.back().get(), dims, {}, dtype, device);
+  }
+  void Commit() override { ++commits_; }
+  // Runs op (which writes into these buffers): Commit once when it returns, never when it throws.
+  template <typename Op>
+  void Run(const Op& op) {
+    try {
+      op();
+    } catch (...) {
+      EXPECT_EQ(commits_, 0);
+      throw;
+    }
+    EXPECT_EQ(commits_, 1);
+  }
+
+ private:
+  int commits_ = 0;
+  std::vector<std::unique_ptr<int64_t[]>> buffers_;
+};
 
 struct Case {
   std::string name;
@@ -226,6 +259,7 @@ TEST(AllocationFailures, FeatureOperations) {
          kjt.Permute({"b", "a"});
        }},
       {"FillEmptyRows", [&] { FillEmptyRows(with_empty_rows, Scalar(0.5f)); }},
+      {"CountSparse", [&] { CountSparse(var_len, RandomFloats({var_len.nnz()}, 14)); }},
       {"SegmentReduce", [&] { SegmentReduce(data, segment_ids, -1, Combiner::kMean); }},
       {"UnsortedSegmentReduce",
        [&] { UnsortedSegmentReduce(data, segment_ids, -1, Combiner::kMax); }},
@@ -316,6 +350,10 @@ TEST(AllocationFailures, BorrowedMemory) {
   std::vector<float> owned(4096, 1.25f);
   SparseTensor with_empty_rows = RandomSparse(300, 6, 200, 15);
   with_empty_rows.Coalesce();
+  std::vector<int64_t> id_values(static_cast<size_t>(with_empty_rows.nnz()));
+  for (size_t i = 0; i < id_values.size(); ++i) id_values[i] = static_cast<int64_t>(i * 7 % 50);
+  const SparseTensor count_ids = SparseTensor::Create(
+      with_empty_rows.indices(), Tensor::FromVector(std::move(id_values)), with_empty_rows.shape());
   int deletions = 0;
   {
     Tensor ext = WrapExternal(owned.data(), {64, 64}, {}, DType::kFloat32, Device::Cpu(),
@@ -330,23 +368,17 @@ TEST(AllocationFailures, BorrowedMemory) {
            EXPECT_EQ(back.raw_data(), ext.raw_data());
          }},
         {"Add into an external output", [&] { Add(ext, ext, &ext); }, {&ext}},
+        // As the TensorFlow kernels do: the outputs are buffers the framework allocates, and
+        // the framework may refuse one; they are shown only when the whole result is written.
         {"FillEmptyRows into a host framework's buffers",
          [&] {
-           // As the TensorFlow kernel does: the outputs are buffers the framework allocates
-           // (here vectors it owns), and the framework may refuse one.
-           std::vector<std::vector<int64_t>> buffers;
-           auto framework = [&](int, const std::vector<int64_t>& dims, DType dtype) {
-             if (alloc_fault::ShouldFail()) {
-               Throw(ErrorCode::kResourceExhausted, "the host framework refused an output");
-             }
-             int64_t n = 1;
-             for (int64_t d : dims) n *= d;
-             buffers.emplace_back(static_cast<size_t>(std::max<int64_t>(n, 1)));
-             return WrapExternal(buffers.back().data(), dims, {}, dtype, Device::Cpu());
-           };
-           buffers.reserve(4);  // the wrapped pointers must stay put
-           CallbackOutputs outputs(framework);
-           FillEmptyRows(with_empty_rows, Scalar(2.0f), outputs);
+           FrameworkBuffers outputs;
+           outputs.Run([&] { FillEmptyRows(with_empty_rows, Scalar(2.0f), outputs); });
+         }},
+        {"CountSparse into a host framework's buffers",
+         [&] {
+           FrameworkBuffers outputs;
+           outputs.Run([&] { CountSparse(count_ids, Tensor(), false, -1, -1, outputs); });
          }},
     };
     RunCases(cases);

@@ -10,9 +10,11 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "reference/features_reference.h"
+#include "tensorkit/dense/outputs.h"
 #include "test_util.h"
 
 namespace tensorkit {
@@ -240,20 +242,79 @@ TEST(CountSparse, LongRowsAndWideIds) {
 TEST(CountSparse, IntoGivenOutputs) {
   const SparseTensor x = FromRows({{3, 0, 1, 0}, {5, 5, 4, 0}});
   std::vector<Tensor> given;
-  const CountAllocator allocate = [&](int, const std::vector<int64_t>& dims, DType dt) {
+  CallbackOutputs allocate([&](int, const std::vector<int64_t>& dims, DType dt) {
     given.push_back(Tensor::Zeros(dims, dt));
     return given.back();
-  };
+  });
   const SparseTensor r = CountSparse(x, {}, false, -1, -1, allocate);
-  ASSERT_EQ(given.size(), 2u);
+  // Output 2 is the dense shape, as TensorFlow's op returns it.
+  ASSERT_EQ(given.size(), 3u);
   EXPECT_TRUE(SharesStorage(r.indices(), given[0]));
   EXPECT_TRUE(SharesStorage(r.values(), given[1]));
+  EXPECT_EQ(given[2].ToVector<int64_t>(), (std::vector<int64_t>{2, 6}));
   ExpectCount(r, {0, 1, 0, 3, 1, 4, 1, 5}, {1, 1, 1, 2}, {2, 6});
-  const CountAllocator wrong = [](int, const std::vector<int64_t>& dims, DType) {
+  CallbackOutputs wrong([](int, const std::vector<int64_t>& dims, DType) {
     return Tensor::Zeros(dims, DType::kInt32);
-  };
+  });
   ExpectError([&] { CountSparse(x, {}, false, -1, -1, wrong); }, ErrorCode::kInvalidArgument,
               {"CountSparse: the allocator gave output 0"});
+}
+
+// Outputs made apart and shown only by Commit, as a host framework shows them; output fail_at
+// is refused.
+class StagedOutputs : public OutputAllocator {
+ public:
+  explicit StagedOutputs(int fail_at) : fail_at_(fail_at) {}
+  Tensor Allocate(int k, const std::vector<int64_t>& dims, DType dtype, Device device) override {
+    TK_CHECK(k != fail_at_, kResourceExhausted, "StagedOutputs: no memory for output ", k);
+    staged.push_back(Tensor::Zeros(dims, dtype, device));
+    return staged.back();
+  }
+  void Commit() override {
+    ++commits;
+    shown = staged;
+  }
+  std::vector<Tensor> staged, shown;
+  int commits = 0;
+
+ private:
+  int fail_at_;
+};
+
+TEST(CountSparse, AFailureAfterAnAllocationShowsNoOutput) {
+  const SparseTensor x = FromRows({{3, 0, 1, 0}, {5, 5, 4, 0}});
+  const Tensor w = Tensor::FromVector<float>({0.5f, 1, 2, 3, 4});
+  for (int fail_at = 0; fail_at < 3; ++fail_at) {
+    StagedOutputs out(fail_at);
+    ExpectError([&] { CountSparse(x, w, false, -1, -1, out); }, ErrorCode::kResourceExhausted,
+                {"output " + std::to_string(fail_at)});
+    EXPECT_EQ(out.staged.size(), static_cast<size_t>(fail_at));
+    EXPECT_EQ(out.commits, 0);
+    EXPECT_TRUE(out.shown.empty());
+  }
+  StagedOutputs out(-1);
+  const SparseTensor r = CountSparse(x, w, false, -1, -1, out);
+  EXPECT_EQ(out.commits, 1);
+  ASSERT_EQ(out.shown.size(), 3u);
+  EXPECT_TRUE(SharesStorage(out.shown[0], r.indices()));
+  EXPECT_TRUE(SharesStorage(out.shown[1], r.values()));
+  EXPECT_EQ(out.shown[2].ToVector<int64_t>(), (std::vector<int64_t>{2, 6}));
+  EXPECT_EQ(Entries<float>(r), Entries<float>(CountSparse(x, w)));
+  // Rank-1 ids: a dense shape of one dim.
+  const SparseTensor v = SparseTensor::FromDense(Tensor::FromVector<int64_t>({4, 0, 4}));
+  StagedOutputs flat(-1);
+  ExpectCount(CountSparse(v, {}, false, -1, -1, flat), {4}, {2}, {5});
+  ASSERT_EQ(flat.shown.size(), 3u);
+  EXPECT_EQ(flat.shown[2].ToVector<int64_t>(), (std::vector<int64_t>{5}));
+  // An id that leaves no width is found after the indices and values are made: still no Commit.
+  const SparseTensor top = SparseTensor::FromDense(
+      Tensor::FromVector<int64_t>({std::numeric_limits<int64_t>::max(), 2}));
+  StagedOutputs late(-1);
+  ExpectError([&] { CountSparse(top, {}, false, -1, -1, late); }, ErrorCode::kOutOfRange,
+              {"CountSparse: id 9223372036854775807", "max_length"});
+  EXPECT_EQ(late.staged.size(), 2u);
+  EXPECT_EQ(late.commits, 0);
+  EXPECT_TRUE(late.shown.empty());
 }
 
 TEST(CountSparse, JaggedRowsAreTheBatch) {
