@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "staged_outputs.h"
 #include "tensorkit/common/error.h"
 #include "tensorkit/dense/external.h"
 #include "tensorkit/dense/outputs.h"
@@ -94,21 +95,7 @@ TEST(StringOutput, SetWritesThroughBuildIntoAHostLayout) {
   EXPECT_EQ(col.data, "abcdef");
 }
 
-// Outputs made apart and shown only by Commit, as a host framework shows them.
-class StagedOutputs : public OutputAllocator {
- public:
-  explicit StagedOutputs(int fail_at) : fail_at_(fail_at) {}
-  Tensor Allocate(int k, const std::vector<int64_t>& dims, DType dtype, Device device) override {
-    TK_CHECK(k != fail_at_, kResourceExhausted, "StagedOutputs: no memory for output ", k);
-    staged.push_back(Tensor::Empty(dims, dtype, device));
-    return staged.back();
-  }
-  void Commit() override { shown = staged; }
-  std::vector<Tensor> staged, shown;
-
- private:
-  int fail_at_;
-};
+using testing::StagedOutputs;
 
 TEST(OutputAllocator, TheDefaultStringOutputGoesThroughAllocate) {
   StagedOutputs out(-1);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "reference/features_reference.h"
+#include "staged_outputs.h"
 #include "tensorkit/dense/outputs.h"
 #include "test_util.h"
 
@@ -260,26 +261,7 @@ TEST(CountSparse, IntoGivenOutputs) {
               {"CountSparse: the allocator gave output 0"});
 }
 
-// Outputs made apart and shown only by Commit, as a host framework shows them; output fail_at
-// is refused.
-class StagedOutputs : public OutputAllocator {
- public:
-  explicit StagedOutputs(int fail_at) : fail_at_(fail_at) {}
-  Tensor Allocate(int k, const std::vector<int64_t>& dims, DType dtype, Device device) override {
-    TK_CHECK(k != fail_at_, kResourceExhausted, "StagedOutputs: no memory for output ", k);
-    staged.push_back(Tensor::Zeros(dims, dtype, device));
-    return staged.back();
-  }
-  void Commit() override {
-    ++commits;
-    shown = staged;
-  }
-  std::vector<Tensor> staged, shown;
-  int commits = 0;
-
- private:
-  int fail_at_;
-};
+using testing::StagedOutputs;
 
 TEST(CountSparse, AFailureAfterAnAllocationShowsNoOutput) {
   const SparseTensor x = FromRows({{3, 0, 1, 0}, {5, 5, 4, 0}});

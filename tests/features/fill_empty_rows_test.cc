@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "reference/features_reference.h"
+#include "staged_outputs.h"
 #include "tensorkit/common/simd_path.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/outputs.h"
@@ -623,26 +624,7 @@ TEST(FillEmptyRows, AllocatorBuffersReceiveTheOutputs) {
               {"FillEmptyRows", "allocator", "output 0"});
 }
 
-// Outputs made apart and shown only by Commit (a host framework's way): an allocation refused
-// half-way shows nothing.
-class StagedOutputs : public OutputAllocator {
- public:
-  explicit StagedOutputs(int fail_at) : fail_at_(fail_at) {}
-  Tensor Allocate(int k, const std::vector<int64_t>& dims, DType dtype, Device device) override {
-    TK_CHECK(k != fail_at_, kResourceExhausted, "StagedOutputs: no memory for output ", k);
-    staged.push_back(Tensor::Zeros(dims, dtype, device));
-    return staged.back();
-  }
-  void Commit() override {
-    ++commits;
-    shown = staged;
-  }
-  std::vector<Tensor> staged, shown;
-  int commits = 0;
-
- private:
-  int fail_at_;
-};
+using testing::StagedOutputs;
 
 TEST(FillEmptyRows, AnAllocationRefusedHalfWayShowsNoOutput) {
   SparseTensor st = Make(k5x6, Tensor::FromVector<float>({0, 10, 13, 14, 32, 33}), {5, 6});
