@@ -137,3 +137,28 @@ def test_malformed(case, needle):
         TK.block_bucketize_sparse_features(**args)
     assert "tensorkit::block_bucketize_sparse_features" in str(e.value)
     assert needle in str(e.value), str(e.value)
+
+
+@needs_fbgemm
+@pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
+@pytest.mark.parametrize("my_size", [1, 3, 8])
+def test_ids_over_the_whole_range_equal_fbgemm(index_dtype, my_size):
+    # Ids anywhere in the dtype's range (negative ones read as unsigned) and block sizes up to
+    # 2^30, so that s * n overflows the 32-bit ids' type and ids fall on both sides of s * n:
+    # every branch of the (precomputed) divisions against FBGEMM's.
+    gen = torch.Generator().manual_seed(11 + my_size)
+    T, B = 5, 40
+    info = torch.iinfo(index_dtype)
+    lengths = random_lengths(gen, T * B, 6)
+    n = int(lengths.sum())
+    indices = torch.randint(info.min, info.max, (n,), generator=gen, dtype=index_dtype)
+    indices[::7] = torch.randint(0, 1000, (len(indices[::7]),), generator=gen).to(index_dtype)
+    block_sizes = torch.tensor([1, 7, 1 << 20, 1 << 30, 3], dtype=index_dtype)
+    weights = torch.rand(n, generator=gen)
+    totals = torch.tensor([my_size * k for k in (1, 2, 5, 1, 3)], dtype=index_dtype)
+    for total in (None, totals):
+        for keep in (False, True):
+            args = (lengths, indices, True, True, block_sizes, my_size, weights)
+            kw = dict(keep_orig_idx=keep, total_num_blocks=total)
+            _equal(TK.block_bucketize_sparse_features(*args, **kw),
+                   FB.block_bucketize_sparse_features(*args, **kw))
