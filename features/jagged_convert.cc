@@ -2,12 +2,18 @@
 // and to the padded dense form. Each makes the checks that read no device data, then chooses the
 // device once (device_ops.h): the CUDA bodies ask jagged_device.h where each output element comes
 // from, and FromSparse composes sparse/'s device primitives.
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <string>
 #include <type_traits>
 
+#include "tensorkit/common/simd_path.h"
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/ops_internal.h"
 #include "tensorkit/dense/views.h"
@@ -25,6 +31,82 @@ namespace ji = jagged_internal;
 namespace si = sparse_internal;
 
 namespace {
+
+// ToPadded's rows [lo, hi) of items moved as words W, `row` words each: row r copies the words of
+// its first min(o[r + 1] - o[r], L) items from src + o[r] * inner, then `fill`. Generic loops,
+// and an AVX2 form that moves each row in vectors of 32 bytes with masked loads (lanes past the
+// row's items are never read) and a masked store for the row's tail: most rows are shorter than
+// L, and a row of a few items is too short for a loop or a memcpy call to pay off.
+template <typename W>
+void PadRows(const W* src, const int64_t* o, int64_t lo, int64_t hi, int64_t L, int64_t inner,
+             W fill, W* dst) {
+  const int64_t row = L * inner;
+  for (int64_t r = lo; r < hi; ++r) {
+    const int64_t n = std::min(o[r + 1] - o[r], L) * inner;
+    const W* __restrict s = src + o[r] * inner;
+    W* __restrict d = dst + r * row;
+    int64_t i = 0;
+    for (; i < n; ++i) d[i] = s[i];
+    for (; i < row; ++i) d[i] = fill;
+  }
+}
+
+// PadRowsAvx2's vectors: lane k set where k < count (count clamped to [0, lanes]), a masked
+// load (lanes not set are neither read nor faulted on), a masked store.
+template <typename W>
+[[gnu::target("avx2"), gnu::always_inline]] inline __m256i LanesBelow(int64_t count) {
+  constexpr int64_t kLanes = 32 / sizeof(W);
+  const int64_t k = std::clamp<int64_t>(count, 0, kLanes);
+  if constexpr (sizeof(W) == 4) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(k)),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  } else {
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(k), _mm256_setr_epi64x(0, 1, 2, 3));
+  }
+}
+
+template <typename W>
+[[gnu::target("avx2"), gnu::always_inline]] inline __m256i MaskedLoad(const W* p, __m256i mask) {
+  if constexpr (sizeof(W) == 4) {
+    return _mm256_maskload_epi32(reinterpret_cast<const int*>(p), mask);
+  } else {
+    return _mm256_maskload_epi64(reinterpret_cast<const long long*>(p), mask);
+  }
+}
+
+template <typename W>
+[[gnu::target("avx2"), gnu::always_inline]] inline void MaskedStore(W* p, __m256i mask, __m256i v) {
+  if constexpr (sizeof(W) == 4) {
+    _mm256_maskstore_epi32(reinterpret_cast<int*>(p), mask, v);
+  } else {
+    _mm256_maskstore_epi64(reinterpret_cast<long long*>(p), mask, v);
+  }
+}
+
+template <typename W>
+[[gnu::target("avx2")]] void PadRowsAvx2(const W* src, const int64_t* o, int64_t lo, int64_t hi,
+                                         int64_t L, int64_t inner, W fill, W* dst) {
+  static_assert(sizeof(W) == 4 || sizeof(W) == 8);
+  constexpr int64_t kLanes = 32 / sizeof(W);
+  const int64_t row = L * inner;
+  const __m256i f = sizeof(W) == 4 ? _mm256_set1_epi32(static_cast<int>(fill))
+                                   : _mm256_set1_epi64x(static_cast<long long>(fill));
+  for (int64_t r = lo; r < hi; ++r) {
+    const int64_t n = std::min(o[r + 1] - o[r], L) * inner;
+    const W* s = src + o[r] * inner;
+    W* d = dst + r * row;
+    int64_t c = 0;
+    for (; c + kLanes <= row; c += kLanes) {
+      const __m256i m = LanesBelow<W>(n - c);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + c),
+                          _mm256_blendv_epi8(f, MaskedLoad(s + c, m), m));
+    }
+    if (c < row) {
+      const __m256i m = LanesBelow<W>(n - c);
+      MaskedStore(d + c, LanesBelow<W>(row - c), _mm256_blendv_epi8(f, MaskedLoad(s + c, m), m));
+    }
+  }
+}
 
 // Rows per fixed chunk of FromSparse's row pass (rows hold tens of entries each).
 constexpr int64_t kRowChunk = 4096;
@@ -268,20 +350,31 @@ Tensor JaggedTensor::ToPadded(int64_t max_length, Scalar pad) const {
   if (row_elems == 0) return out;
   const int64_t inner = row_elems / len;
   const Tensor v = si::HostContiguous(values_);
+  const bool avx2 = ActiveSimdPath() != SimdPath::kDefault;
   Dispatch(dtype(), op, [&]<typename T>() {
     T fill{};
     if constexpr (!std::is_same_v<T, std::string>) fill = ops_internal::ScalarAs<T>(pad);
     const T* src = v.NumElements() > 0 ? v.data<T>() : nullptr;
     T* dst = out.data<T>();
-    ParallelFor(0, b, GrainFor(row_elems * static_cast<int64_t>(sizeof(T))),
-                [&](int64_t lo, int64_t hi) {
-                  for (int64_t r = lo; r < hi; ++r) {
-                    const int64_t n = std::min(off[r + 1] - off[r], len) * inner;
-                    T* d = dst + r * row_elems;
-                    if (n > 0) std::copy(src + off[r] * inner, src + off[r] * inner + n, d);
-                    std::fill(d + n, d + row_elems, fill);
-                  }
-                });
+    ParallelFor(
+        0, b, GrainFor(row_elems * static_cast<int64_t>(sizeof(T))), [&](int64_t lo, int64_t hi) {
+          if constexpr (std::is_trivially_copyable_v<T> && (sizeof(T) == 4 || sizeof(T) == 8)) {
+            // Rows of a few items: vectors with masked ends beat a copy call per row.
+            using W = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+            W word;
+            std::memcpy(&word, &fill, sizeof(W));
+            const W* s = reinterpret_cast<const W*>(src);
+            W* d = reinterpret_cast<W*>(dst);
+            if (avx2) return PadRowsAvx2<W>(s, off, lo, hi, len, inner, word, d);
+            return PadRows<W>(s, off, lo, hi, len, inner, word, d);
+          }
+          for (int64_t r = lo; r < hi; ++r) {
+            const int64_t n = std::min(off[r + 1] - off[r], len) * inner;
+            T* d = dst + r * row_elems;
+            if (n > 0) std::copy(src + off[r] * inner, src + off[r] * inner + n, d);
+            std::fill(d + n, d + row_elems, fill);
+          }
+        });
   });
   return out;
 }

@@ -3,7 +3,6 @@
 // and permute_2D_sparse_data. Every malformed input is an Error naming the operator, the argument
 // and the position: FBGEMM's CPU kernels read and write out of bounds on bad offsets (FBGEMM
 // #1187, #5879).
-#include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
@@ -84,82 +83,6 @@ TorchTensor AsynchronousCompleteCumsum(TorchTensor t_in) {
   });
 }
 
-// Padded rows [lo, hi) of 4- or 8-byte items (W), `row` words each: row r copies the words of
-// its first min(o[r + 1] - o[r], L) items from src + o[r] * inner, then `fill`. Generic loops,
-// and an AVX2 form that moves each row in vectors of 32 bytes with masked loads (lanes past the
-// row's items are never read) and a masked store for the row's tail: most rows are shorter than
-// L, and a row of a few items is too short for a loop or a memcpy call to pay off.
-template <typename W>
-void PadRows(const W* src, const int64_t* o, int64_t lo, int64_t hi, int64_t L, int64_t inner,
-             W fill, W* dst) {
-  const int64_t row = L * inner;
-  for (int64_t r = lo; r < hi; ++r) {
-    const int64_t n = std::min(o[r + 1] - o[r], L) * inner;
-    const W* __restrict s = src + o[r] * inner;
-    W* __restrict d = dst + r * row;
-    int64_t i = 0;
-    for (; i < n; ++i) d[i] = s[i];
-    for (; i < row; ++i) d[i] = fill;
-  }
-}
-
-// PadRowsAvx2's vectors: lane k set where k < count (count clamped to [0, lanes]), a masked
-// load (lanes not set are neither read nor faulted on), a masked store.
-template <typename W>
-[[gnu::target("avx2"), gnu::always_inline]] inline __m256i LanesBelow(int64_t count) {
-  constexpr int64_t kLanes = 32 / sizeof(W);
-  const int64_t k = std::clamp<int64_t>(count, 0, kLanes);
-  if constexpr (sizeof(W) == 4) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(k)),
-                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  } else {
-    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(k), _mm256_setr_epi64x(0, 1, 2, 3));
-  }
-}
-
-template <typename W>
-[[gnu::target("avx2"), gnu::always_inline]] inline __m256i MaskedLoad(const W* p, __m256i mask) {
-  if constexpr (sizeof(W) == 4) {
-    return _mm256_maskload_epi32(reinterpret_cast<const int*>(p), mask);
-  } else {
-    return _mm256_maskload_epi64(reinterpret_cast<const long long*>(p), mask);
-  }
-}
-
-template <typename W>
-[[gnu::target("avx2"), gnu::always_inline]] inline void MaskedStore(W* p, __m256i mask, __m256i v) {
-  if constexpr (sizeof(W) == 4) {
-    _mm256_maskstore_epi32(reinterpret_cast<int*>(p), mask, v);
-  } else {
-    _mm256_maskstore_epi64(reinterpret_cast<long long*>(p), mask, v);
-  }
-}
-
-template <typename W>
-[[gnu::target("avx2")]] void PadRowsAvx2(const W* src, const int64_t* o, int64_t lo, int64_t hi,
-                                         int64_t L, int64_t inner, W fill, W* dst) {
-  static_assert(sizeof(W) == 4 || sizeof(W) == 8);
-  constexpr int64_t kLanes = 32 / sizeof(W);
-  const int64_t row = L * inner;
-  const __m256i f = sizeof(W) == 4 ? _mm256_set1_epi32(static_cast<int>(fill))
-                                   : _mm256_set1_epi64x(static_cast<long long>(fill));
-  for (int64_t r = lo; r < hi; ++r) {
-    const int64_t n = std::min(o[r + 1] - o[r], L) * inner;
-    const W* s = src + o[r] * inner;
-    W* d = dst + r * row;
-    int64_t c = 0;
-    for (; c + kLanes <= row; c += kLanes) {
-      const __m256i m = LanesBelow<W>(n - c);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + c),
-                          _mm256_blendv_epi8(f, MaskedLoad(s + c, m), m));
-    }
-    if (c < row) {
-      const __m256i m = LanesBelow<W>(n - c);
-      MaskedStore(d + c, LanesBelow<W>(row - c), _mm256_blendv_epi8(f, MaskedLoad(s + c, m), m));
-    }
-  }
-}
-
 // ---- jagged_to_padded_dense ----------------------------------------------------------------
 
 TorchTensor JaggedToPaddedDense(TorchTensor values, std::vector<TorchTensor> offsets,
@@ -176,53 +99,20 @@ TorchTensor JaggedToPaddedDense(TorchTensor values, std::vector<TorchTensor> off
              " is negative");
     const Tensor vals = Wrap(values, op, "values");
     CheckOffsets(off, vals.Dim(0), "values.size(0)", op);
+    // FBGEMM reads only [offsets[0], offsets[B]): the rows as a JaggedTensor over that view of
+    // values, with offsets from 0, padded by JaggedTensor::ToPadded.
     const int64_t* o = off.data<int64_t>();
-    const int64_t B = off.Dim(0) - 1, L = max_lengths[0];
-    // Rows may start past 0 and end before N (FBGEMM reads only [offsets[0], offsets[B])).
-    std::vector<int64_t> dims{B, L};
-    if (values.dim() == 2) dims.push_back(vals.Dim(1));
-    int64_t volume = 0;
-    TK_CHECK(ElementCount(dims, &volume), kOutOfRange, op, ": the padded output ",
-             ShapeString(dims), " has more elements than fit in int64; pass a smaller max_length");
-    Tensor out = Tensor::Empty(dims, vals.dtype());
-    const int64_t inner = values.dim() == 2 ? vals.Dim(1) : 1;
-    const int64_t row_elems = L * inner;
-    if (volume == 0) return Export(out);
-    const Tensor src_t = vals.IsContiguous() ? vals : vals.Clone();
-    Tensor pad = Tensor::Empty({1}, vals.dtype());
-    Set(Scalar(padding_value), &pad);
-    // Rows are moved as raw words of the element's size (PadRows).
-    const bool avx2 = ActiveSimdPath() != SimdPath::kDefault;
-    auto fill_rows = [&]<typename W>() {
-      const W* src = static_cast<const W*>(src_t.raw_data());
-      W* dst = static_cast<W*>(out.raw_data());
-      const W fill = *static_cast<const W*>(pad.raw_data());
-      ParallelFor(0, B, GrainFor(row_elems * static_cast<int64_t>(sizeof(W))),
-                  [&](int64_t lo, int64_t hi) {
-                    if constexpr (sizeof(W) >= 4) {
-                      if (avx2) return PadRowsAvx2<W>(src, o, lo, hi, L, inner, fill, dst);
-                    }
-                    PadRows<W>(src, o, lo, hi, L, inner, fill, dst);
-                  });
-    };
-    switch (DTypeSize(vals.dtype())) {
-      case 1:
-        fill_rows.template operator()<uint8_t>();
-        break;
-      case 2:
-        fill_rows.template operator()<uint16_t>();
-        break;
-      case 4:
-        fill_rows.template operator()<uint32_t>();
-        break;
-      case 8:
-        fill_rows.template operator()<uint64_t>();
-        break;
-      default:
-        Throw(ErrorCode::kDTypeMismatch, op, ": values of ", DTypeSize(vals.dtype()),
-              "-byte elements are not supported");
+    const int64_t B = off.Dim(0) - 1;
+    Tensor rows = vals;
+    Tensor from_zero = off;
+    if (o[0] != 0 || o[B] != vals.Dim(0)) {
+      rows = Slice(vals, 0, o[0], o[B]);
+      from_zero = Tensor::Empty({B + 1}, DType::kInt64);
+      int64_t* z = from_zero.data<int64_t>();
+      for (int64_t r = 0; r <= B; ++r) z[r] = o[r] - o[0];
     }
-    return Export(out);
+    return Export(
+        JaggedTensor::FromOffsets(rows, from_zero).ToPadded(max_lengths[0], Scalar(padding_value)));
   });
 }
 
