@@ -62,14 +62,28 @@ arrow-venv:
 PYTHON_VENV := .venvs/python
 PYTHON_PINS := nanobind==3.1.0 scikit-build-core==1.1.2 numpy==2.4.6 scipy==1.17.1 \
 	scikit-learn==1.9.1 pyarrow==26.0.1 pytest==9.2.0 polars==2.1.0 polars-runtime-32==2.1.0 \
-	duckdb==2.0.1
+	duckdb==2.0.1 dask==2026.8.0
 python-venv:
 	@$(PYTHON_VENV)/bin/python -c \
-	    "import nanobind, numpy, scipy, sklearn, pyarrow, pytest, polars, duckdb" \
+	    "import nanobind, numpy, scipy, sklearn, pyarrow, pytest, polars, duckdb, dask" \
 	    2>/dev/null || \
 	  { /usr/bin/python3 -m venv $(PYTHON_VENV) && $(PYTHON_VENV)/bin/pip install -q \
 	    --disable-pip-version-check $(PYTHON_PINS); } || \
 	  echo "python-venv: could not install the Python packages; the python tests are skipped"
+
+# Ray Data's map_batches over Arrow batches calling tensorkit (examples/distributed/
+# ray_map_batches.py, checked against the same function in one process): venv .venvs/ray with
+# ray[data] pinned and the package from the release build. Not part of `make test` (Ray is large).
+RAY_VENV := .venvs/ray
+RAY_PINS := ray[data]==2.60.0 numpy==2.4.6 pyarrow==26.0.1
+.PHONY: ray-example
+ray-example: python
+	@$(RAY_VENV)/bin/python -c "import ray.data, numpy, pyarrow" 2>/dev/null || \
+	  { /usr/bin/python3 -m venv $(RAY_VENV) && $(RAY_VENV)/bin/pip install -q \
+	    --disable-pip-version-check $(RAY_PINS); }
+	@echo "$(CURDIR)/$(BUILD)/python" > "$$($(RAY_VENV)/bin/python -c \
+	    'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tensorkit-build.pth"
+	@$(RAY_VENV)/bin/python examples/distributed/ray_map_batches.py --check
 
 # The venv with the package installed from the release build (a .pth naming build/python, so a
 # rebuild is seen at once); prints the interpreter.

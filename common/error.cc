@@ -22,6 +22,8 @@ const char* ErrorCodeName(ErrorCode code) {
       return "Corrupt";
     case ErrorCode::kResourceExhausted:
       return "ResourceExhausted";
+    case ErrorCode::kCancelled:
+      return "Cancelled";
     case ErrorCode::kInternal:
       return "Internal";
   }

@@ -29,6 +29,7 @@ enum class ErrorCode {
   kIo,
   kCorrupt,
   kResourceExhausted,  // an allocation failed (host or device memory)
+  kCancelled,          // stopped at a cancellation request (common/cancel.h)
   kInternal,
 };
 

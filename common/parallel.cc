@@ -163,6 +163,7 @@ void Run(int64_t begin, int64_t end, int64_t grain,
                             sync.EndTask();
                           }
                         } depth(sync);
+                        ThrowIfCancelled();
                         fn(r.begin(), r.end());
                       });
   };

@@ -22,6 +22,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "tensorkit/common/cancel.h"
+
 namespace tensorkit {
 
 // ---------------------------------------------------------------------------------------------
@@ -47,7 +49,8 @@ inline int64_t GrainFor(int64_t bytes_per_item) {
 template <typename Body>
 void ParallelFor(int64_t begin, int64_t end, int64_t grain, const Body& body);
 
-// Calls body(chunk_index, b, e) for each fixed chunk of [0, n), in parallel.
+// Calls body(chunk_index, b, e) for each fixed chunk of [0, n), in parallel. Each chunk, like each
+// task of ParallelFor, is a poll point of common/cancel.h.
 template <typename Body>
 void ParallelChunks(int64_t n, int64_t chunk, const Body& body);
 
@@ -86,7 +89,10 @@ void ParallelChunks(int64_t n, int64_t chunk, const Body& body) {
   const int64_t num = NumChunks(n, std::max<int64_t>(chunk, 1));
   chunk = std::max<int64_t>(chunk, 1);
   ParallelFor(0, num, 1, [&](int64_t cb, int64_t ce) {
-    for (int64_t c = cb; c < ce; ++c) body(c, c * chunk, std::min(n, (c + 1) * chunk));
+    for (int64_t c = cb; c < ce; ++c) {
+      ThrowIfCancelled();
+      body(c, c * chunk, std::min(n, (c + 1) * chunk));
+    }
   });
 }
 

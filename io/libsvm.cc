@@ -215,6 +215,53 @@ Extent ExtentOf(const LibsvmReadOptions& o, int64_t entries, int64_t min_col, in
   return x;
 }
 
+// The labels, label offsets and qids of every chunk at their places in d.
+void CopyLabels(const ChunkOut& ch, int64_t c, const LibsvmReadOptions& o,
+                const std::vector<int64_t>& row0, const std::vector<int64_t>& lab0, bool qids,
+                LibsvmData* d) {
+  std::copy(ch.labels.begin(), ch.labels.end(), d->labels.data<double>() + lab0[c]);
+  if (o.multilabel) {
+    int64_t* off = d->label_offsets.data<int64_t>();
+    int64_t at = lab0[c];
+    for (size_t r = 0; r < ch.label_count.size(); ++r) {
+      off[row0[c] + r] = at;
+      at += ch.label_count[r];
+    }
+  }
+  if (qids) std::copy(ch.qids.begin(), ch.qids.end(), d->qids.data<int64_t>() + row0[c]);
+}
+
+// Each chunk's rows written straight into SciPy's CSR arrays.
+void FillCsr(const std::vector<ChunkOut>& outs, const LibsvmReadOptions& o,
+             const std::vector<int64_t>& row0, const std::vector<int64_t>& nz0,
+             const std::vector<int64_t>& lab0, bool qids, int64_t shift, LibsvmData* d) {
+  LibsvmCsr& csr = d->csr;
+  int64_t* ptr = csr.indptr.data<int64_t>();
+  int64_t* ind = csr.indices.data<int64_t>();
+  ParallelChunks(static_cast<int64_t>(outs.size()), 1, [&](int64_t c, int64_t, int64_t) {
+    const ChunkOut& ch = outs[c];
+    int64_t k = nz0[c];
+    for (size_t r = 0; r < ch.row_nnz.size(); ++r) {
+      ptr[row0[c] + static_cast<int64_t>(r)] = k;
+      k += ch.row_nnz[r];
+    }
+    for (size_t j = 0; j < ch.cols.size(); ++j) ind[nz0[c] + j] = ch.cols[j] - shift;
+    if (o.dtype == DType::kFloat32) {
+      float* v = csr.values.data<float>() + nz0[c];
+      for (size_t j = 0; j < ch.vals.size(); ++j) v[j] = static_cast<float>(ch.vals[j]);
+    } else {
+      std::copy(ch.vals.begin(), ch.vals.end(), csr.values.data<double>() + nz0[c]);
+    }
+    CopyLabels(ch, c, o, row0, lab0, qids, d);
+  });
+  ptr[row0.back()] = nz0.back();
+}
+
+LibsvmData AssembleCsr(const std::vector<ChunkOut>& outs, const LibsvmReadOptions& o,
+                       const std::vector<int64_t>& row0, const std::vector<int64_t>& nz0,
+                       const std::vector<int64_t>& lab0, int64_t with_qid, const Extent& x,
+                       LibsvmData d);
+
 LibsvmData Assemble(std::vector<ChunkOut>& outs, const LibsvmReadOptions& o,
                     const std::vector<TextChunk>& chunks, const std::string& name) {
   const std::vector<int64_t> row0 =
@@ -244,13 +291,13 @@ LibsvmData Assemble(std::vector<ChunkOut>& outs, const LibsvmReadOptions& o,
             ") has no qid but ", with_qid, " samples have one; give every line a qid or none");
     }
   }
-  Tensor indices = Tensor::Empty({nnz, 2}, DType::kInt64);
-  Tensor values = Tensor::Empty({nnz}, o.dtype);
   d.labels = Tensor::Empty({lab0.back()}, DType::kFloat64);
   if (o.multilabel) d.label_offsets = Tensor::Empty({samples + 1}, DType::kInt64);
   if (with_qid > 0) d.qids = Tensor::Empty({samples}, DType::kInt64);
+  if (o.csr) return AssembleCsr(outs, o, row0, nz0, lab0, with_qid, x, std::move(d));
+  Tensor indices = Tensor::Empty({nnz, 2}, DType::kInt64);
+  Tensor values = Tensor::Empty({nnz}, o.dtype);
   int64_t* ind = indices.data<int64_t>();
-  double* lab = d.labels.data<double>();
   ParallelChunks(static_cast<int64_t>(outs.size()), 1, [&](int64_t c, int64_t, int64_t) {
     const ChunkOut& ch = outs[c];
     int64_t k = nz0[c];
@@ -264,20 +311,26 @@ LibsvmData Assemble(std::vector<ChunkOut>& outs, const LibsvmReadOptions& o,
     } else {
       std::copy(ch.vals.begin(), ch.vals.end(), values.data<double>() + nz0[c]);
     }
-    std::copy(ch.labels.begin(), ch.labels.end(), lab + lab0[c]);
-    if (o.multilabel) {
-      int64_t* off = d.label_offsets.data<int64_t>();
-      int64_t at = lab0[c];
-      for (size_t r = 0; r < ch.label_count.size(); ++r) {
-        off[row0[c] + r] = at;
-        at += ch.label_count[r];
-      }
-    }
-    if (with_qid > 0) std::copy(ch.qids.begin(), ch.qids.end(), d.qids.data<int64_t>() + row0[c]);
+    CopyLabels(ch, c, o, row0, lab0, with_qid > 0, &d);
   });
   if (o.multilabel) d.label_offsets.data<int64_t>()[samples] = lab0.back();
   d.features = SparseTensor::Create(std::move(indices), std::move(values),
                                     {samples, std::max<int64_t>(cols, 0)}, {0, 1});
+  return d;
+}
+
+LibsvmData AssembleCsr(const std::vector<ChunkOut>& outs, const LibsvmReadOptions& o,
+                       const std::vector<int64_t>& row0, const std::vector<int64_t>& nz0,
+                       const std::vector<int64_t>& lab0, int64_t with_qid, const Extent& x,
+                       LibsvmData d) {
+  const int64_t samples = row0.back(), nnz = nz0.back();
+  LibsvmCsr& csr = d.csr;
+  csr.shape = {samples, std::max<int64_t>(x.cols, 0)};
+  csr.indptr = Tensor::Empty({samples + 1}, DType::kInt64);
+  csr.indices = Tensor::Empty({nnz}, DType::kInt64);
+  csr.values = Tensor::Empty({nnz}, o.dtype);
+  FillCsr(outs, o, row0, nz0, lab0, with_qid > 0, x.shift, &d);
+  if (o.multilabel) d.label_offsets.data<int64_t>()[samples] = lab0.back();
   return d;
 }
 

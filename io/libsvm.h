@@ -38,10 +38,22 @@ struct LibsvmReadOptions {
   bool multilabel = false;
   int64_t num_features = -1;      // -1: the largest index + 1
   DType dtype = DType::kFloat64;  // of the feature values: float64 or float32
+  // The features as SciPy's CSR arrays (LibsvmData::csr) instead of a SparseTensor: what a
+  // scipy.sparse.csr_matrix takes as it is, without a conversion.
+  bool csr = false;
+};
+
+// The features of a read with LibsvmReadOptions::csr.
+struct LibsvmCsr {
+  // indptr int64 [samples + 1], indices int64 [nnz] (the dtype scikit-learn's reader gives
+  // them), values [nnz].
+  Tensor indptr, indices, values;
+  std::vector<int64_t> shape;  // [samples, features]
 };
 
 struct LibsvmData {
-  SparseTensor features;  // [samples, features], order {0, 1}
+  SparseTensor features;  // [samples, features], order {0, 1}; undefined with options.csr
+  LibsvmCsr csr;          // with options.csr only
   // float64 [samples]; with multilabel, every sample's labels back to back, label_offsets
   // (int64 [samples + 1]) saying where each sample's start.
   Tensor labels;

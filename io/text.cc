@@ -146,10 +146,12 @@ std::vector<TextChunk> ChunkLines(
     chunks.push_back(c);
     begin = end;
   }
-  ParallelChunks(static_cast<int64_t>(chunks.size()), 1, [&](int64_t i, int64_t, int64_t) {
-    TextChunk& c = chunks[i];
-    CountLines(base + c.begin, base + c.end, comment, &c.lines, &c.entries);
-    if (done_with) done_with(c.begin, c.end);
+  NamingCancellation("'" + bytes.name + "'", [&] {  // the chunks are poll points
+    ParallelChunks(static_cast<int64_t>(chunks.size()), 1, [&](int64_t i, int64_t, int64_t) {
+      TextChunk& c = chunks[i];
+      CountLines(base + c.begin, base + c.end, comment, &c.lines, &c.entries);
+      if (done_with) done_with(c.begin, c.end);
+    });
   });
   int64_t line = first_line, entry = 0;
   for (TextChunk& c : chunks) {

@@ -248,13 +248,16 @@ void WalkChunksNamingLine(const Bytes& bytes, const std::vector<TextChunk>& chun
     std::string what;
   };
   std::vector<Failure> failures(chunks.size());
-  ParallelChunks(static_cast<int64_t>(chunks.size()), 1, [&](int64_t c, int64_t, int64_t) {
-    int64_t line = chunks[c].first_line;
-    try {
-      walk(c, &line);
-    } catch (const Error& e) {
-      failures[c] = Failure{true, e.code(), line, e.what()};
-    }
+  // Each chunk is a poll point (common/cancel.h); a stop names the format and the file.
+  NamingCancellation(std::string(fmt) + ": '" + bytes.name + "'", [&] {
+    ParallelChunks(static_cast<int64_t>(chunks.size()), 1, [&](int64_t c, int64_t, int64_t) {
+      int64_t line = chunks[c].first_line;
+      try {
+        walk(c, &line);
+      } catch (const Error& e) {
+        failures[c] = Failure{true, e.code(), line, e.what()};
+      }
+    });
   });
   for (const Failure& f : failures) {
     if (f.failed) Throw(f.code, fmt, ": '", bytes.name, "' line ", f.line, ": ", f.what);

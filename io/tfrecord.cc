@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "tensorkit/common/alloc_fault.h"
+#include "tensorkit/common/cancel.h"
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/file_util.h"
 #include "tensorkit/common/parallel.h"
@@ -339,7 +340,8 @@ void StreamBatch(TFRecordReader reader, TFRecordBatch* batch) {
   batch->bytes.clear();
   batch->offsets.assign(1, 0);
   std::string_view r;
-  while (reader.Next(&r)) {
+  for (int64_t k = 1; reader.Next(&r); ++k) {
+    if (k % 1024 == 0) ThrowIfCancelled();  // decompression is sequential: poll every few records
     batch->bytes.append(r);
     batch->offsets.push_back(static_cast<int64_t>(batch->bytes.size()));
   }

@@ -27,6 +27,8 @@ PyObject* BuiltinFor(ErrorCode code) {
       return PyExc_OSError;
     case ErrorCode::kResourceExhausted:
       return PyExc_MemoryError;
+    case ErrorCode::kCancelled:
+      return PyExc_KeyboardInterrupt;  // stopped by Ctrl-C (common/cancel.h)
     case ErrorCode::kInternal:
       return nullptr;  // a bug in tensorkit: tk.Error itself
   }

@@ -101,7 +101,9 @@ nb::object OnStructure(nb::handle values, const char* what, F&& f) {
     }
     return nb::cast(std::move(r));
   }
-  if (nb::isinstance<SparseTensor>(values) || nb::hasattr(values, "tocoo")) {
+  // Arrays first: hasattr on them would raise and clear an AttributeError (half a tiny call).
+  const bool array = nb::isinstance<Tensor>(values) || PyObject_CheckBuffer(values.ptr());
+  if (!array && (nb::isinstance<SparseTensor>(values) || nb::hasattr(values, "tocoo"))) {
     const SparseTensor s = SparseArg(values, what);
     SparseTensor r;
     {

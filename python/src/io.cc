@@ -64,7 +64,14 @@ io::MtxSymmetry MtxSymmetryArg(const std::string& symmetry) {
 
 nb::tuple LibsvmResult(io::LibsvmData d) {
   auto opt = [](Tensor t) -> nb::object { return t.defined() ? nb::cast(t) : nb::none(); };
-  return nb::make_tuple(d.features, d.labels, opt(d.label_offsets), opt(d.qids), d.one_based);
+  nb::object features;
+  if (d.csr.indptr.defined()) {
+    const io::LibsvmCsr& c = d.csr;
+    features = nb::make_tuple(c.indptr, c.indices, c.values, ToTuple(c.shape));
+  } else {
+    features = nb::cast(std::move(d.features));
+  }
+  return nb::make_tuple(features, d.labels, opt(d.label_offsets), opt(d.qids), d.one_based);
 }
 
 }  // namespace
@@ -74,12 +81,7 @@ void BindIo(nb::module_& m) {
       "read",
       [](const std::string& path, const std::string& member, bool expand_symmetry) {
         const io::ReadOptions options = ReadOptionsArg(member, expand_symmetry);
-        io::TensorData d;
-        {
-          nb::gil_scoped_release release;
-          d = io::Read(path, options);
-        }
-        return ToPython(std::move(d));
+        return ToPython(Interruptible([&] { return io::Read(path, options); }));
       },
       nb::arg("path"), nb::arg("member") = "", nb::arg("expand_symmetry") = true);
   m.def(
@@ -88,12 +90,9 @@ void BindIo(nb::module_& m) {
          const std::string& member, bool expand_symmetry) {
         const io::ReadOptions options = ReadOptionsArg(member, expand_symmetry);
         const io::Format f = FormatArg(format);
-        io::TensorData d;
-        {
-          nb::gil_scoped_release release;  // `data` stays referenced by the caller
-          d = io::ReadFromMemory(data.c_str(), data.size(), f, name, options);
-        }
-        return ToPython(std::move(d));
+        // `data` stays referenced by the caller
+        return ToPython(Interruptible(
+            [&] { return io::ReadFromMemory(data.c_str(), data.size(), f, name, options); }));
       },
       nb::arg("data"), nb::arg("format"), nb::arg("name"), nb::arg("member") = "",
       nb::arg("expand_symmetry") = true);
@@ -109,8 +108,7 @@ void BindIo(nb::module_& m) {
         io::WriteOptions options;
         options.compress = compress;
         options.csr = csr;
-        nb::gil_scoped_release release;
-        io::Write(path, d, options);
+        Interruptible([&] { io::Write(path, d, options); });
       },
       nb::arg("path"), nb::arg("x"), nb::arg("compress") = false, nb::arg("csr") = false);
   m.def(
@@ -129,8 +127,7 @@ void BindIo(nb::module_& m) {
         options.scipy_text = scipy_text;
         options.field = MtxFieldArg(field);
         options.symmetry = MtxSymmetryArg(symmetry);
-        nb::gil_scoped_release release;
-        io::WriteMtx(path, d, options);
+        Interruptible([&] { io::WriteMtx(path, d, options); });
       },
       nb::arg("path"), nb::arg("x"), nb::arg("comment") = "", nb::arg("field") = "",
       nb::arg("precision") = -1, nb::arg("symmetry") = "general", nb::arg("scipy_text") = false,
@@ -167,28 +164,27 @@ void BindIo(nb::module_& m) {
   m.def(
       "read_libsvm",
       [](nb::handle source, const std::string& name, nb::handle zero_based, bool multilabel,
-         int64_t num_features, nb::handle dtype) {
+         int64_t num_features, nb::handle dtype, bool csr) {
         io::LibsvmReadOptions options;
+        options.csr = csr;
         options.base = IndexBaseArg(zero_based);
         options.multilabel = multilabel;
         options.num_features = num_features;
         options.dtype = DTypeArg(dtype);
-        io::LibsvmData d;
         if (nb::isinstance<nb::bytes>(source)) {
           nb::bytes b = nb::borrow<nb::bytes>(source);
-          nb::gil_scoped_release release;
-          d = io::ReadLibsvmFromMemory(b.c_str(), b.size(), name, options);
-        } else {
-          const std::string path = nb::cast<std::string>(source);
-          nb::gil_scoped_release release;
-          d = io::ReadLibsvm(path, options);
+          return LibsvmResult(Interruptible(
+              [&] { return io::ReadLibsvmFromMemory(b.c_str(), b.size(), name, options); }));
         }
-        return LibsvmResult(std::move(d));
+        const std::string path = nb::cast<std::string>(source);
+        return LibsvmResult(Interruptible([&] { return io::ReadLibsvm(path, options); }));
       },
       nb::arg("source"), nb::arg("name"), nb::arg("zero_based") = "auto",
       nb::arg("multilabel") = false, nb::arg("num_features") = -1, nb::arg("dtype") = "float64",
+      nb::arg("csr") = false,
       "(features, labels, label_offsets or None, qids or None, one_based) of a libsvm file "
-      "(a path) or of its bytes.");
+      "(a path) or of its bytes. features: a SparseTensor, or with csr=True SciPy's CSR arrays "
+      "(indptr, indices, data, shape), int64 indices (each row's ascending).");
   m.def(
       "write_libsvm",
       [](const std::string& path, const SparseTensor& features, nb::handle labels,
@@ -205,8 +201,7 @@ void BindIo(nb::module_& m) {
         options.one_based = one_based;
         options.style = sklearn ? io::LibsvmStyle::kScikitLearn : io::LibsvmStyle::kShortest;
         options.header.assign(header.c_str(), header.size());
-        nb::gil_scoped_release release;
-        io::WriteLibsvm(path, d, options);
+        Interruptible([&] { io::WriteLibsvm(path, d, options); });
       },
       nb::arg("path"), nb::arg("features"), nb::arg("labels") = nb::none(),
       nb::arg("label_offsets") = nb::none(), nb::arg("qids") = nb::none(),

@@ -8,6 +8,7 @@ NB_MODULE(_tensorkit, m) {
   using namespace tensorkit::python;
   m.doc() = "tensorkit's C++ library (dense and sparse tensors, files, feature ops) for Python";
   BindErrors(m);
+  InitInterrupt();
   BindTensor(m);
   BindSparse(m);
   BindFeatures(m);

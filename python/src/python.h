@@ -11,6 +11,9 @@
 //                     exports read (a read-only buffer, DLPack 1.x's flag, no old capsule).
 //   GIL               every call into the library runs with the GIL released; deleters of
 //                     Python-owned memory take it back before touching Python objects.
+//   interruptible     a long call (the readers, writers, parsers) run by Interruptible: Ctrl-C
+//                     stops it at the library's next poll point (common/cancel.h) and it raises
+//                     KeyboardInterrupt; nothing it was writing is committed.
 #ifndef TENSORKIT_PYTHON_SRC_PYTHON_H_
 #define TENSORKIT_PYTHON_SRC_PYTHON_H_
 
@@ -20,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "tensorkit/common/cancel.h"
+#include "tensorkit/common/error.h"
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/sparse/sparse_tensor.h"
 
@@ -69,6 +74,42 @@ void WithGil(F&& f) {
   PyGILState_STATE state = PyGILState_Ensure();
   f();
   PyGILState_Release(state);
+}
+
+// Remembers Python's main thread; called once, at import.
+void InitInterrupt();
+
+// For the length of a call made from Python's main thread while Python handles SIGINT: a SIGINT
+// handler that requests cancellation (common/cancel.h) and then calls Python's, so that the
+// signal is also pending in Python. End (or the destructor) puts Python's back and clears the
+// request. Elsewhere (other threads, SIGINT ignored or default) it does nothing. Hold the GIL.
+class SigintScope {
+ public:
+  SigintScope();
+  ~SigintScope() { End(); }
+  SigintScope(const SigintScope&) = delete;
+  SigintScope& operator=(const SigintScope&) = delete;
+  void End();
+
+ private:
+  bool installed_ = false;
+};
+
+// f() with the GIL released, stoppable by Ctrl-C: a cancelled call raises the KeyboardInterrupt
+// of Python's handler (or tk.Cancelled, a KeyboardInterrupt, when that handler raised nothing).
+// Call holding the GIL.
+template <typename F>
+auto Interruptible(F&& f) -> decltype(f()) {
+  SigintScope scope;
+  try {
+    nb::gil_scoped_release release;
+    return f();
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kCancelled) throw;
+    scope.End();
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+    throw;
+  }
 }
 
 // The tuple (a, b, ...) of a vector.

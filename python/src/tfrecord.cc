@@ -483,8 +483,8 @@ void BindTFRecord(nb::module_& m) {
         const io::ExampleOutputIndex index(spec);
         PythonOutputs out(ValueOutputs(spec, index, batch));
         {
-          nb::gil_scoped_release release;  // `serialized` stays referenced by the caller
-          io::ParseExamples(records, spec, out, batch);
+          // `serialized` stays referenced by the caller
+          Interruptible([&] { io::ParseExamples(records, spec, out, batch); });
         }
         return ExampleResult(out, spec, index);
       },
@@ -521,8 +521,7 @@ void BindTFRecord(nb::module_& m) {
         }
         PythonOutputs out(std::move(values));
         {
-          nb::gil_scoped_release release;
-          io::ParseSequenceExamples(records, spec, out, batch);
+          Interruptible([&] { io::ParseSequenceExamples(records, spec, out, batch); });
         }
         nb::list dense, sparse_out, ragged_out;
         for (size_t i = 0; i < spec.feature_list_dense.size(); ++i) {

@@ -1,9 +1,10 @@
 """tensorkit: dense and sparse tensors, their files and feature pipelines (a C++ library), from
 Python. Arrays cross without a copy (DLPack, the buffer protocol), every call releases the GIL,
 and every library error is a tensorkit.Error subclass that is also the matching built-in
-exception."""
+exception. Ctrl-C stops a long read, write or parse with KeyboardInterrupt."""
 
 from ._tensorkit import (
+    Cancelled,
     Corrupt,
     DeviceMismatch,
     DTypeMismatch,
@@ -43,6 +44,7 @@ from . import io
 __version__ = "0.1.0"
 
 __all__ = [
+    "Cancelled",
     "Corrupt",
     "DTypeMismatch",
     "DeviceMismatch",

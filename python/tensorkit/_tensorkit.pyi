@@ -5,6 +5,7 @@ tensorkit's C++ library (dense and sparse tensors, files, feature ops) for Pytho
 from collections.abc import Sequence
 
 from tensorkit import (
+    Cancelled as Cancelled,
     Corrupt as Corrupt,
     DTypeMismatch as DTypeMismatch,
     DeviceMismatch as DeviceMismatch,

@@ -147,12 +147,6 @@ def write(path, x, *, compress=False):
 # ------------------------------------------------------------------------------------------------
 
 
-def _csr_parts(features):
-    """(data, indices, indptr) of a 2-D SparseTensor in order (0, 1), from the library's CSR."""
-    ptr, minor, values = features._compressed(0)
-    return np.asarray(values), np.asarray(minor), np.asarray(ptr)
-
-
 def _sparse_interface():
     """scikit-learn's configured sparse interface when it is loaded, else its default."""
     sklearn = sys.modules.get("sklearn")
@@ -208,12 +202,15 @@ def _file_range(fo, offset, length):
 
 
 def _load_one(f, dtype, multilabel, zero_based, offset, length):
+    """(data, indices, indptr, y, q, n_columns) of one file: the library writes the CSR
+    arrays itself (int64 indices, as scikit-learn's), so the matrix is built over them without a
+    conversion or a copy."""
     source, name = _libsvm_source(f, offset, length)
     read_dtype = np.dtype(dtype)
     lib_dtype = read_dtype.name if read_dtype in (np.float32, np.float64) else "float64"
-    features, labels, label_offsets, qids, _ = _io.read_libsvm(
-        source, name, zero_based, multilabel, -1, lib_dtype)
-    data, indices, indptr = _csr_parts(features)
+    (indptr, indices, data, shape), labels, label_offsets, qids, _ = \
+        _io.read_libsvm(source, name, zero_based, multilabel, -1, lib_dtype, True)
+    indptr, indices = np.asarray(indptr), np.asarray(indices)
     data = np.asarray(data, dtype=read_dtype)
     if multilabel:
         lab = np.asarray(labels)
@@ -222,7 +219,7 @@ def _load_one(f, dtype, multilabel, zero_based, offset, length):
     else:
         y = np.asarray(labels)
     q = np.asarray(qids) if qids is not None else np.zeros(0, dtype=np.int64)
-    return data, indices.astype(np.int64, copy=False), indptr, y, q
+    return data, indices, indptr, y, q, shape[1]
 
 
 def load_svmlight_files(files, *, n_features=None, dtype=np.float64, multilabel=False,
@@ -249,18 +246,25 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, multilabel=
         base = zero_based if not auto else True
     parts = [_load_one(f, dtype, multilabel, base, offset, length) for f in files]
     if auto and len(files) > 1 and all(len(p[1]) and p[1].min() > 0 for p in parts):
-        parts = [(d, i - 1, ptr, y, q) for d, i, ptr, y, q in parts]
-    n_f = max((int(p[1].max()) if len(p[1]) else 0) for p in parts) + 1 if parts else 1
+        parts = [(d, i - 1, ptr, y, q, n - 1) for d, i, ptr, y, q, n in parts]
+    # The library's column count is the largest index + 1 (at least 1, as scikit-learn's).
+    n_f = max(max(p[5], 1) for p in parts) if parts else 1
     if n_features is None:
         n_features = n_f
     elif n_features < n_f:
         raise ValueError("n_features was set to {}, but input file contains {} features".format(
             n_features, n_f))
-    matrix = sp.csr_matrix if _sparse_interface() == "spmatrix" else sp.csr_array
+    spmatrix = _sparse_interface() == "spmatrix"
     result = []
-    for data, indices, indptr, y, q in parts:
-        X = matrix((data, indices, indptr), shape=(indptr.shape[0] - 1, n_features))
-        X.sort_indices()
+    for data, indices, indptr, y, q, _ in parts:
+        # csr_array keeps the int64 indices (csr_matrix's constructor would narrow them, a copy);
+        # csr_matrix of it shares its arrays. scikit-learn's result has the same dtypes.
+        X = sp.csr_array((data, indices, indptr), shape=(indptr.shape[0] - 1, n_features))
+        if spmatrix:
+            X = sp.csr_matrix(X)
+        # The library refuses a line whose indices do not ascend, so they are sorted already:
+        # set the flag scikit-learn's sort_indices() would find, without its pass.
+        X.has_sorted_indices = True
         result += [X, y]
         if query_id:
             result.append(q)

@@ -16,6 +16,7 @@ BUILTIN = {
     "Unsupported": NotImplementedError,
     "Io": OSError,
     "ResourceExhausted": MemoryError,
+    "Cancelled": KeyboardInterrupt,
 }
 
 

@@ -257,6 +257,7 @@ def assert_same_svm(got, want):
             np.testing.assert_array_equal(g.toarray(), w.toarray())
             np.testing.assert_array_equal(g.indptr, w.indptr)
             np.testing.assert_array_equal(g.indices, w.indices)
+            assert (g.indptr.dtype, g.indices.dtype) == (w.indptr.dtype, w.indices.dtype)
         elif isinstance(w, list):
             assert g == w
         else:
@@ -298,6 +299,19 @@ def test_load_svmlight_qid_multilabel_offsets(tmp_path):
                         sklearn_datasets.load_svmlight_file(b, **kw))
     with pytest.raises(ValueError):
         tk.io.load_svmlight_file(b, offset=10)
+
+
+def test_load_svmlight_sparray(tmp_path):
+    """Either sparse interface gives scikit-learn's types, int64 indices and sorted rows."""
+    p = tmp_path / "u.svm"
+    p.write_bytes(b"1 2:1 5:2 7:3\n0 1:4 3:5\n2\n")
+    assert_same_svm(tk.io.load_svmlight_file(p), sklearn_datasets.load_svmlight_file(p))
+    import sklearn
+
+    with sklearn.config_context(sparse_interface="sparray"):
+        got, want = tk.io.load_svmlight_file(p), sklearn_datasets.load_svmlight_file(p)
+    assert type(got[0]) is type(want[0]) is sp.csr_array
+    assert_same_svm(got, want)
 
 
 def test_load_svmlight_files_matches_sklearn(tmp_path):
