@@ -13,6 +13,7 @@
 #include "tensorkit/common/stream.h"
 #include "tensorkit/dense/external.h"
 #include "tensorkit/dense/ops.h"
+#include "tensorkit/dense/views.h"
 
 namespace tensorkit::python {
 namespace {
@@ -526,6 +527,103 @@ Device DeviceArg(const std::string& device) {
         "' is not a device; use 'cpu', 'cuda' or 'cuda:N'");
 }
 
+// t[key] for NumPy's basic indexing: integers (negative from the end), slices (any step),
+// Ellipsis and None, as views of the same memory (dense/views.h). Advanced indexing (arrays,
+// booleans) is refused with the way to do it in NumPy.
+Tensor BasicIndex(const Tensor& t, nb::handle key) {
+  std::vector<nb::handle> items;
+  if (nb::isinstance<nb::tuple>(key)) {
+    for (nb::handle h : nb::borrow<nb::tuple>(key)) items.push_back(h);
+  } else {
+    items.push_back(key);
+  }
+  // Python and NumPy integers and 0-d integer arrays (not booleans, not arrays of several).
+  const auto is_int = [](nb::handle h) {
+    if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr())) return false;
+    PyObject* i = PyNumber_Index(h.ptr());
+    if (i == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    Py_DECREF(i);
+    return true;
+  };
+  int consumed = 0, ellipses = 0;
+  for (nb::handle h : items) {
+    if (h.ptr() == Py_Ellipsis) {
+      ++ellipses;
+    } else if (is_int(h) || PySlice_Check(h.ptr())) {
+      ++consumed;
+    } else if (!h.is_none()) {
+      throw nb::type_error(
+          "Tensor[...]: indices must be integers, slices, None or ... (basic indexing, which "
+          "gives views); for index arrays or boolean masks use t.numpy()[...]");
+    }
+  }
+  if (ellipses > 1) throw nb::index_error("Tensor[...]: an index can only have one ellipsis");
+  if (consumed > t.NumAxes()) {
+    throw nb::index_error(("Tensor[...]: too many indices: the tensor has " +
+                           std::to_string(t.NumAxes()) + " axes but " + std::to_string(consumed) +
+                           " were indexed")
+                              .c_str());
+  }
+  Tensor r = t;
+  int axis = 0, source_axis = 0;
+  for (nb::handle h : items) {
+    if (h.is_none()) {
+      r = Unsqueeze(r, axis++);
+    } else if (h.ptr() == Py_Ellipsis) {
+      const int skipped = t.NumAxes() - consumed;
+      axis += skipped;
+      source_axis += skipped;
+    } else if (PySlice_Check(h.ptr())) {
+      Py_ssize_t start = 0, stop = 0, step = 0;
+      if (PySlice_Unpack(h.ptr(), &start, &stop, &step) < 0) throw nb::python_error();
+      PySlice_AdjustIndices(static_cast<Py_ssize_t>(r.Dim(axis)), &start, &stop, step);
+      // Python's empty slices may have stop on the far side of start; the library's start == end.
+      stop = step > 0 ? std::max(stop, start) : std::min(stop, start);
+      r = Slice(r, axis++, start, stop, step);
+      ++source_axis;
+    } else {
+      const Py_ssize_t i = PyNumber_AsSsize_t(h.ptr(), PyExc_IndexError);
+      if (i == -1 && PyErr_Occurred()) throw nb::python_error();
+      const int64_t dim = r.Dim(axis);
+      if (i < -dim || i >= dim) {
+        throw nb::index_error(("Tensor[...]: index " + std::to_string(i) +
+                               " is out of bounds for axis " + std::to_string(source_axis) +
+                               " with size " + std::to_string(dim))
+                                  .c_str());
+      }
+      r = Select(r, axis, i < 0 ? i + dim : i);
+      ++source_axis;
+    }
+  }
+  return r;
+}
+
+// NumPy 2's __array__(dtype, copy): the numpy() array (shared memory for numbers), copied when
+// asked, converted to dtype; copy=False where a copy is needed raises ValueError, as NumPy does.
+nb::object ArrayProtocol(nb::handle self, nb::handle dtype, nb::handle copy) {
+  const Tensor& t = nb::cast<const Tensor&>(self);
+  const bool never = copy.is(Py_False), always = copy.is(Py_True);
+  if (never && t.dtype() == DType::kString) {
+    throw nb::value_error(
+        "Tensor.__array__: copy=False, but a string tensor becomes a NumPy object array by "
+        "copying; allow a copy (copy=None)");
+  }
+  nb::object a = ToNumpy(self, t);
+  nb::object np = nb::module_::import_("numpy");
+  if (!dtype.is_none()) {
+    const bool same = nb::cast<bool>(a.attr("dtype").attr("__eq__")(np.attr("dtype")(dtype)));
+    if (!same && never) {
+      throw nb::value_error("Tensor.__array__: copy=False, but the dtype conversion needs a copy");
+    }
+    if (!same) return a.attr("astype")(dtype);
+  }
+  if (always && t.dtype() != DType::kString) return a.attr("copy")();
+  return a;
+}
+
 void BindTensor(nb::module_& m) {
   nb::class_<Tensor>(m, "Tensor", nb::type_slots(g_tensor_slots),
                      "A dense tensor: shape, strides (in elements), dtype and device over shared "
@@ -557,6 +655,37 @@ void BindTensor(nb::module_& m) {
       .def(
           "numpy", [](nb::handle self) { return ToNumpy(self, nb::cast<const Tensor&>(self)); },
           "A NumPy array over the same memory (string tensors: an object array, copied).")
+      .def("__getitem__", &BasicIndex, nb::arg("key"),
+           "t[key]: NumPy's basic indexing (integers, slices of any step, ..., None) as a view "
+           "of the same memory.")
+      .def("__array__", &ArrayProtocol, nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none(),
+           "NumPy's array protocol: np.asarray(t) shares the memory of a numeric CPU tensor.")
+      .def(
+          "tolist",
+          [](nb::handle self) {
+            return ToNumpy(self, nb::cast<const Tensor&>(self)).attr("tolist")();
+          },
+          "The elements as nested Python lists (NumPy's tolist).")
+      .def(
+          "item",
+          [](nb::handle self) {
+            const Tensor& t = nb::cast<const Tensor&>(self);
+            if (t.NumElements() != 1) {
+              throw nb::value_error(("Tensor.item: the tensor has " +
+                                     std::to_string(t.NumElements()) +
+                                     " elements; only a tensor of one element converts to a "
+                                     "Python scalar")
+                                        .c_str());
+            }
+            return ToNumpy(self, t).attr("item")();
+          },
+          "The one element as a Python scalar.")
+      .def_prop_ro(
+          "nbytes",
+          [](const Tensor& t) {
+            return t.NumElements() * static_cast<int64_t>(DTypeSize(t.dtype()));
+          },
+          "Bytes of the elements (NumPy's nbytes).")
       .def(
           "astype", [](const Tensor& t, nb::handle dtype) { return ConvertTo(t, DTypeArg(dtype)); },
           nb::arg("dtype"), "A converted copy (C order).")

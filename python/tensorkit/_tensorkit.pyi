@@ -66,6 +66,26 @@ class Tensor:
         A NumPy array over the same memory (string tensors: an object array, copied).
         """
 
+    def __getitem__(self, key: object) -> Tensor:
+        """
+        t[key]: NumPy's basic indexing (integers, slices of any step, ..., None) as a view of the same memory.
+        """
+
+    def __array__(self, dtype: object | None = None, copy: object | None = None) -> object:
+        """
+        NumPy's array protocol: np.asarray(t) shares the memory of a numeric CPU tensor.
+        """
+
+    def tolist(self) -> object:
+        """The elements as nested Python lists (NumPy's tolist)."""
+
+    def item(self) -> object:
+        """The one element as a Python scalar."""
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the elements (NumPy's nbytes)."""
+
     def astype(self, dtype: object) -> Tensor:
         """A converted copy (C order)."""
 

@@ -249,3 +249,72 @@ def test_torch_half_types_if_present():
         assert t.dtype == name and t.data_ptr == x.data_ptr()
         y = torch.from_dlpack(t)
         assert y.data_ptr() == x.data_ptr() and torch.equal(y, x)
+
+
+BASIC_KEYS = [
+    0, -1, (1, 2), (slice(None), 1), (Ellipsis, 1), (None, 0), (slice(None, None, -1),),
+    (0, slice(3, 0, -2)), (slice(5, 1),), (slice(1, 5, -1),), (Ellipsis, None),
+    (1, Ellipsis, slice(None, None, 2)), (slice(-100, 100),), np.int64(1), np.array(1),
+    (slice(None, None, -1), slice(None, None, -2)), (slice(2, None, -1), None, -2), (),
+]
+
+
+@pytest.mark.parametrize("key", BASIC_KEYS, ids=repr)
+def test_basic_indexing_is_numpys_as_views(key):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    t = tk.asarray(a)
+    r, e = t[key], a[key]
+    assert r.shape == e.shape
+    assert np.array_equal(np.asarray(r), e)
+    if e.size:
+        assert np.shares_memory(np.asarray(r), a)  # a view, not a copy
+    # the same on a negatively strided source
+    b = a[::-1, :, ::-1]
+    assert np.array_equal(np.asarray(tk.asarray(b)[key]), b[key])
+
+
+def test_indexing_strings_and_bfloat16_keeps_dtype():
+    s = tk.asarray(np.array(["a", "bc", "d"]))
+    assert s[1:].tolist() == ["bc", "d"]
+    assert s[-1].tolist() == "d"
+    h = tk.asarray(np.arange(4, dtype=np.float32)).astype("bfloat16")
+    assert h[::-2].dtype == "bfloat16" and h[::-2].shape == (2,)
+
+
+@pytest.mark.parametrize("key, error", [
+    ((0, 0, 0, 0), IndexError), (5, IndexError), (-3, IndexError), ([0, 1], TypeError),
+    (1.5, TypeError), (True, TypeError), (np.array([0, 1]), TypeError),
+    ((Ellipsis, Ellipsis), IndexError), ("a", TypeError),
+])
+def test_indexing_refusals(key, error):
+    t = tk.asarray(np.zeros((2, 3, 4)))
+    with pytest.raises(error, match=r"Tensor\[\.\.\.\]"):
+        t[key]
+
+
+def test_iteration_tolist_item_nbytes():
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    t = tk.asarray(a)
+    assert [r.tolist() for r in t] == a.tolist()
+    assert t.tolist() == a.tolist()
+    assert t[1, 2].item() == 5 and isinstance(t[1, 2].item(), int)
+    assert t.nbytes == a.nbytes
+    with pytest.raises(ValueError, match="Tensor.item"):
+        t.item()
+
+
+def test_array_protocol_copy_and_dtype():
+    a = np.arange(4, dtype=np.float32)
+    t = tk.asarray(a)
+    assert np.shares_memory(np.asarray(t), a)
+    assert not np.shares_memory(np.array(t, copy=True), a)
+    assert np.array(t, dtype=np.float64).dtype == np.float64
+    with pytest.raises(ValueError):
+        np.asarray(t, dtype=np.float64, copy=False)
+    s = tk.asarray(np.array(["x", "yz"]))
+    assert np.asarray(s).tolist() == ["x", "yz"]  # an object array, not a 0-d wrapper
+    with pytest.raises(ValueError, match="copy=False"):
+        np.asarray(s, copy=False)
+    h = tk.asarray(a).astype("bfloat16")
+    with pytest.raises(tk.Unsupported, match="bfloat16"):
+        np.asarray(h)
