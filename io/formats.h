@@ -188,8 +188,8 @@ class StreamedNpyMember {
 };
 
 // The bytes of a vector's elements, for Put and ZipWriter::Add.
-template <typename T>
-std::string_view BytesOf(const std::vector<T>& v) {
+template <typename T, typename Allocator>
+std::string_view BytesOf(const std::vector<T, Allocator>& v) {
   return std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
