@@ -24,6 +24,11 @@ std::string CudaUnavailableReason() {
   return CudaDeviceCount() > 0 ? std::string() : common_cuda::NoDeviceReason();
 }
 
+void CheckSameDevice(Device a, Device b, const char* op, const char* a_name, const char* b_name) {
+  TK_CHECK(a == b, kDeviceMismatch, op, ": ", a_name, " is on ", a, " but ", b_name, " is on ", b,
+           "; move ", b_name, " with To(", a, ")");
+}
+
 void CheckDevice(const Device& device, const char* op) {
   if (device.is_cpu()) {
     TK_CHECK(device.index == 0, kInvalidArgument, op, ": cpu device index must be 0, not ",

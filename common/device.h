@@ -3,6 +3,16 @@
 // Glossary
 //   Device       {kind, index}: the CPU (index 0) or one CUDA device.
 //   CudaAvailable  true when tensorkit was built with CUDA and a device is visible.
+//   OnCuda       the one device predicate of the tree (Note [device choice]).
+//
+// Note [device choice]
+// ~~~~~~~~~~~~~~~~~~~~
+// Every operation of dense/, sparse/, features/ and embed/ makes the checks that do not depend
+// on the device, then chooses the device once, at its top: `if (OnCuda(x)) return <CUDA
+// body>;`, followed by its CPU body. A CUDA body gets operands on one CUDA device (mixed devices
+// are refused first with CheckSameDevice's kDeviceMismatch) and gives the CPU body's results,
+// codes and messages. Builds without CUDA link stubs that nothing reaches: no tensor can live on
+// a CUDA device there.
 #ifndef TENSORKIT_COMMON_DEVICE_H_
 #define TENSORKIT_COMMON_DEVICE_H_
 
@@ -38,6 +48,19 @@ int CudaDeviceCount();
 std::string CudaUnavailableReason();
 // Throws Error naming `op` when `device` does not exist here (e.g. cuda:3 with one GPU).
 void CheckDevice(const Device& device, const char* op);
+
+// True when `d` is a CUDA device, so that an operation runs its CUDA body.
+inline bool OnCuda(Device d) { return d.is_cuda(); }
+// True when `x` (a Tensor, SparseTensor, CsrMatrix, JaggedTensor: anything with device()) lives
+// on a CUDA device. An undefined tensor counts as on the CPU, whose body then throws its "empty"
+// error.
+template <typename T>
+requires requires(const T& x) { Device(x.device()); }
+bool OnCuda(const T& x) { return OnCuda(Device(x.device())); }
+// Throws Error (kDeviceMismatch) naming `op`, both operands (a_name, b_name), their devices and
+// the fix unless they are on one device.
+void CheckSameDevice(Device a, Device b, const char* op, const char* a_name = "a",
+                     const char* b_name = "b");
 
 }  // namespace tensorkit
 

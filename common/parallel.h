@@ -15,12 +15,25 @@
 //   foreign pool   a library's own thread pool (SuiteSparse:GraphBLAS's OpenMP threads). Called
 //                  from a parallel region, where oneTBB already keeps every core busy, it gets one
 //                  thread; elsewhere tensorkit's thread count.
+//   first failure  FirstWhere / FirstFailure: the lowest item of [0, n) that fails a check, found
+//                  in fixed chunks (Note [fast pass, slow pass]).
+//
+// Note [fast pass, slow pass]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Validation is cheap only when the common case (everything valid) costs one branch-free read:
+// each fixed chunk of entries ORs a branch-free test over its entries (unsigned compares for
+// bounds, a three-way compare for order), and only when some chunk fails does a serial pass
+// search that chunk for the first failing entry, which the message names. FirstWhere is the
+// pattern; FirstFailure is the same for passes that do other work while they read (packing
+// keys, computing destinations). Chunks are fixed, so the answer never depends on threads.
 #ifndef TENSORKIT_COMMON_PARALLEL_H_
 #define TENSORKIT_COMMON_PARALLEL_H_
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 #include "tensorkit/common/cancel.h"
 
@@ -56,6 +69,18 @@ void ParallelChunks(int64_t n, int64_t chunk, const Body& body);
 
 // Number of fixed chunks ParallelChunks(n, chunk, ...) makes.
 inline int64_t NumChunks(int64_t n, int64_t chunk) { return n <= 0 ? 0 : (n + chunk - 1) / chunk; }
+
+// Fixed chunk size for per-chunk passes (independent of the thread count).
+inline constexpr int64_t kChunk = 1 << 16;
+// The first i in [0, n) with bad(i), or -1 (Note [fast pass, slow pass]). bad should be
+// branch-free; chunks of `chunk` items stop early (per block) once they or an earlier chunk have
+// failed.
+template <typename Bad>
+int64_t FirstWhere(int64_t n, const Bad& bad, int64_t chunk = kChunk);
+// The same when the fast pass is chunk_ok(b, e), which returns false when some entry of [b, e)
+// fails (and may do other work as it reads them); bad(i) then finds the entry.
+template <typename ChunkOk, typename Bad>
+int64_t FirstFailure(int64_t n, const ChunkOk& chunk_ok, const Bad& bad);
 
 // True while the calling thread runs the body of a parallel region.
 bool InParallelRegion();
@@ -94,6 +119,46 @@ void ParallelChunks(int64_t n, int64_t chunk, const Body& body) {
       body(c, c * chunk, std::min(n, (c + 1) * chunk));
     }
   });
+}
+
+template <typename Bad>
+int64_t FirstWhere(int64_t n, const Bad& bad, int64_t chunk) {
+  chunk = std::max<int64_t>(chunk, 1);
+  const int64_t block = std::max<int64_t>(chunk / 64, 1);  // tests between looks at the exit
+  const int64_t num_chunks = NumChunks(n, chunk);
+  std::atomic<int64_t> first_bad_chunk{num_chunks};
+  ParallelChunks(n, chunk, [&](int64_t c, int64_t b, int64_t e) {
+    for (int64_t s = b; s < e; s += block) {
+      if (first_bad_chunk.load(std::memory_order_relaxed) < c) return;  // an earlier one failed
+      bool any = false;
+      for (int64_t i = s; i < std::min(e, s + block); ++i) any |= bad(i);
+      if (!any) continue;
+      int64_t seen = first_bad_chunk.load(std::memory_order_relaxed);
+      while (c < seen && !first_bad_chunk.compare_exchange_weak(seen, c)) {
+      }
+      return;
+    }
+  });
+  const int64_t c = first_bad_chunk.load();
+  for (int64_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
+    if (bad(i)) return i;
+  }
+  return -1;
+}
+
+template <typename ChunkOk, typename Bad>
+int64_t FirstFailure(int64_t n, const ChunkOk& chunk_ok, const Bad& bad) {
+  const int64_t num_chunks = NumChunks(n, kChunk);
+  std::unique_ptr<uint8_t[]> failed(new uint8_t[static_cast<size_t>(num_chunks) + 1]);
+  ParallelChunks(n, kChunk,
+                 [&](int64_t c, int64_t b, int64_t e) { failed[c] = chunk_ok(b, e) ? 0 : 1; });
+  for (int64_t c = 0; c < num_chunks; ++c) {
+    if (!failed[c]) continue;
+    for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
+      if (bad(i)) return i;
+    }
+  }
+  return -1;
 }
 
 }  // namespace tensorkit

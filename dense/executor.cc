@@ -22,15 +22,15 @@ int OpDesc::NumOperands() const {
 void Execute(const OpDesc& desc, const LoopNest& nest, char* const* bases, Device device) {
   TK_INTERNAL_CHECK(nest.num_operands == desc.NumOperands());
   if (nest.empty) return;
-  if (device.is_cpu()) {
-    ExecuteCpu(desc, nest, bases);
-  } else {
+  if (OnCuda(device)) {
     dense_cuda::Execute(desc, nest, bases, device.index);
+  } else {
+    ExecuteCpu(desc, nest, bases);
   }
 }
 
 bool RunGemm(const GemmCall& g, Device device) {
-  if (!device.is_cpu()) return dense_cuda::Gemm(g, device.index);
+  if (OnCuda(device)) return dense_cuda::Gemm(g, device.index);
   if (g.dtype != DType::kFloat32 && g.dtype != DType::kFloat64) return false;
   if (g.batch == 1) {
     gemm::Gemm(g.dtype, g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb,

@@ -126,6 +126,8 @@ Tensor Tensor::HostContiguous() const {
   return To(Device::Cpu());
 }
 
+Tensor Tensor::Contiguous() const { return IsContiguous() ? *this : Clone(); }
+
 Tensor Tensor::Clone() const {
   CheckDefined("Tensor::Clone");
   return To(device());

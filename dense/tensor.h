@@ -73,6 +73,9 @@ class Tensor {
   // This tensor when it is on the CPU with default strides, else To(Device::Cpu()): for code
   // that reads the elements in C order through raw_data() on the host.
   Tensor HostContiguous() const;
+  // This tensor when it has default strides, else Clone(): the same on any device, for code
+  // (and kernels) that reads the elements in C order where they live.
+  Tensor Contiguous() const;
   // A handle on the same storage with a different pattern (checked like the constructor).
   Tensor WithPattern(const Pattern& pattern) const;
   // Library-internal: a handle on `storage` with `pattern`, WITHOUT the constructor's checks.

@@ -118,7 +118,7 @@ void BucketizeInto(const Tensor& values, const std::vector<B>& boundaries, Tenso
 template <typename B>
 Tensor BucketizeImpl(const Tensor& values, const std::vector<B>& boundaries) {
   CheckBucketize(values, boundaries);
-  if (fi::OnCuda(values)) {
+  if (OnCuda(values)) {
     // Values compare as float with float boundaries unless they are double (the glossary).
     const int32_t nb = static_cast<int32_t>(boundaries.size());
     if (std::is_same_v<B, float> && values.dtype() != DType::kFloat64) {

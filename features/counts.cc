@@ -25,15 +25,14 @@
 #include "tensorkit/dense/outputs.h"
 #include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
-#include "tensorkit/sparse/device_ops.h"
-#include "tensorkit/sparse/internal.h"
+#include "tensorkit/sparse/index_rows.h"
 #include "tensorkit/sparse/sparse_ops.h"
 
 namespace tensorkit {
 namespace {
 
 namespace fi = features_internal;
-namespace si = sparse_internal;
+namespace sr = sparse_rows;
 
 constexpr DTypeSet kIdDTypes = Bit(DType::kInt32) | Bit(DType::kInt64);
 constexpr DTypeSet kWeightDTypes =
@@ -58,11 +57,10 @@ Groups GroupSparse(const SparseTensor& st) {
     g.num = n > 0 ? 1 : 0;
     g.start = n > 0 ? std::vector<int64_t>{0, n} : std::vector<int64_t>{0};
   } else {
-    const Tensor idx = si::HostContiguous(st.indices());
+    const Tensor idx = st.indices().HostContiguous();
     const int64_t* p = idx.data<int64_t>();
     const int64_t w = st.rank();  // entry i's row is p[w * i]
-    const bool sorted =
-        si::FirstWhere(n - 1, [&](int64_t i) { return p[w * (i + 1)] < p[w * i]; }) < 0;
+    const bool sorted = FirstWhere(n - 1, [&](int64_t i) { return p[w * (i + 1)] < p[w * i]; }) < 0;
     std::vector<int64_t> sorted_rows;
     if (!sorted) {
       std::vector<int64_t> rows(static_cast<size_t>(n));
@@ -70,7 +68,7 @@ Groups GroupSparse(const SparseTensor& st) {
         for (int64_t i = b; i < e; ++i) rows[i] = p[w * i];
       });
       sorted_rows.resize(static_cast<size_t>(n));
-      g.perm = si::SortPermutation(rows.data(), n, {st.shape()[0]}, {0}, sorted_rows.data());
+      g.perm = sr::SortPermutation(rows.data(), n, {st.shape()[0]}, {0}, sorted_rows.data());
     }
     const auto row_at = [&](int64_t k) { return sorted ? p[w * k] : sorted_rows[k]; };
     const int64_t num_rows = st.shape()[0];
@@ -82,7 +80,7 @@ Groups GroupSparse(const SparseTensor& st) {
     } else {
       // Far more rows than entries: only the rows that occur, so that nothing is O(rows).
       g.start =
-          si::SelectPositions(n, [&](int64_t k) { return k == 0 || row_at(k) != row_at(k - 1); });
+          sr::SelectPositions(n, [&](int64_t k) { return k == 0 || row_at(k) != row_at(k - 1); });
       g.num = static_cast<int64_t>(g.start.size());
       g.row.resize(static_cast<size_t>(g.num));
       for (int64_t s = 0; s < g.num; ++s) g.row[s] = row_at(g.start[s]);
@@ -338,12 +336,12 @@ void CheckIds(const Tensor& ids, const char* op, bool any_device = false) {
 // The first entry whose id is negative, or -1.
 template <typename T>
 int64_t FirstNegativeId(const T* v, int64_t n) {
-  return si::FirstWhere(n, [&](int64_t i) { return v[i] < 0; });
+  return FirstWhere(n, [&](int64_t i) { return v[i] < 0; });
 }
 // The first entry whose id is outside [0, depth), or -1.
 template <typename T>
 int64_t FirstIdOutside(const T* v, int64_t n, int64_t depth) {
-  return si::FirstWhere(n, [&](int64_t i) {
+  return FirstWhere(n, [&](int64_t i) {
     return static_cast<int64_t>(v[i]) < 0 || static_cast<int64_t>(v[i]) >= depth;
   });
 }
@@ -408,21 +406,21 @@ SparseTensor CountCore(const Tensor& ids_in, const Tensor& weights, const Groups
 // Throws unless st holds ids of rank 1 to max_rank within its shape (on the CPU unless
 // `any_device`).
 void CheckSparseIds(const SparseTensor& st, const char* op, int max_rank, bool any_device = false) {
-  si::CheckCreated(st, op);
+  sr::CheckCreated(st, op);
   TK_CHECK(st.rank() >= 1 && st.rank() <= max_rank, kShapeMismatch, op,
            ": ids must be a SparseTensor of rank 1 ([L]) or ",
            max_rank == 2 ? "2 ([B, L])" : "more ([B, ...], rows by the first axis)", ", got shape ",
            ShapeString(st.shape()));
   CheckIds(st.values(), op, any_device);
-  if (si::OnCuda(st)) {
-    sparse_cuda::CheckBounds(op, st.indices(), st.shape());
+  if (OnCuda(st)) {
+    sr::CheckBounds(op, st.indices(), st.shape());
     return;
   }
   fi::CheckOnCpu(st.indices(), "the indices", op);
-  si::CheckIndexBounds(st, op);
+  sr::CheckIndexBounds(st, op);
 }
 
-// The CUDA body of CountSparse (Note [device choice] of sparse/device_ops.h): the (row, id) keys
+// The CUDA body of CountSparse (Note [device choice] of common/device.h): the (row, id) keys
 // made on the device, the entries at or past max_length sliced off and the rest summed by
 // sparse/'s device Coalesce, which adds each (row, id)'s weights in entry order. Rows come from
 // `indices` (a SparseTensor's) or `offsets` (a JaggedTensor's).
@@ -436,7 +434,7 @@ SparseTensor CountOnDevice(const Tensor& ids, const Tensor& indices, const Tenso
   const int64_t n = ids.NumElements();
   DType w_dtype = DType::kInt64;
   if (weights.defined()) {
-    si::CheckSameDevice(weights.device(), ids.device(), op, "weights", "ids");
+    CheckSameDevice(weights.device(), ids.device(), op, "weights", "ids");
     TK_CHECK((kWeightDTypes & Bit(weights.dtype())) != 0, kDTypeMismatch, op, ": weights of dtype ",
              DTypeName(weights.dtype()),
              " are not supported; pass int32, int64, float32 or float64 weights");
@@ -532,7 +530,7 @@ SparseTensor CountSparseIds(const SparseTensor& ids, const Tensor& weights, bool
     // A row is everything under one index[0], whatever the rank (TensorFlow's rule).
     const int out_rank = std::min(ids.rank(), 2);
     const int64_t num_rows = out_rank == 2 ? ids.shape()[0] : 1;
-    if (si::OnCuda(ids)) {
+    if (OnCuda(ids)) {
       TK_CHECK(out == nullptr, kUnsupported, op,
                ": ids on a CUDA device count into new tensors; call the form without an "
                "allocator");
@@ -563,7 +561,7 @@ SparseTensor CountSparse(const JaggedTensor& ids, const Tensor& weights, bool bi
                          int64_t min_length, int64_t max_length) {
   const char* op = "CountSparse";
   return fi::ReportingAllocationFailure(op, [&] {
-    if (ids.defined() && fi::OnCuda(ids.values())) {
+    if (ids.defined() && OnCuda(ids.values())) {
       CheckIds(ids.values(), op, /*any_device=*/true);
       return CountOnDevice(ids.values(), Tensor(), ids.offsets(), weights, ids.batch_size(), 2,
                            binary, min_length, max_length, op);

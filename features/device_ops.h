@@ -1,7 +1,7 @@
 // tensorkit/features/device_ops.h: the CUDA bodies of features/' operations (not a public
 // header). Each operation checks what does not depend on the device, then chooses once
-// (`if (fi::OnCuda(x)) return features_cuda::Op(...)`, Note [device choice] of
-// sparse/device_ops.h); the bodies live in cuda/*.cu, and builds without CUDA link no_gpu/'s
+// (`if (OnCuda(x)) return features_cuda::Op(...)`, Note [device choice] of
+// common/device.h); the bodies live in cuda/*.cu, and builds without CUDA link no_gpu/'s
 // stubs, which nothing reaches (no tensor can live on a CUDA device there). A body gets checked
 // operands on one CUDA device and returns its result on that device, computed there with the
 // same host/device functions as the CPU body (hash_device.h), so the bits are the same.
@@ -121,6 +121,11 @@ void ToPaddedOnDevice(const Tensor& values, const Tensor& off, int64_t len, uint
                       Tensor* out, const char* op);
 void FromPaddedOnDevice(const Tensor& dense, const Tensor& off, Tensor* out, const char* op);
 Tensor JaggedIndicesOnDevice(const Tensor& off, int64_t num_values, const char* op);
+// JaggedTensor::FromLengths on the device of `lengths` (int64 [B], contiguous): the offsets
+// [B + 1], their running sum by the device scan, when every length lies in [0, num_values] and
+// they add up to num_values; else an undefined Tensor (the caller's host check then names the
+// bad length). One wait, for the verdict and the total in one fetch.
+Tensor OffsetsFromLengthsOnDevice(const Tensor& lengths, int64_t num_values, const char* op);
 
 // KeyedJaggedTensor's gathers (Permute, Concat, Split) on the device of `out` (contiguous
 // [N, ...], `inner` elements per item): item block k of jagged_device.h (host starts [K + 1])

@@ -32,7 +32,6 @@
 #include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/embedding_device.h"
 #include "tensorkit/features/embedding_internal.h"
-#include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
 
@@ -61,7 +60,7 @@ Ids PrepareIds(const JaggedTensor& ids, const char* op) {
            ": ids must be int32 or int64, got ", DTypeName(ids.dtype()),
            "; convert them with Converted(values, DType::kInt64)");
   Ids out;
-  out.values = sparse_internal::Contiguous(ids.values());
+  out.values = ids.values().Contiguous();
   out.offsets = ids.offsets_data();
   out.batch_size = ids.batch_size();
   out.num_values = ids.num_values();
@@ -89,7 +88,7 @@ void CheckIdsInRange(const Tensor& values, int64_t begin, int64_t end, const int
     const I* ids = values.data<I>() + begin;
     const uint64_t rows = static_cast<uint64_t>(num_rows);
     // One unsigned compare catches negative ids too.
-    const int64_t bad = sparse_internal::FirstWhere(end - begin, [&](int64_t i) {
+    const int64_t bad = FirstWhere(end - begin, [&](int64_t i) {
       return static_cast<uint64_t>(static_cast<int64_t>(ids[i])) >= rows;
     });
     if (bad < 0) return;
@@ -110,7 +109,7 @@ void ThrowIdOutOfRange(int64_t id, int64_t pos, const int64_t* offsets, int64_t 
 
 Tensor ComputeWeights(const Tensor& weights, DType compute_dtype) {
   if (!weights.defined()) return Tensor();
-  return sparse_internal::Contiguous(Converted(weights, compute_dtype));
+  return Converted(weights, compute_dtype).Contiguous();
 }
 
 void CheckIdsOnDevice(const Tensor& values, const std::vector<int64_t>& begins,
@@ -390,7 +389,7 @@ Tensor BagsOnDevice(const std::vector<Tensor>& tables, const std::vector<Combine
   const size_t num_tables = tables.size();
   std::vector<int64_t> begins(num_tables + 1), rows(num_tables), col(num_tables + 1, 0);
   for (size_t f = 0; f < num_tables; ++f) {
-    sparse_internal::CheckSameDevice(tables[f].device(), values.device(), op, "a table", "ids");
+    CheckSameDevice(tables[f].device(), values.device(), op, "a table", "ids");
     begins[f] = host_offsets[static_cast<int64_t>(f) * batch];
     rows[f] = tables[f].Dim(0);
     col[f + 1] = col[f] + tables[f].Dim(1);
@@ -421,7 +420,7 @@ Tensor EmbeddingBag(const Tensor& table_in, const JaggedTensor& ids_in, Combiner
   const int64_t num_rows = table_in.Dim(0), d = table_in.Dim(1);
   ei::CheckPaddingId(padding_id, num_rows, op);
   ei::CheckCombinerWeights(combiner, ids_in.has_weights(), "", op);
-  if (fi::OnCuda(table_in) || fi::OnCuda(ids.values)) {
+  if (OnCuda(table_in) || OnCuda(ids.values)) {
     return BagsOnDevice({ei::RowMajor(table_in)}, {combiner}, ids.values, ids_in.offsets(),
                         ids.offsets, ids_in.weights(), ids.batch_size, padding_id, {""}, op);
   }
@@ -482,7 +481,7 @@ Tensor EmbeddingBags(const std::vector<Tensor>& tables_in, const KeyedJaggedTens
            ShapeString(features.values().Dims()));
   TK_CHECK((ei::kIdDTypes & Bit(features.values().dtype())) != 0, kDTypeMismatch, op,
            ": ids must be int32 or int64, got ", DTypeName(features.values().dtype()));
-  const Tensor values = sparse_internal::Contiguous(features.values());
+  const Tensor values = features.values().Contiguous();
   const int64_t b = features.batch_size();
   const int64_t* off = features.offsets_data();
   std::vector<std::string> wheres(static_cast<size_t>(num_features));
@@ -490,7 +489,8 @@ Tensor EmbeddingBags(const std::vector<Tensor>& tables_in, const KeyedJaggedTens
     wheres[f] = " (feature \"" + keys[f] + "\")";
     ei::CheckCombinerWeights(combiners[f], features.has_weights(), wheres[f], op);
   }
-  if (fi::OnCuda(values) || std::any_of(tables.begin(), tables.end(), fi::OnCuda)) {
+  if (OnCuda(values) ||
+      std::any_of(tables.begin(), tables.end(), [](const Tensor& t) { return OnCuda(t); })) {
     return BagsOnDevice(tables, combiners, values, features.offsets(), off, features.weights(), b,
                         -1, wheres, op);
   }

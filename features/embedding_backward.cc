@@ -6,7 +6,7 @@
 // Each non-padding id at position p of bag b contributes grad[b, :] scaled by k_p = w_p / the
 // bag divisor (kSum, kMean, kSqrtN), or, for kMax / kMin, grad[b, c] in the columns c where p is
 // the bag's winner. A scatter-add into the table rows would make the sum's sequence depend on
-// the threads. Instead the positions are sorted stably by id (sparse_internal::SortPermutation,
+// the threads. Instead the positions are sorted stably by id (sparse_rows::SortPermutation,
 // a radix sort of packed keys), which keeps each id's positions in bag order; each run of equal
 // ids is then summed by the one task that owns it, in that order, and written once. So the
 // result is bit-identical at any thread count, and the sparse and the dense forms hold the same
@@ -23,7 +23,7 @@
 #include "tensorkit/features/embedding.h"
 #include "tensorkit/features/embedding_device.h"
 #include "tensorkit/features/embedding_internal.h"
-#include "tensorkit/sparse/internal.h"
+#include "tensorkit/sparse/index_rows.h"
 
 namespace tensorkit {
 
@@ -41,36 +41,71 @@ struct Plan {
   std::vector<int64_t> bag;        // the bag of each position in that sequence
   std::vector<int64_t> run_begin;  // the runs of one non-padding id: [run_begin[k], run_end[k])
   std::vector<int64_t> run_end;    //   of perm / sorted, ids ascending
-  std::vector<int64_t> winners;    // kMax / kMin: [B, D] winning positions, -1 for none
+  int64_t words = 0;               // kMax / kMin: the columns position p wins, as bits of
+  std::vector<uint64_t> won;       //   won[p * words, (p + 1) * words) (FindWinners)
 };
 
-// The position of the first winner of each column of each bag (embedding_internal.h), from the
-// forward table in its own compute type, as EmbeddingBag's kMax / kMin choose them.
+// How many ids ahead FindWinners prefetches table rows of `row_bytes` (about 16 KiB of rows in
+// flight, as the forward's bag kernels: the rows are random reads from a large table).
+constexpr int64_t WinnerAhead(int64_t row_bytes) {
+  return std::clamp<int64_t>((16 << 10) / std::max<int64_t>(row_bytes, 1), 16, 64);
+}
+
+// Marks the first winner of each column of each bag (embedding_internal.h), found from the
+// forward table in its own compute type as EmbeddingBag's kMax / kMin choose them: bit c % 64 of
+// won[p * words + c / 64] is set when position p wins column c. Each bag's ids are walked in
+// sequence with the rows a fixed distance ahead prefetched, and the columns are compared without
+// branches, so the pass costs about what the forward pass does.
 void FindWinners(const Tensor& table, const ei::Ids& ids, const int64_t* id, Combiner combiner,
-                 int64_t padding_id, int64_t* winners, const char* op) {
+                 int64_t padding_id, int64_t words, uint64_t* won, const char* op) {
   const int64_t d = table.Dim(1);
   const int64_t ld = table.Stride(0);
+  const bool is_max = combiner == Combiner::kMax;
   Dispatch<ei::kTableDTypes>(table.dtype(), op, [&]<typename T>() {
     using C = ComputeType<T>;
     const T* base = table.data<T>();
     const int64_t* off = ids.offsets;
+    const int64_t row_bytes = d * static_cast<int64_t>(sizeof(T));
+    const int64_t ahead = WinnerAhead(row_bytes);
+    const int64_t lines = std::min<int64_t>(row_bytes, 1024);
     ParallelFor(0, ids.batch_size, GrainFor(d * 64), [&](int64_t bb, int64_t be) {
-      std::unique_ptr<C[]> cur(new C[static_cast<size_t>(std::max<int64_t>(d, 1))]);
+      const size_t width = static_cast<size_t>(std::max<int64_t>(d, 1));
+      std::unique_ptr<C[]> cur_buf(new C[width]);
+      std::unique_ptr<int64_t[]> win_buf(new int64_t[width]);
+      C* __restrict cur = cur_buf.get();
+      int64_t* __restrict win = win_buf.get();
+      const int64_t last = off[be] - 1;
+      for (int64_t p = off[bb]; p < std::min(off[bb] + ahead, off[be]); ++p) {
+        const char* r = reinterpret_cast<const char*>(base + id[p] * ld);
+        for (int64_t a = 0; a < lines; a += 64) __builtin_prefetch(r + a);
+      }
       for (int64_t b = bb; b < be; ++b) {
-        int64_t* win = winners + b * d;
-        std::fill(win, win + d, int64_t{-1});
+        std::fill(won + off[b] * words, won + off[b + 1] * words, uint64_t{0});
         bool any = false;
         for (int64_t p = off[b]; p < off[b + 1]; ++p) {
+          const char* next =
+              reinterpret_cast<const char*>(base + id[std::min(p + ahead, last)] * ld);
+          for (int64_t a = 0; a < lines; a += 64) __builtin_prefetch(next + a);
           if (id[p] == padding_id) continue;
-          const T* row = base + id[p] * ld;
-          for (int64_t c = 0; c < d; ++c) {
-            const C v = static_cast<C>(row[c]);
-            if (!any || ei::Replaces(combiner, v, cur[c])) {
-              cur[c] = v;
+          const T* __restrict row = base + id[p] * ld;
+          if (!any) {
+            for (int64_t c = 0; c < d; ++c) {
+              cur[c] = static_cast<C>(row[c]);
               win[c] = p;
             }
+            any = true;
+            continue;
           }
-          any = true;
+          for (int64_t c = 0; c < d; ++c) {
+            const C v = static_cast<C>(row[c]);
+            const bool r = is_max ? v > cur[c] : v < cur[c];
+            cur[c] = r ? v : cur[c];
+            win[c] = r ? p : win[c];
+          }
+        }
+        if (!any) continue;
+        for (int64_t c = 0; c < d; ++c) {
+          won[win[c] * words + c / 64] |= uint64_t{1} << (c % 64);
         }
       }
     });
@@ -83,7 +118,7 @@ ei::Ids CheckOperands(const Tensor& grad, const JaggedTensor& ids_in, Combiner c
                       int64_t num_rows, int64_t padding_id, const Tensor& table, const char* op) {
   TK_CHECK(grad.defined(), kInvalidArgument, op, ": grad is an undefined tensor");
   ei::Ids ids = ei::PrepareIds(ids_in, op);
-  sparse_internal::CheckSameDevice(grad.device(), ids.values.device(), op, "grad", "ids");
+  CheckSameDevice(grad.device(), ids.values.device(), op, "grad", "ids");
   TK_CHECK(grad.NumAxes() == 2 && grad.Dim(0) == ids.batch_size, kShapeMismatch, op,
            ": grad must be [B, D] with B = ", ids.batch_size, " (the bags of ids), got dims ",
            ShapeString(grad.Dims()));
@@ -97,7 +132,7 @@ ei::Ids CheckOperands(const Tensor& grad, const JaggedTensor& ids_in, Combiner c
     TK_CHECK(table.defined(), kInvalidArgument, op, ": the combiner \"", CombinerName(combiner),
              "\" needs the forward table to find the winning rows; pass it as `table`");
     ei::CheckTable(table, "table", op);
-    sparse_internal::CheckSameDevice(table.device(), ids.values.device(), op, "table", "ids");
+    CheckSameDevice(table.device(), ids.values.device(), op, "table", "ids");
     TK_CHECK(table.Dim(0) == num_rows && table.Dim(1) == grad.Dim(1), kShapeMismatch, op,
              ": table must be [", num_rows, ", ", grad.Dim(1),
              "] (num_rows by grad's width), got dims ", ShapeString(table.Dims()));
@@ -116,11 +151,11 @@ Plan MakePlan(const ei::Ids& checked, Combiner combiner, int64_t num_rows, int64
                       op);
 
   const int64_t n = ids.num_values;
-  plan.ids64 = sparse_internal::Contiguous(Converted(ids.values, DType::kInt64));
+  plan.ids64 = Converted(ids.values, DType::kInt64).Contiguous();
   const int64_t* id = plan.ids64.data<int64_t>();
   const int64_t* off = ids.offsets;
   plan.sorted.resize(static_cast<size_t>(n));
-  plan.perm = sparse_internal::SortPermutation(id, n, {num_rows}, {0}, plan.sorted.data());
+  plan.perm = sparse_rows::SortPermutation(id, n, {num_rows}, {0}, plan.sorted.data());
   {
     // The bags in sorted sequence, so that the sums read them in sequence.
     std::vector<int64_t> bag_of(static_cast<size_t>(n));
@@ -135,15 +170,17 @@ Plan MakePlan(const ei::Ids& checked, Combiner combiner, int64_t num_rows, int64
   }
   const int64_t* s = plan.sorted.data();
   const std::vector<int64_t> heads =
-      sparse_internal::SelectPositions(n, [&](int64_t i) { return i == 0 || s[i] != s[i - 1]; });
+      sparse_rows::SelectPositions(n, [&](int64_t i) { return i == 0 || s[i] != s[i - 1]; });
   for (size_t k = 0; k < heads.size(); ++k) {
     if (s[heads[k]] == padding_id) continue;
     plan.run_begin.push_back(heads[k]);
     plan.run_end.push_back(k + 1 < heads.size() ? heads[k + 1] : n);
   }
   if (extreme) {
-    plan.winners.resize(static_cast<size_t>(ids.batch_size * grad.Dim(1)));
-    FindWinners(ei::RowMajor(table), ids, id, combiner, padding_id, plan.winners.data(), op);
+    plan.words = (grad.Dim(1) + 63) / 64;
+    plan.won.resize(static_cast<size_t>(n * plan.words));
+    FindWinners(ei::RowMajor(table), ids, id, combiner, padding_id, plan.words, plan.won.data(),
+                op);
   }
   return plan;
 }
@@ -175,7 +212,7 @@ template <typename T, typename Sink, typename Prefetch>
 void SumRuns(const Plan& plan, const Tensor& grad_in, Combiner combiner, const Tensor& weights,
              int64_t padding_id, const Sink& sink, const Prefetch& prefetch) {
   using C = ComputeType<T>;
-  const Tensor grad = sparse_internal::Contiguous(grad_in);
+  const Tensor grad = grad_in.Contiguous();
   const int64_t d = grad.Dim(1);
   const T* g = grad.data<T>();
   const bool extreme = combiner == Combiner::kMax || combiner == Combiner::kMin;
@@ -198,9 +235,13 @@ void SumRuns(const Plan& plan, const Tensor& grad_in, Combiner combiner, const T
         const int64_t b = plan.bag[q];
         const T* gb = g + b * d;
         if (extreme) {
-          const int64_t* win = plan.winners.data() + b * d;
-          for (int64_t c = 0; c < d; ++c) {
-            if (win[c] == p) acc[c] += static_cast<C>(gb[c]);
+          // Only the columns p won: about D / (bag length) of them.
+          const uint64_t* won = plan.won.data() + p * plan.words;
+          for (int64_t k = 0; k < plan.words; ++k) {
+            for (uint64_t bits = won[k]; bits != 0; bits &= bits - 1) {
+              const int64_t c = k * 64 + __builtin_ctzll(bits);
+              acc[c] += static_cast<C>(gb[c]);
+            }
           }
         } else {
           // k_p = w_p / the bag's divisor, 0 where that is 0 (div_no_nan).
@@ -227,9 +268,9 @@ features_cuda::GradRows BackwardOnDevice(const Tensor& grad, const JaggedTensor&
     weights = ei::ComputeWeights(ids_in.weights(), DTypeOf<ComputeType<T>>);
   });
   const bool extreme = combiner == Combiner::kMax || combiner == Combiner::kMin;
-  return features_cuda::EmbeddingGradOnDevice(
-      sparse_internal::Contiguous(grad), ids.values, ids_in.offsets(), weights,
-      extreme ? ei::RowMajor(table) : Tensor(), combiner, num_rows, padding_id, table_grad, op);
+  return features_cuda::EmbeddingGradOnDevice(grad.Contiguous(), ids.values, ids_in.offsets(),
+                                              weights, extreme ? ei::RowMajor(table) : Tensor(),
+                                              combiner, num_rows, padding_id, table_grad, op);
 }
 
 }  // namespace
@@ -239,7 +280,7 @@ SparseTensor EmbeddingBagBackward(const Tensor& grad, const JaggedTensor& ids, C
   const char* op = "EmbeddingBagBackward";
   const ei::Ids checked = CheckOperands(grad, ids, combiner, num_rows, padding_id, table, op);
   const int64_t d = grad.Dim(1);
-  if (fi::OnCuda(checked.values)) {
+  if (OnCuda(checked.values)) {
     features_cuda::GradRows rows =
         BackwardOnDevice(grad, ids, checked, combiner, num_rows, padding_id, table, nullptr, op);
     return SparseTensor::Create(std::move(rows.indices), std::move(rows.values), {num_rows, d},
@@ -288,9 +329,8 @@ void EmbeddingBagBackward(const Tensor& grad, const JaggedTensor& ids, Combiner 
   const int64_t s0 = table_grad->Stride(0), s1 = table_grad->Stride(1);
   const int64_t v = table_grad->Dim(0), d = table_grad->Dim(1);
   const ei::Ids checked = CheckOperands(grad, ids, combiner, v, padding_id, table, op);
-  sparse_internal::CheckSameDevice(table_grad->device(), checked.values.device(), op, "table_grad",
-                                   "ids");
-  if (fi::OnCuda(checked.values)) {
+  CheckSameDevice(table_grad->device(), checked.values.device(), op, "table_grad", "ids");
+  if (OnCuda(checked.values)) {
     BackwardOnDevice(grad, ids, checked, combiner, v, padding_id, table, table_grad, op);
     return;
   }

@@ -3,7 +3,6 @@
 
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/features/combiner.h"
-#include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
 
@@ -34,26 +33,29 @@ void CheckJaggedValues(const Tensor& values, const char* op) {
            "rank-0 tensor; Unsqueeze(values, 0) makes it [1]");
 }
 
-Tensor HostOffsets(const Tensor& offsets) { return sparse_internal::HostContiguous(offsets); }
+Tensor HostOffsets(const Tensor& offsets) { return offsets.HostContiguous(); }
 
 void CheckOffsets(const int64_t* off, int64_t n, int64_t num_values, const char* op) {
   TK_CHECK(off[0] == 0, kInvalidArgument, op, ": offsets[0] is ", off[0],
            "; the offsets of a jagged tensor start at 0");
-  const int64_t bad =
-      sparse_internal::FirstWhere(n - 1, [&](int64_t i) { return off[i + 1] < off[i]; });
+  const int64_t bad = FirstWhere(n - 1, [&](int64_t i) { return off[i + 1] < off[i]; });
   TK_CHECK(bad < 0, kInvalidArgument, op, ": offsets[", bad + 1, "] = ", off[bad + 1],
            " is less than offsets[", bad, "] = ", off[bad], "; offsets must be non-decreasing");
   TK_CHECK(off[n - 1] == num_values, kShapeMismatch, op, ": the last offset (offsets[", n - 1,
            "] = ", off[n - 1], ") must equal the number of values, ", num_values);
 }
 
-Tensor OffsetsFromLengths(const Tensor& lengths, int64_t num_values, const char* op) {
+void CheckLengthsDType(const Tensor& lengths, const char* op) {
   TK_CHECK(lengths.dtype() == DType::kInt32 || lengths.dtype() == DType::kInt64, kDTypeMismatch, op,
            ": lengths must be int32 or int64, got ", DTypeName(lengths.dtype()));
-  const Tensor host = sparse_internal::HostContiguous(Converted(lengths, DType::kInt64));
+}
+
+Tensor OffsetsFromLengths(const Tensor& lengths, int64_t num_values, const char* op) {
+  CheckLengthsDType(lengths, op);
+  const Tensor host = Converted(lengths, DType::kInt64).HostContiguous();
   const int64_t b = host.NumElements();
   const int64_t* len = host.data<int64_t>();
-  const int64_t bad = sparse_internal::FirstWhere(b, [&](int64_t i) { return len[i] < 0; });
+  const int64_t bad = FirstWhere(b, [&](int64_t i) { return len[i] < 0; });
   TK_CHECK(bad < 0, kInvalidArgument, op, ": lengths[", bad, "] = ", len[bad],
            " is negative; every length must be >= 0");
   Tensor offsets = Tensor::Empty({b + 1}, DType::kInt64);
@@ -77,7 +79,7 @@ void CheckWeights(const Tensor& weights, int64_t n, const Tensor& values, const 
            DTypeName(weights.dtype()));
   TK_CHECK(weights.NumAxes() == 1 && weights.Dim(0) == n, kShapeMismatch, op, ": weights must be [",
            n, "] (one per value), got ", ShapeString(weights.Dims()));
-  sparse_internal::CheckSameDevice(values.device(), weights.device(), op, "values", "weights");
+  CheckSameDevice(values.device(), weights.device(), op, "values", "weights");
 }
 
 void CheckOnCpu(const Tensor& t, const char* what, const char* op) {

@@ -17,9 +17,6 @@ namespace tensorkit::features_internal {
 
 // The dtypes of ids, segment ids, lengths and integer features.
 inline constexpr DTypeSet kIdDTypes = Bit(DType::kInt32) | Bit(DType::kInt64);
-// The one device predicate of features/ (Note [device choice] of sparse/device_ops.h): an
-// operation checks what does not depend on the device, then chooses once.
-inline bool OnCuda(const Tensor& t) { return t.defined() && t.device().is_cuda(); }
 
 // Throws unless values is defined with at least one axis (the item axis).
 void CheckJaggedValues(const Tensor& values, const char* op);
@@ -28,6 +25,8 @@ Tensor HostOffsets(const Tensor& offsets);
 // Throws naming the first bad offset unless off[0] == 0, off is non-decreasing and
 // off[n - 1] == num_values.
 void CheckOffsets(const int64_t* off, int64_t n, int64_t num_values, const char* op);
+// Throws kDTypeMismatch unless lengths are int32 or int64.
+void CheckLengthsDType(const Tensor& lengths, const char* op);
 // The CPU int64 offsets [B + 1] of lengths (int32 or int64 [B], any device): each length >= 0
 // and their sum == num_values, else an Error naming the first bad length.
 Tensor OffsetsFromLengths(const Tensor& lengths, int64_t num_values, const char* op);

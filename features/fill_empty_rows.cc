@@ -22,14 +22,13 @@
 #include "tensorkit/features/features_internal.h"
 #include "tensorkit/features/fill_device.h"
 #include "tensorkit/features/segment.h"
-#include "tensorkit/sparse/device_ops.h"
-#include "tensorkit/sparse/internal.h"
+#include "tensorkit/sparse/index_rows.h"
 
 namespace tensorkit {
 namespace {
 
 namespace fi = features_internal;
-namespace si = sparse_internal;
+namespace sr = sparse_rows;
 
 constexpr const char* kFillOp = "FillEmptyRows";
 constexpr const char* kGradOp = "FillEmptyRowsGrad";
@@ -38,7 +37,7 @@ constexpr const char* kGradOp = "FillEmptyRowsGrad";
 constexpr int64_t kRowGrain = 1 << 12;
 
 // The checked input: contiguous host rows, whether their rows (axis 0) never decrease, as
-// TensorFlow's kernel asks, and if so, per fixed chunk (si::kChunk) of entries, how many empty
+// TensorFlow's kernel asks, and if so, per fixed chunk (kChunk) of entries, how many empty
 // rows its entries skip, and whether each row's entries are in C order too.
 struct CheckedRows {
   Tensor idx;
@@ -80,7 +79,7 @@ bool CheckRowChunk(const int64_t* idx, int64_t b, int64_t e, int rank, const int
     bool bad = false;
     for (int64_t i = s; i < t; ++i) {
       const int64_t* x = idx + i * r;
-      bad |= si::OutOfBounds(x, shape, r) | (x[0] < prev);
+      bad |= sr::OutOfBounds(x, shape, r) | (x[0] < prev);
       changes += x[0] != prev;
       const int64_t* y = i > 0 ? x - r : x;  // entry 0 has no predecessor
       unordered |= (x[0] == prev) & MinorBefore<R>(x, y, rank);
@@ -161,21 +160,21 @@ bool CheckRowChunkOnPath(bool avx2, const int64_t* idx, int64_t b, int64_t e, in
 // for a second, bounds-only pass).
 CheckedRows CheckRows(const SparseTensor& st) {
   CheckedRows out;
-  out.idx = si::HostContiguous(st.indices());
+  out.idx = st.indices().HostContiguous();
   const int64_t* idx = out.idx.data<int64_t>();
   const int64_t nnz = st.nnz();
   const std::vector<int64_t>& shape = st.shape();
   const int rank = st.rank();
-  out.skipped.assign(static_cast<size_t>(NumChunks(nnz, si::kChunk)), 0);
+  out.skipped.assign(static_cast<size_t>(NumChunks(nnz, kChunk)), 0);
   std::atomic<bool> minor_down{false};
   const bool avx2 = ActiveSimdPath() != SimdPath::kDefault;
-  const int64_t first = si::WithRank(rank, [&]<int R>() {
-    return si::FirstFailure(
+  const int64_t first = sr::WithRank(rank, [&]<int R>() {
+    return FirstFailure(
         nnz,
         [&](int64_t b, int64_t e) {
           bool down = false;
           if (!CheckRowChunkOnPath<R>(avx2, idx, b, e, rank, shape.data(),
-                                      &out.skipped[static_cast<size_t>(b / si::kChunk)], &down)) {
+                                      &out.skipped[static_cast<size_t>(b / kChunk)], &down)) {
             return false;
           }
           if (down) minor_down.store(true, std::memory_order_relaxed);
@@ -183,17 +182,17 @@ CheckedRows CheckRows(const SparseTensor& st) {
         },
         [&](int64_t i) {
           const int64_t* x = idx + i * rank;
-          return si::OutOfBounds(x, shape.data(), rank) || (i > 0 && x[0] < x[-rank]);
+          return sr::OutOfBounds(x, shape.data(), rank) || (i > 0 && x[0] < x[-rank]);
         });
   });
   out.rows_sorted = first < 0;
   out.c_sorted = out.rows_sorted && !minor_down.load();
   if (first >= 0) {
-    if (si::OutOfBounds(idx + first * rank, shape.data(), rank)) {
-      si::ThrowOutOfBounds(kFillOp, idx, first, shape);
+    if (sr::OutOfBounds(idx + first * rank, shape.data(), rank)) {
+      sr::ThrowOutOfBounds(kFillOp, idx, first, shape);
     }
-    const int64_t rest = si::FirstOutOfBounds(idx + first * rank, nnz - first, shape);
-    if (rest >= 0) si::ThrowOutOfBounds(kFillOp, idx, first + rest, shape);
+    const int64_t rest = sr::FirstOutOfBounds(idx + first * rank, nnz - first, shape);
+    if (rest >= 0) sr::ThrowOutOfBounds(kFillOp, idx, first + rest, shape);
   }
   return out;
 }
@@ -224,7 +223,7 @@ FillEmptyRowsResult Finish(const Outputs& out, const SparseTensor& st, bool c_or
   const int rank = st.rank();
   FillEmptyRowsResult res;
   res.output = SparseTensor::Create(out.idx, out.values, st.shape(),
-                                    c_order ? si::Iota(rank) : std::vector<int>(rank, -1));
+                                    c_order ? sr::Iota(rank) : std::vector<int>(rank, -1));
   res.empty_row_indicator = out.empty;
   res.reverse_index_map = out.reverse;
   return res;
@@ -274,7 +273,7 @@ FillEmptyRowsResult FillSorted(const SparseTensor& st, const CheckedRows& checke
   const int64_t last_row = nnz > 0 ? idx[(nnz - 1) * rank] : -1;
   const int64_t num_empty = before[num_chunks] + (rows - 1 - last_row);
 
-  const std::vector<int> iota = si::Iota(rank);
+  const std::vector<int> iota = sr::Iota(rank);
   const std::vector<int> out_order = checked.c_sorted ? iota : std::vector<int>(rank, -1);
   FillEmptyRowsResult res;
   if (num_empty == 0 && st.values().IsContiguous()) {
@@ -303,9 +302,9 @@ FillEmptyRowsResult FillSorted(const SparseTensor& st, const CheckedRows& checke
     }
     return slot;
   };
-  si::WithRank(rank, [&]<int R>() {
+  sr::WithRank(rank, [&]<int R>() {
     const int r = R > 0 ? R : rank;
-    ParallelChunks(nnz, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
+    ParallelChunks(nnz, kChunk, [&](int64_t c, int64_t b, int64_t e) {
       int64_t shift = before[c];
       const int64_t* const x0 = idx;
       int64_t prev = b == 0 ? -1 : x0[(b - 1) * r];
@@ -369,8 +368,8 @@ FillEmptyRowsResult FillUnsorted(const SparseTensor& st, const Tensor& idx_t, co
   // Rows come out grouped and ascending; the result is sorted in C order exactly when every
   // row's entries were already in column order, which only the output itself can tell.
   const int64_t n_out = plan.start[rows];
-  const std::vector<int> iota = si::Iota(rank);
-  return Finish(out, st, si::FirstUnordered(out_idx, n_out, rank, iota, /*strict=*/false) < 0);
+  const std::vector<int> iota = sr::Iota(rank);
+  return Finish(out, st, sr::FirstUnordered(out_idx, n_out, rank, iota, /*strict=*/false) < 0);
 }
 
 // Note [bucketed placement]: the counting sort's placement takes each entry's slot from its
@@ -511,21 +510,21 @@ FillEmptyRowsResult Fill(const SparseTensor& st, const T& fill,
                              : FillUnsortedAny<T>(st, checked.idx, fill, allocate);
 }
 
-// FillEmptyRows on the device of st (Note [device choice] of sparse/device_ops.h): the bounds
+// FillEmptyRows on the device of st (Note [device choice] of common/device.h): the bounds
 // checked there (the CPU's Error for the first entry outside the shape), the entries grouped by
 // a stable sort of their rows there and placed at fill_device.h's slots. Two fetches: whether
 // the input is sorted, and the number of empty rows (it sizes the output).
 FillEmptyRowsResult FillOnDevice(const SparseTensor& st, Scalar default_value,
                                  OutputAllocator* allocate) {
-  const Tensor idx = si::Contiguous(st.indices());
-  sparse_cuda::CheckBounds(kFillOp, idx, st.shape());
+  const Tensor idx = st.indices().Contiguous();
+  sr::CheckBounds(kFillOp, idx, st.shape());
   const int rank = st.rank();
   const int64_t rows = st.shape()[0], nnz = st.nnz();
-  const std::vector<int> iota = si::Iota(rank);
+  const std::vector<int> iota = sr::Iota(rank);
   std::vector<int64_t> pair;
-  const bool sorted = sparse_cuda::FirstUnordered(idx, iota, /*strict=*/false, &pair) < 0;
+  const bool sorted = sr::FirstUnordered(idx, iota, /*strict=*/false, &pair) < 0;
   const features_cuda::FillPlan plan = features_cuda::PlanFillOnDevice(idx, rows, sorted, kFillOp);
-  const Tensor values = si::Contiguous(st.values());
+  const Tensor values = st.values().Contiguous();
   const Device device = st.device();
   FillEmptyRowsResult res;
   if (plan.num_empty == 0 && sorted && st.values().IsContiguous()) {
@@ -547,8 +546,7 @@ FillEmptyRowsResult FillOnDevice(const SparseTensor& st, Scalar default_value,
   features_cuda::FillOnDevice(plan, idx, values, fill, &out.idx, &out.values, &out.empty,
                               &out.reverse, kFillOp);
   // Sorted input gives sorted output; otherwise the output itself tells (FillUnsorted).
-  return Finish(out, st,
-                sorted || sparse_cuda::FirstUnordered(out.idx, iota, /*strict=*/false, &pair) < 0);
+  return Finish(out, st, sorted || sr::FirstUnordered(out.idx, iota, /*strict=*/false, &pair) < 0);
 }
 
 // The Error for reverse_index_map[pos] = value outside [0, n_full).
@@ -565,8 +563,8 @@ FillEmptyRowsResult FillOnDevice(const SparseTensor& st, Scalar default_value,
 // the verdict; the CPU's Error), then the gather and the default value's sum in the CPU's
 // sequence (fill_device.h).
 FillEmptyRowsGradResult GradOnDevice(const Tensor& reverse_index_map, const Tensor& grad_values) {
-  const Tensor rev = si::Contiguous(reverse_index_map);
-  const Tensor grad = si::Contiguous(grad_values);
+  const Tensor rev = reverse_index_map.Contiguous();
+  const Tensor grad = grad_values.Contiguous();
   const int64_t n_full = grad.Dim(0);
   // The map's entries are ids into grad_values: EmbeddingBag's device check.
   const int64_t bad =
@@ -578,14 +576,13 @@ FillEmptyRowsGradResult GradOnDevice(const Tensor& reverse_index_map, const Tens
   FillEmptyRowsGradResult res;
   res.d_values = Tensor::Empty({rev.Dim(0)}, grad.dtype(), grad.device());
   res.d_default_value = Tensor::Empty({}, grad.dtype(), grad.device());
-  features_cuda::FillGradOnDevice(rev, grad, si::kChunk, &res.d_values, &res.d_default_value,
-                                  kGradOp);
+  features_cuda::FillGradOnDevice(rev, grad, kChunk, &res.d_values, &res.d_default_value, kGradOp);
   return res;
 }
 
 // The checks that need no element: a created tensor of rank >= 1, not rows 0 with entries.
 void CheckFillInput(const SparseTensor& st) {
-  si::CheckCreated(st, kFillOp);
+  sr::CheckCreated(st, kFillOp);
   TK_CHECK(st.rank() >= 1, kShapeMismatch, kFillOp,
            ": needs a sparse tensor of rank >= 1 (rows along axis 0), got rank 0");
   TK_CHECK(st.shape()[0] > 0 || st.nnz() == 0, kInvalidArgument, kFillOp, ": the shape ",
@@ -605,7 +602,7 @@ FillEmptyRowsResult FillNumbers(const SparseTensor& st, Scalar default_value,
            ": the values are strings; pass the default value as a std::string, e.g. "
            "FillEmptyRows(st, \"\")");
   FillEmptyRowsResult res;
-  if (si::OnCuda(st)) {
+  if (OnCuda(st)) {
     res = FillOnDevice(st, default_value, allocate);
   } else {
     res = fi::ReportingAllocationFailure(kFillOp, [&] {
@@ -643,8 +640,8 @@ FillEmptyRowsGradResult FillEmptyRowsGrad(const Tensor& reverse_index_map,
                                           const Tensor& grad_values) {
   TK_CHECK(reverse_index_map.defined() && grad_values.defined(), kInvalidArgument, kGradOp,
            ": reverse_index_map and grad_values must be defined tensors");
-  si::CheckSameDevice(reverse_index_map.device(), grad_values.device(), kGradOp,
-                      "reverse_index_map", "grad_values");
+  CheckSameDevice(reverse_index_map.device(), grad_values.device(), kGradOp, "reverse_index_map",
+                  "grad_values");
   TK_CHECK(reverse_index_map.NumAxes() == 1, kShapeMismatch, kGradOp,
            ": reverse_index_map must be 1-D [nnz], got ", ShapeString(reverse_index_map.Dims()));
   TK_CHECK(grad_values.NumAxes() == 1, kShapeMismatch, kGradOp,
@@ -652,15 +649,15 @@ FillEmptyRowsGradResult FillEmptyRowsGrad(const Tensor& reverse_index_map,
   TK_CHECK(reverse_index_map.dtype() == DType::kInt64, kDTypeMismatch, kGradOp,
            ": reverse_index_map must be int64, got ", DTypeName(reverse_index_map.dtype()),
            "; convert it with Converted(reverse_index_map, DType::kInt64)");
-  if (fi::OnCuda(grad_values)) return GradOnDevice(reverse_index_map, grad_values);
-  const Tensor rev_t = si::HostContiguous(reverse_index_map);
-  const Tensor grad_t = si::HostContiguous(grad_values);
+  if (OnCuda(grad_values)) return GradOnDevice(reverse_index_map, grad_values);
+  const Tensor rev_t = reverse_index_map.HostContiguous();
+  const Tensor grad_t = grad_values.HostContiguous();
   const int64_t n = rev_t.Dim(0);
   const int64_t n_full = grad_t.Dim(0);
   const int64_t* rev = rev_t.data<int64_t>();
   // TensorFlow's CVE-2020-15195 fix: a map entry outside the gradient would be an out of
   // bounds read.
-  const int64_t bad = si::FirstWhere(
+  const int64_t bad = FirstWhere(
       n, [&](int64_t i) { return static_cast<uint64_t>(rev[i]) >= static_cast<uint64_t>(n_full); });
   if (bad >= 0) ThrowMapEntryOutside(bad, rev[bad], n_full);
   return fi::ReportingAllocationFailure(kGradOp, [&] {
@@ -681,9 +678,9 @@ FillEmptyRowsGradResult FillEmptyRowsGrad(const Tensor& reverse_index_map,
       });
       // Fixed chunks summed in chunk order (fill_device.h): the same sum at any thread count,
       // and on a device.
-      const int64_t num_chunks = NumChunks(n_full, si::kChunk);
+      const int64_t num_chunks = NumChunks(n_full, kChunk);
       std::vector<Acc> partial(static_cast<size_t>(num_chunks), Acc(0));
-      ParallelChunks(n_full, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
+      ParallelChunks(n_full, kChunk, [&](int64_t c, int64_t b, int64_t e) {
         partial[c] = fi::UnusedSum<Acc>(grad, used.get(), b, e);
       });
       const Acc total = fi::SumInOrder(partial.data(), num_chunks);

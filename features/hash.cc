@@ -71,8 +71,7 @@ Tensor BucketsOf(const Tensor& values, int64_t num_buckets, bool strong,
   fi::CheckHashable(values, op);
   CheckBuckets(num_buckets, op);
   const uint64_t buckets = static_cast<uint64_t>(num_buckets);
-  if (fi::OnCuda(values))
-    return features_cuda::IntegerHashBuckets(values, buckets, strong, key, op);
+  if (OnCuda(values)) return features_cuda::IntegerHashBuckets(values, buckets, strong, key, op);
   return fi::ReportingAllocationFailure(op, [&] {
     const Tensor v = values.HostContiguous();
     Tensor out = Tensor::Empty(values.Dims(), DType::kInt64);

@@ -1,18 +1,42 @@
 // JaggedTensor and KeyedJaggedTensor: construction, validation, accessors and views.
 #include "tensorkit/features/jagged.h"
 
+#include <mutex>
 #include <unordered_set>
 
 #include "tensorkit/dense/ops.h"
 #include "tensorkit/dense/views.h"
+#include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
-#include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
 
 namespace fi = features_internal;
 
 // --- JaggedTensor ----------------------------------------------------------------------------
+
+// The host copy of a CUDA jagged tensor's offsets: fetched by the first caller that needs it
+// (once, whatever the threads), then kept; copies of the tensor share it, as they share the
+// offsets.
+struct JaggedTensor::HostCopy {
+  std::once_flag once;
+  Tensor host;
+};
+
+void JaggedTensor::SetOffsets(Tensor offsets, Tensor host) {
+  offsets_ = std::move(offsets);
+  host_copy_ = std::make_shared<HostCopy>();
+  host_copy_->host = offsets_.device().is_cpu() ? offsets_ : std::move(host);
+}
+
+const Tensor& JaggedTensor::host_offsets() const {
+  if (host_copy_ == nullptr) return offsets_;  // default-constructed: undefined
+  HostCopy& c = *host_copy_;
+  std::call_once(c.once, [&] {
+    if (!c.host.defined()) c.host = offsets_.HostContiguous();
+  });
+  return c.host;
+}
 
 JaggedTensor JaggedTensor::FromOffsets(Tensor values, Tensor offsets, Tensor weights) {
   const char* op = "JaggedTensor::FromOffsets";
@@ -22,13 +46,13 @@ JaggedTensor JaggedTensor::FromOffsets(Tensor values, Tensor offsets, Tensor wei
            offsets.defined() ? ShapeString(offsets.Dims()) : std::string("an undefined tensor"));
   TK_CHECK(offsets.dtype() == DType::kInt64, kDTypeMismatch, op, ": offsets must be int64, got ",
            DTypeName(offsets.dtype()), "; convert them with Converted(offsets, DType::kInt64)");
-  sparse_internal::CheckSameDevice(values.device(), offsets.device(), op, "values", "offsets");
+  CheckSameDevice(values.device(), offsets.device(), op, "values", "offsets");
   JaggedTensor jt;
-  jt.offsets_ = sparse_internal::Contiguous(offsets);
-  const Tensor host = fi::HostOffsets(jt.offsets_);
+  const Tensor contiguous = offsets.Contiguous();
+  const Tensor host = fi::HostOffsets(contiguous);
   fi::CheckOffsets(host.data<int64_t>(), host.Dim(0), values.Dim(0), op);
+  jt.SetOffsets(contiguous, host);
   jt.values_ = std::move(values);
-  jt.host_offsets_ = host;
   if (weights.defined()) jt = jt.WithWeights(std::move(weights));
   return jt;
 }
@@ -39,11 +63,18 @@ JaggedTensor JaggedTensor::FromLengths(Tensor values, Tensor lengths, Tensor wei
   TK_CHECK(lengths.defined() && lengths.NumAxes() == 1, kShapeMismatch, op,
            ": lengths must be a 1-D tensor [B], got ",
            lengths.defined() ? ShapeString(lengths.Dims()) : std::string("an undefined tensor"));
-  sparse_internal::CheckSameDevice(values.device(), lengths.device(), op, "values", "lengths");
-  const Tensor host = fi::OffsetsFromLengths(lengths, values.Dim(0), op);
+  CheckSameDevice(values.device(), lengths.device(), op, "values", "lengths");
   JaggedTensor jt;
-  jt.host_offsets_ = host;
-  jt.offsets_ = lengths.device().is_cpu() ? host : host.To(lengths.device());
+  if (OnCuda(lengths)) {
+    // The offsets stay on the device; a bad length is named by the host check, which throws.
+    fi::CheckLengthsDType(lengths, op);
+    const Tensor len = Converted(lengths, DType::kInt64).Contiguous();
+    Tensor off = features_cuda::OffsetsFromLengthsOnDevice(len, values.Dim(0), op);
+    if (!off.defined()) off = fi::OffsetsFromLengths(lengths, values.Dim(0), op).To(len.device());
+    jt.SetOffsets(std::move(off));
+  } else {
+    jt.SetOffsets(fi::OffsetsFromLengths(lengths, values.Dim(0), op));
+  }
   jt.values_ = std::move(values);
   if (weights.defined()) jt = jt.WithWeights(std::move(weights));
   return jt;
@@ -57,7 +88,7 @@ void JaggedTensor::CheckDefined(const char* op) const {
 
 const int64_t* JaggedTensor::offsets_data() const {
   CheckDefined("JaggedTensor::offsets_data");
-  return host_offsets_.data<int64_t>();
+  return host_offsets().data<int64_t>();
 }
 
 Tensor JaggedTensor::lengths() const {
@@ -115,12 +146,12 @@ KeyedJaggedTensor::KeyedJaggedTensor(std::vector<std::string> keys, Tensor value
            kShapeMismatch, op, ": lengths must be [F, B] with F = ", num_keys,
            " (the number of keys), got ",
            lengths.defined() ? ShapeString(lengths.Dims()) : std::string("an undefined tensor"));
-  sparse_internal::CheckSameDevice(values.device(), lengths.device(), op, "values", "lengths");
+  CheckSameDevice(values.device(), lengths.device(), op, "values", "lengths");
   batch_size_ = lengths.Dim(1);
-  const Tensor flat = *View(sparse_internal::Contiguous(lengths), {lengths.NumElements()});
+  const Tensor flat = *View(lengths.Contiguous(), {lengths.NumElements()});
   host_offsets_ = fi::OffsetsFromLengths(flat, values.Dim(0), op);
   offsets_ = lengths.device().is_cpu() ? host_offsets_ : host_offsets_.To(lengths.device());
-  lengths_ = Converted(sparse_internal::Contiguous(lengths), DType::kInt64);
+  lengths_ = Converted(lengths.Contiguous(), DType::kInt64);
   if (weights.defined()) fi::CheckWeights(weights, values.Dim(0), values, op);
   keys_ = std::move(keys);
   values_ = std::move(values);

@@ -19,6 +19,7 @@
 #define TENSORKIT_FEATURES_JAGGED_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,8 @@ class JaggedTensor {
   // offsets tensor is made contiguous).
   static JaggedTensor FromOffsets(Tensor values, Tensor offsets, Tensor weights = {});
   // The same from lengths (int32 or int64 [B], each >= 0, adding up to N); the offsets are
-  // their running sum.
+  // their running sum, computed on the lengths' device (on a CUDA device nothing but the
+  // verdict of the checks is fetched).
   static JaggedTensor FromLengths(Tensor values, Tensor lengths, Tensor weights = {});
   // A 2-D SparseTensor in TensorFlow's VarLenFeature layout ([B, max_len], column = position
   // in the row): row i holds the values of the entries with index (i, *) in column order.
@@ -69,7 +71,9 @@ class JaggedTensor {
   int64_t num_values() const { return values_.defined() ? values_.Dim(0) : 0; }
   DType dtype() const { return values_.dtype(); }
   Device device() const { return values_.device(); }
-  // The host offsets (a CPU jagged tensor), offsets_data()[i] for 0 <= i <= batch_size().
+  // The offsets on the host, offsets_data()[i] for 0 <= i <= batch_size(): offsets() itself on
+  // the CPU; on a CUDA device a copy made at the first call that needs one, then kept (and
+  // shared by copies of this tensor).
   const int64_t* offsets_data() const;
 
   // Row i's values (a view); an i outside [0, B) is an Error.
@@ -97,8 +101,14 @@ class JaggedTensor {
   // Row i of t (the values or the weights): a view; an i outside [0, B) is an Error naming op.
   Tensor RowOf(const Tensor& t, int64_t i, const char* op) const;
 
+  // offsets_ on the CPU: offsets_ itself for a CPU jagged tensor, else fetched once (HostCopy).
+  const Tensor& host_offsets() const;
+  // Sets offsets_ and its host copy: `host` when the caller has one, else fetched when needed.
+  void SetOffsets(Tensor offsets, Tensor host = {});
+
+  struct HostCopy;  // jagged.cc
   Tensor values_, offsets_, weights_;
-  Tensor host_offsets_;  // offsets_ on the CPU (the same tensor for a CPU jagged tensor)
+  std::shared_ptr<HostCopy> host_copy_;
 };
 
 class KeyedJaggedTensor {

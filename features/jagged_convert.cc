@@ -21,14 +21,13 @@
 #include "tensorkit/features/features_internal.h"
 #include "tensorkit/features/jagged.h"
 #include "tensorkit/features/jagged_internal.h"
-#include "tensorkit/sparse/cuda/structure.h"
-#include "tensorkit/sparse/internal.h"
+#include "tensorkit/sparse/index_rows.h"
 
 namespace tensorkit {
 
 namespace fi = features_internal;
 namespace ji = jagged_internal;
-namespace si = sparse_internal;
+namespace sr = sparse_rows;
 
 namespace {
 
@@ -113,7 +112,7 @@ constexpr int64_t kRowChunk = 4096;
 
 // Throws the message for entry `later` (at `row`, 2 numbers) repeating entry `earlier`.
 [[noreturn]] void ThrowRepeat(const char* op, const int64_t* row, int64_t earlier, int64_t later) {
-  Throw(ErrorCode::kInvalidArgument, op, ": entry ", later, " at ", si::RowString(row, 2),
+  Throw(ErrorCode::kInvalidArgument, op, ": entry ", later, " at ", sr::RowString(row, 2),
         " repeats entry ", earlier,
         "; each (row, column) may appear once (SparseTensor::Coalesce() merges repeats)");
 }
@@ -162,7 +161,7 @@ int64_t OrderRows(const int64_t* ptr, int64_t num_rows, int64_t* minor, T* vals)
         for (int64_t j = 0; j < n; ++j) col[j] = j;
         continue;
       }
-      si::SortSlices<T>(ptr + r, 1, minor, vals);
+      sr::SortSlices<T>(ptr + r, 1, minor, vals);
       bool repeat = false;
       for (int64_t j = 1; j < n; ++j) repeat |= col[j] == col[j - 1];
       if (repeat && first_repeat[chunk] < 0) first_repeat[chunk] = r;
@@ -200,24 +199,24 @@ struct Layout {
 // are the row pointers of the sorted rows.
 Layout FromSparseOnDevice(const SparseTensor& st, const char* op) {
   const std::vector<int64_t>& shape = st.shape();
-  const Tensor idx = si::Contiguous(st.indices());
+  const Tensor idx = st.indices().Contiguous();
   std::vector<int64_t> outside, pair;
-  const int64_t o = sparse_cuda::FirstOutOfBounds(idx, shape, &outside);
-  const int64_t u = sparse_cuda::FirstUnordered(idx, {0, 1}, /*strict=*/true, &pair);
+  const int64_t o = sr::FirstOutOfBounds(idx, shape, &outside);
+  const int64_t u = sr::FirstUnordered(idx, {0, 1}, /*strict=*/true, &pair);
   // The first entry out of bounds or out of order decides, as FirstInvalid judges them.
-  if (u >= 0 && (o < 0 || u < o) && si::SameRow(pair.data(), pair.data() + 2, 2)) {
+  if (u >= 0 && (o < 0 || u < o) && sr::SameRow(pair.data(), pair.data() + 2, 2)) {
     ThrowRepeat(op, pair.data() + 2, u - 1, u);
   }
-  if (o >= 0) si::ThrowOutOfBoundsRow(op, outside.data(), o, shape);
-  if (u < 0) return {sparse_cuda::RunPointers(idx, 0, shape[0]), si::Contiguous(st.values())};
+  if (o >= 0) sr::ThrowOutOfBoundsRow(op, outside.data(), o, shape);
+  if (u < 0) return {sr::RunPointers(idx, 0, shape[0]), st.values().Contiguous()};
   Layout out;
   Tensor sorted;
-  sparse_cuda::SortEntries(idx, si::Contiguous(st.values()), shape, {0, 1}, &sorted, &out.values);
-  if (sparse_cuda::FirstUnordered(sorted, {0, 1}, /*strict=*/true, &pair) >= 0) {
+  sr::SortEntries(idx, st.values().Contiguous(), shape, {0, 1}, &sorted, &out.values);
+  if (sr::FirstUnordered(sorted, {0, 1}, /*strict=*/true, &pair) >= 0) {
     const Tensor host = idx.To(Device::Cpu());
     ThrowRepeatOf(op, host.data<int64_t>(), st.nnz(), pair[2], pair[3]);
   }
-  out.offsets = sparse_cuda::RunPointers(sorted, 0, shape[0]);
+  out.offsets = sr::RunPointers(sorted, 0, shape[0]);
   return out;
 }
 
@@ -242,7 +241,7 @@ uint64_t PadBits(DType dtype, Scalar pad, const char* op) {
 // (OrderRows) orders the columns of the rows found out of order and finds repeated columns.
 JaggedTensor JaggedTensor::FromSparse(const SparseTensor& st) {
   const char* op = "JaggedTensor::FromSparse";
-  si::CheckCreated(st, op);
+  sr::CheckCreated(st, op);
   TK_CHECK(
       st.rank() == 2, kShapeMismatch, op,
       ": needs a 2-D sparse tensor [B, max_len] (TensorFlow's VarLenFeature layout), got shape ",
@@ -250,33 +249,32 @@ JaggedTensor JaggedTensor::FromSparse(const SparseTensor& st) {
   const std::vector<int64_t>& shape = st.shape();
   const int64_t b = shape[0];
   TK_CHECK(b < INT64_MAX, kShapeMismatch, op, ": a batch of ", b, " rows has too many offsets");
-  if (si::OnCuda(st)) {
+  if (OnCuda(st)) {
     Layout on = FromSparseOnDevice(st, op);
     JaggedTensor jt;
-    jt.host_offsets_ = on.offsets.To(Device::Cpu());
-    jt.offsets_ = std::move(on.offsets);
+    jt.SetOffsets(std::move(on.offsets));
     jt.values_ = std::move(on.values);
     return jt;
   }
   const int64_t nnz = st.nnz();
-  const Tensor idx = si::HostContiguous(st.indices());
+  const Tensor idx = st.indices().HostContiguous();
   const int64_t* rows = nnz > 0 ? idx.data<int64_t>() : nullptr;
   JaggedTensor jt;
-  const int64_t bad = si::FirstInvalid(rows, nnz, shape, {0, 1}, /*strict=*/true);
+  const int64_t bad = sr::FirstInvalid(rows, nnz, shape, {0, 1}, /*strict=*/true);
   if (bad < 0) {
     jt.offsets_ = Tensor::Empty({b + 1}, DType::kInt64);
-    si::FillPtrFromSorted(si::KeyView{rows, 2}, nnz, b, jt.offsets_.data<int64_t>());
-    jt.values_ = si::HostContiguous(st.values());
+    sr::FillPtrFromSorted(sr::KeyView{rows, 2}, nnz, b, jt.offsets_.data<int64_t>());
+    jt.values_ = st.values().HostContiguous();
   } else {
     // Entries before `bad` are inside the shape and strictly increasing: an equal neighbour is
     // a repeat, found without sorting.
     const int64_t* row = rows + 2 * bad;
-    if (si::OutOfBounds(row, shape.data(), 2)) si::ThrowOutOfBounds(op, rows, bad, shape);
-    if (si::SameRow(row, row - 2, 2)) ThrowRepeat(op, row, bad - 1, bad);
-    si::CheckBounds(op, rows, nnz, shape);
+    if (sr::OutOfBounds(row, shape.data(), 2)) sr::ThrowOutOfBounds(op, rows, bad, shape);
+    if (sr::SameRow(row, row - 2, 2)) ThrowRepeat(op, row, bad - 1, bad);
+    sr::CheckBounds(op, rows, nnz, shape);
     // The values are new here (the entries are not sorted, so Compress copies them), and
     // OrderRows may reorder them in place.
-    si::Compressed c = si::Compress(si::KeyView{rows, 2}, si::KeyView{rows + 1, 2}, nnz, b,
+    sr::Compressed c = sr::Compress(sr::KeyView{rows, 2}, sr::KeyView{rows + 1, 2}, nnz, b,
                                     st.values(), /*sort_minor=*/false);
     const int64_t* ptr = c.ptr.data<int64_t>();
     int64_t* minor = c.minor.data<int64_t>();
@@ -293,7 +291,7 @@ JaggedTensor JaggedTensor::FromSparse(const SparseTensor& st) {
     jt.offsets_ = c.ptr;
     jt.values_ = c.values;
   }
-  jt.host_offsets_ = jt.offsets_;
+  jt.SetOffsets(jt.offsets_);
   return jt;
 }
 
@@ -306,18 +304,18 @@ SparseTensor JaggedTensor::ToSparse() const {
            "; flatten the items into rows of scalars first, or use ToPadded for [B, L, ...]");
   const int64_t b = batch_size(), n = num_values();
   const int64_t* off = offsets_data();
-  if (fi::OnCuda(values_)) {
+  if (OnCuda(values_)) {
     return SparseTensor::Create(features_cuda::JaggedIndicesOnDevice(offsets_, n, op),
-                                si::Contiguous(values_), {b, ji::MaxLength(off, b)}, {0, 1});
+                                values_.Contiguous(), {b, ji::MaxLength(off, b)}, {0, 1});
   }
   Tensor indices = Tensor::Empty({n, 2}, DType::kInt64);
   int64_t* idx = n > 0 ? indices.data<int64_t>() : nullptr;
   // Fixed chunks of entries, each starting at the row that holds its first entry: the same work
   // per chunk however the row lengths vary.
-  ParallelChunks(n, si::kChunk, [&](int64_t, int64_t lo, int64_t hi) {
+  ParallelChunks(n, kChunk, [&](int64_t, int64_t lo, int64_t hi) {
     ji::WriteIndices(off, b, lo, hi, 2, idx);
   });
-  return SparseTensor::Create(std::move(indices), si::HostContiguous(values_),
+  return SparseTensor::Create(std::move(indices), values_.HostContiguous(),
                               {b, ji::MaxLength(off, b)}, {0, 1});
 }
 
@@ -341,15 +339,15 @@ Tensor JaggedTensor::ToPadded(int64_t max_length, Scalar pad) const {
            ShapeString(out_dims),
            " has more elements than fit in int64; pass a smaller max_length");
   Tensor out = Tensor::Empty(out_dims, dtype(), device());
-  if (fi::OnCuda(values_)) {
-    features_cuda::ToPaddedOnDevice(si::Contiguous(values_), offsets_, len,
-                                    PadBits(dtype(), pad, op), &out, op);
+  if (OnCuda(values_)) {
+    features_cuda::ToPaddedOnDevice(values_.Contiguous(), offsets_, len, PadBits(dtype(), pad, op),
+                                    &out, op);
     return out;
   }
   const int64_t row_elems = ItemElements(out.NumElements(), b);
   if (row_elems == 0) return out;
   const int64_t inner = row_elems / len;
-  const Tensor v = si::HostContiguous(values_);
+  const Tensor v = values_.HostContiguous();
   const bool avx2 = ActiveSimdPath() != SimdPath::kDefault;
   Dispatch(dtype(), op, [&]<typename T>() {
     T fill{};
@@ -385,17 +383,16 @@ JaggedTensor JaggedTensor::FromPadded(const Tensor& dense, const Tensor& lengths
            ": dense must be [B, L, ...] (at least 2 axes), got ",
            dense.defined() ? ShapeString(dense.Dims()) : std::string("an undefined tensor"));
   TK_CHECK(lengths.defined(), kInvalidArgument, op, ": lengths is an undefined tensor");
-  sparse_internal::CheckSameDevice(dense.device(), lengths.device(), op, "the padded tensor",
-                                   "lengths");
+  CheckSameDevice(dense.device(), lengths.device(), op, "the padded tensor", "lengths");
   const int64_t b = dense.Dim(0), len = dense.Dim(1);
   TK_CHECK(lengths.NumAxes() == 1 && lengths.Dim(0) == b, kShapeMismatch, op,
            ": lengths must be [B] = [", b, "] (one per row of dense ", ShapeString(dense.Dims()),
            "), got ", ShapeString(lengths.Dims()));
   TK_CHECK(lengths.dtype() == DType::kInt32 || lengths.dtype() == DType::kInt64, kDTypeMismatch, op,
            ": lengths must be int32 or int64, got ", DTypeName(lengths.dtype()));
-  const Tensor host_len = si::HostContiguous(Converted(lengths, DType::kInt64));
+  const Tensor host_len = Converted(lengths, DType::kInt64).HostContiguous();
   const int64_t* lens = b > 0 ? host_len.data<int64_t>() : nullptr;
-  const int64_t bad = si::FirstWhere(
+  const int64_t bad = FirstWhere(
       b, [&](int64_t i) { return static_cast<uint64_t>(lens[i]) > static_cast<uint64_t>(len); });
   TK_CHECK(bad < 0, kInvalidArgument, op, ": lengths[", bad, "] = ", bad >= 0 ? lens[bad] : 0,
            " is outside [0, ", len, "]; row ", bad, " of dense ", ShapeString(dense.Dims()),
@@ -409,9 +406,8 @@ JaggedTensor JaggedTensor::FromPadded(const Tensor& dense, const Tensor& lengths
     TK_CHECK(!__builtin_add_overflow(off[i], lens[i], &off[i + 1]), kShapeMismatch, op,
              ": the lengths add up to more than int64 holds at lengths[", i, "]");
   }
-  jt.host_offsets_ = jt.offsets_;
-  if (fi::OnCuda(dense)) jt.offsets_ = jt.host_offsets_.To(dense.device());
-  const Tensor src = si::Contiguous(dense);
+  jt.SetOffsets(OnCuda(dense) ? jt.offsets_.To(dense.device()) : jt.offsets_, jt.offsets_);
+  const Tensor src = dense.Contiguous();
   const std::vector<int64_t> dims = Joined({off[b]}, dense.Dims(), 2);
   int64_t full = 0;
   if (!__builtin_mul_overflow(b, len, &full) && full == off[b]) {
@@ -419,7 +415,7 @@ JaggedTensor JaggedTensor::FromPadded(const Tensor& dense, const Tensor& lengths
     return jt;
   }
   jt.values_ = Tensor::Empty(dims, dense.dtype(), dense.device());
-  if (fi::OnCuda(dense)) {
+  if (OnCuda(dense)) {
     features_cuda::FromPaddedOnDevice(src, jt.offsets_, &jt.values_, op);
     return jt;
   }

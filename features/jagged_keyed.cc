@@ -9,13 +9,11 @@
 #include "tensorkit/features/features_internal.h"
 #include "tensorkit/features/jagged.h"
 #include "tensorkit/features/jagged_internal.h"
-#include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
 
 namespace fi = features_internal;
 namespace ji = jagged_internal;
-namespace si = sparse_internal;
 
 struct KeyedJaggedTensor::RowBlock {
   int src = 0;           // which source
@@ -94,11 +92,11 @@ KeyedJaggedTensor KeyedJaggedTensor::Gather(const std::vector<const KeyedJaggedT
   // Values (and weights) of every block in one pass; sources made contiguous once each.
   std::vector<Tensor> values(srcs.size()), weights(srcs.size());
   for (size_t p = 0; p < srcs.size(); ++p) {
-    values[p] = si::Contiguous(srcs[p]->values_);
-    if (first.has_weights()) weights[p] = si::Contiguous(srcs[p]->weights_);
+    values[p] = srcs[p]->values_.Contiguous();
+    if (first.has_weights()) weights[p] = srcs[p]->weights_.Contiguous();
   }
   const int64_t inner = ItemElements(out.values_);
-  if (fi::OnCuda(out.values_)) {
+  if (OnCuda(out.values_)) {
     GatherOnDevice(srcs, blocks, base, values, weights, inner, &out, op);
     return out;
   }
@@ -174,7 +172,7 @@ KeyedJaggedTensor KeyedJaggedTensor::Concat(const std::vector<KeyedJaggedTensor>
     const KeyedJaggedTensor& part = parts[p];
     part.CheckDefined(op);
     const std::string name = "part " + std::to_string(p);
-    si::CheckSameDevice(first.device(), part.device(), op, "part 0", name.c_str());
+    CheckSameDevice(first.device(), part.device(), op, "part 0", name.c_str());
     const auto& a = first.keys_;
     const auto& b = part.keys_;
     size_t k = 0;

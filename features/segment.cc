@@ -25,13 +25,11 @@
 #include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
 #include "tensorkit/features/segment_device.h"
-#include "tensorkit/sparse/internal.h"
 
 namespace tensorkit {
 namespace {
 
 namespace fi = features_internal;
-namespace si = sparse_internal;
 
 constexpr DTypeSet kIndexDTypes = fi::kIdDTypes;
 constexpr DTypeSet kDataDTypes = kFloatDTypes | kIndexDTypes;
@@ -123,7 +121,7 @@ template <typename I>
 int64_t CheckSortedIds(const I* ids, int64_t n, int64_t num_segments, const char* what,
                        const char* op) {
   const int64_t limit = num_segments >= 0 ? num_segments : std::numeric_limits<int64_t>::max();
-  const int64_t bad = si::FirstWhere(n, [&](int64_t k) {
+  const int64_t bad = FirstWhere(n, [&](int64_t k) {
     const int64_t v = ids[k];
     return (v < 0) | (v >= limit) | ((k > 0) & (v < static_cast<int64_t>(ids[k > 0 ? k - 1 : 0])));
   });
@@ -147,7 +145,7 @@ int64_t CheckSortedIds(const I* ids, int64_t n, int64_t num_segments, const char
 template <typename I>
 void CheckRowIndices(const I* idx, int64_t n, int64_t rows, const char* what, const char* rows_is,
                      const char* op) {
-  const int64_t bad = si::FirstWhere(n, [&](int64_t k) {
+  const int64_t bad = FirstWhere(n, [&](int64_t k) {
     return static_cast<uint64_t>(static_cast<int64_t>(idx[k])) >= static_cast<uint64_t>(rows);
   });
   TK_CHECK(bad < 0, kOutOfRange, op, ": ", what, "[", bad,
@@ -419,7 +417,7 @@ std::string IdPosition(const char* what, const std::vector<int64_t>& dims, int64
 template <typename I>
 void CheckUnsortedIds(const I* ids, int64_t n, int64_t num_out, const std::vector<int64_t>& dims,
                       const char* op) {
-  const int64_t bad = si::FirstWhere(n, [&](int64_t k) { return ids[k] >= num_out; });
+  const int64_t bad = FirstWhere(n, [&](int64_t k) { return ids[k] >= num_out; });
   TK_CHECK(bad < 0, kOutOfRange, op, ": ", IdPosition("segment_ids", dims, bad), " = ",
            static_cast<int64_t>(ids[bad < 0 ? 0 : bad]), " is out of range [0, ", num_out,
            "); every id must be below num_segments (negative ids are dropped)");
@@ -431,7 +429,7 @@ void CheckUnsortedIds(const I* ids, int64_t n, int64_t num_out, const std::vecto
 // the CPU checks on host copies of the ids, so the Error is the CPU's.
 void CheckOneDevice(const Tensor& data, const Tensor& other, const char* other_name,
                     const char* op) {
-  si::CheckSameDevice(data.device(), other.device(), op, "data", other_name);
+  CheckSameDevice(data.device(), other.device(), op, "data", other_name);
 }
 
 // SegmentReduce (indices undefined) and SparseSegmentReduce on the device.
@@ -441,17 +439,17 @@ Tensor SortedReduceOnDevice(const Tensor& data, const Tensor& indices, const Ten
   if (indices.defined()) CheckOneDevice(data, indices, "indices", op);
   CheckOneDevice(data, segment_ids, "segment_ids", op);
   const int64_t k = segment_ids.Dim(0);
-  const Tensor ids = si::Contiguous(segment_ids);
-  const Tensor idx = indices.defined() ? si::Contiguous(indices) : Tensor();
+  const Tensor ids = segment_ids.Contiguous();
+  const Tensor idx = indices.defined() ? indices.Contiguous() : Tensor();
   const features_cuda::SegmentVerdict v =
       features_cuda::CheckSortedSegmentsOnDevice(idx, ids, num_segments, dims[0], op);
   if (v.first_bad_id >= 0 || v.first_bad_index >= 0) {
-    const Tensor host_ids = si::HostContiguous(ids);
+    const Tensor host_ids = ids.HostContiguous();
     Dispatch<kIndexDTypes>(host_ids.dtype(), op, [&]<typename I>() {
       CheckSortedIds(host_ids.data<I>(), k, num_segments, "segment_ids", op);
     });
     if (idx.defined()) {
-      const Tensor host_idx = si::HostContiguous(idx);
+      const Tensor host_idx = idx.HostContiguous();
       Dispatch<kIndexDTypes>(host_idx.dtype(), op, [&]<typename J>() {
         CheckRowIndices(host_idx.data<J>(), k, dims[0], "indices", "the rows of data", op);
       });
@@ -460,7 +458,7 @@ Tensor SortedReduceOnDevice(const Tensor& data, const Tensor& indices, const Ten
   }
   const int64_t num_out = num_segments >= 0 ? num_segments : k == 0 ? 0 : v.last_id + 1;
   Tensor out = NewOutput(num_out, dims, 1, d, data.dtype(), op, data.device());
-  features_cuda::SortedSegmentReduceOnDevice(si::Contiguous(data), idx, ids, combiner, &out, op);
+  features_cuda::SortedSegmentReduceOnDevice(data.Contiguous(), idx, ids, combiner, &out, op);
   return out;
 }
 
@@ -471,7 +469,7 @@ Tensor SortedReduceOnDevice(const Tensor& data, const Tensor& indices, const Ten
 Tensor SegmentReduce(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
                      Combiner combiner) {
   const char* op = "SegmentReduce";
-  const bool device = fi::OnCuda(data) || fi::OnCuda(segment_ids);
+  const bool device = OnCuda(data) || OnCuda(segment_ids);
   CheckData(data, combiner, "data", op, device);
   CheckIds(segment_ids, "segment_ids", op, device);
   CheckVector(segment_ids, "segment_ids", op);
@@ -485,14 +483,14 @@ Tensor SegmentReduce(const Tensor& data, const Tensor& segment_ids, int64_t num_
   if (device)
     return SortedReduceOnDevice(data, Tensor(), segment_ids, num_segments, combiner, dims, d, op);
   return fi::ReportingAllocationFailure(op, [&] {
-    const Tensor ids_t = si::HostContiguous(segment_ids);
+    const Tensor ids_t = segment_ids.HostContiguous();
     return Dispatch<kIndexDTypes>(ids_t.dtype(), op, [&]<typename I>() {
       const I* ids = ids_t.data<I>();
       const int64_t num_out = CheckSortedIds(ids, n, num_segments, "segment_ids", op);
       Tensor out = NewOutput(num_out, dims, 1, d, data.dtype(), op);
       if (out.NumElements() == 0) return out;
       const Tensor start = SortedStarts(ids, n, num_out);
-      ReduceBySlots<Order::kEigen, int64_t>(si::HostContiguous(data), d, start.data<int64_t>(),
+      ReduceBySlots<Order::kEigen, int64_t>(data.HostContiguous(), d, start.data<int64_t>(),
                                             num_out, nullptr, combiner, &out);
       return out;
     });
@@ -502,7 +500,7 @@ Tensor SegmentReduce(const Tensor& data, const Tensor& segment_ids, int64_t num_
 Tensor UnsortedSegmentReduce(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
                              Combiner combiner) {
   const char* op = "UnsortedSegmentReduce";
-  const bool device = fi::OnCuda(data) || fi::OnCuda(segment_ids);
+  const bool device = OnCuda(data) || OnCuda(segment_ids);
   CheckData(data, combiner, "data", op, device);
   CheckIds(segment_ids, "segment_ids", op, device);
   CheckNumSegments(num_segments, op);
@@ -517,25 +515,25 @@ Tensor UnsortedSegmentReduce(const Tensor& data, const Tensor& segment_ids, int6
   const int64_t d = RowLength(dims, id_dims.size(), op);
   if (device) {
     CheckOneDevice(data, segment_ids, "segment_ids", op);
-    const Tensor ids = si::Contiguous(segment_ids);
+    const Tensor ids = segment_ids.Contiguous();
     const features_cuda::UnsortedVerdict v =
         features_cuda::CheckUnsortedIdsOnDevice(ids, num_segments, op);
     // The largest id + 1; negative ids are dropped.
     const int64_t num_out = num_segments >= 0 ? num_segments : std::max<int64_t>(v.max_id, -1) + 1;
     if (v.first_bad_id >= 0) {
-      const Tensor host_ids = si::HostContiguous(ids);
+      const Tensor host_ids = ids.HostContiguous();
       Dispatch<kIndexDTypes>(host_ids.dtype(), op, [&]<typename I>() {
         CheckUnsortedIds(host_ids.data<I>(), n, num_out, id_dims, op);
       });
       Throw(ErrorCode::kInternal, op, ": the device found a bad id that the host checks pass");
     }
     Tensor out = NewOutput(num_out, dims, id_dims.size(), d, data.dtype(), op, data.device());
-    features_cuda::UnsortedSegmentReduceOnDevice(si::Contiguous(data), *View(ids, {n}), combiner,
-                                                 &out, op);
+    features_cuda::UnsortedSegmentReduceOnDevice(data.Contiguous(), *View(ids, {n}), combiner, &out,
+                                                 op);
     return out;
   }
   return fi::ReportingAllocationFailure(op, [&] {
-    const Tensor ids_t = si::HostContiguous(segment_ids);
+    const Tensor ids_t = segment_ids.HostContiguous();
     return Dispatch<kIndexDTypes>(ids_t.dtype(), op, [&]<typename I>() {
       const I* ids = ids_t.data<I>();
       int64_t num_out = num_segments;
@@ -553,8 +551,8 @@ Tensor UnsortedSegmentReduce(const Tensor& data, const Tensor& segment_ids, int6
       Tensor src_t = Tensor::Empty({std::max<int64_t>(plan.start[num_out], 1)}, DType::kInt64);
       int64_t* src = src_t.data<int64_t>();
       fi::PlaceItems(&plan, n, key, [&](int64_t k, int64_t slot) { src[slot] = k; });
-      ReduceBySlots<Order::kFromZero, int64_t>(si::HostContiguous(data), d, plan.start.data(),
-                                               num_out, src, combiner, &out);
+      ReduceBySlots<Order::kFromZero, int64_t>(data.HostContiguous(), d, plan.start.data(), num_out,
+                                               src, combiner, &out);
       return out;
     });
   });
@@ -563,7 +561,7 @@ Tensor UnsortedSegmentReduce(const Tensor& data, const Tensor& segment_ids, int6
 Tensor SparseSegmentReduce(const Tensor& data, const Tensor& indices, const Tensor& segment_ids,
                            int64_t num_segments, Combiner combiner) {
   const char* op = "SparseSegmentReduce";
-  const bool device = fi::OnCuda(data) || fi::OnCuda(indices) || fi::OnCuda(segment_ids);
+  const bool device = OnCuda(data) || OnCuda(indices) || OnCuda(segment_ids);
   CheckData(data, combiner, "data", op, device);
   CheckNumSegments(num_segments, op);
   const int64_t k = CheckEntries(indices, segment_ids, op, device);
@@ -574,8 +572,8 @@ Tensor SparseSegmentReduce(const Tensor& data, const Tensor& indices, const Tens
     return SortedReduceOnDevice(data, indices, segment_ids, num_segments, combiner, dims, d, op);
   }
   return fi::ReportingAllocationFailure(op, [&] {
-    const Tensor ids_t = si::HostContiguous(segment_ids);
-    const Tensor idx_t = si::HostContiguous(indices);
+    const Tensor ids_t = segment_ids.HostContiguous();
+    const Tensor idx_t = indices.HostContiguous();
     const int64_t num_out = Dispatch<kIndexDTypes>(ids_t.dtype(), op, [&]<typename I>() {
       return CheckSortedIds(ids_t.data<I>(), k, num_segments, "segment_ids", op);
     });
@@ -586,7 +584,7 @@ Tensor SparseSegmentReduce(const Tensor& data, const Tensor& indices, const Tens
     if (out.NumElements() == 0) return out;
     const Tensor start = Dispatch<kIndexDTypes>(
         ids_t.dtype(), op, [&]<typename I>() { return SortedStarts(ids_t.data<I>(), k, num_out); });
-    const Tensor host = si::HostContiguous(data);
+    const Tensor host = data.HostContiguous();
     Dispatch<kIndexDTypes>(idx_t.dtype(), op, [&]<typename J>() {
       ReduceBySlots<Order::kBlocks, J>(host, d, start.data<int64_t>(), num_out, idx_t.data<J>(),
                                        combiner, &out);
@@ -611,10 +609,10 @@ Tensor SparseSegmentReduceGrad(const Tensor& grad, const Tensor& indices, const 
   const int64_t num_seg = dims[0];
   const int64_t d = RowLength(dims, 1, op);
   return fi::ReportingAllocationFailure(op, [&] {
-    const Tensor ids_t = si::Contiguous(Converted(si::HostContiguous(segment_ids), DType::kInt64));
+    const Tensor ids_t = Converted(segment_ids.HostContiguous(), DType::kInt64).Contiguous();
     const int64_t* ids = ids_t.data<int64_t>();
     CheckRowIndices(ids, k, num_seg, "segment_ids", "the rows of grad", op);
-    const Tensor idx_t = si::HostContiguous(indices);
+    const Tensor idx_t = indices.HostContiguous();
     Tensor out = NewOutput(num_rows, dims, 1, d, grad.dtype(), op);
     return Dispatch<kIndexDTypes>(idx_t.dtype(), op, [&]<typename J>() {
       const J* idx = idx_t.data<J>();
@@ -638,7 +636,7 @@ Tensor SparseSegmentReduceGrad(const Tensor& grad, const Tensor& indices, const 
           scale[s] = 1.0 / (combiner == Combiner::kMean ? c : std::sqrt(c));
         }
       }
-      const Tensor host = si::HostContiguous(grad);
+      const Tensor host = grad.HostContiguous();
       Dispatch<kFloatDTypes | kIndexDTypes>(grad.dtype(), op, [&]<typename T>() {
         using A = ComputeType<T>;
         const T* g = host.data<T>();

@@ -425,7 +425,7 @@ Tensor Vocabulary::Lookup(const Tensor& values) const {
   TK_CHECK(strings == (dtype() == DType::kString), kDTypeMismatch, op, ": values of dtype ",
            DTypeName(values.dtype()), " cannot be looked up in a vocabulary of ",
            strings ? "integers" : "strings", "; pass ", strings ? "int32 or int64" : "strings");
-  if (fi::OnCuda(values)) {  // integers only: strings never live on a device
+  if (OnCuda(values)) {  // integers only: strings never live on a device
     const auto& [keys, index] = DeviceSorted(*table_, values.device());
     int64_t first_oov = -1;
     Tensor out =

@@ -32,17 +32,6 @@ bool SortedByKeys(KeyView major, KeyView minor, int64_t nnz) {
 
 }  // namespace
 
-void FillPtrFromSorted(KeyView major, int64_t nnz, int64_t num_major, int64_t* ptr) {
-  ParallelChunks(nnz, kScanChunk, [&](int64_t, int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const int64_t prev = i == 0 ? -1 : major[i - 1];
-      for (int64_t r = prev + 1; r <= major[i]; ++r) ptr[r] = i;
-    }
-  });
-  const int64_t first_after = nnz == 0 ? 0 : major[nnz - 1] + 1;
-  std::fill(ptr + first_after, ptr + num_major + 1, nnz);
-}
-
 namespace {
 
 // Chunks of entries counted separately: one histogram of num_major counters each, so at most
@@ -207,29 +196,6 @@ void ScatterSorted(KeyView major, KeyView minor, int64_t nnz, int64_t num_major,
 
 }  // namespace
 
-Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major,
-                    const Tensor& values, bool sort_minor) {
-  Compressed out;
-  out.ptr = Tensor::Empty({num_major + 1}, DType::kInt64);
-  out.minor = Tensor::Empty({nnz}, DType::kInt64);
-  int64_t* ptr = out.ptr.data<int64_t>();
-  int64_t* minor_out = out.minor.data<int64_t>();
-  if (SortedByKeys(major, minor, nnz)) {  // fast path: nothing moves
-    FillPtrFromSorted(major, nnz, num_major, ptr);
-    ParallelFor(0, nnz, GrainFor(16), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) minor_out[i] = minor[i];
-    });
-    out.values = HostContiguous(values);
-    return out;
-  }
-  out.values = Tensor::Empty({nnz}, values.dtype());
-  Dispatch(values.dtype(), "Compress", [&]<typename T>() {
-    ScatterSorted<T>(major, minor, nnz, num_major, values.data<T>(), values.Stride(0), ptr,
-                     minor_out, out.values.data<T>(), sort_minor);
-  });
-  return out;
-}
-
 Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op) {
   CheckCreated(st, op);
   TK_CHECK(st.rank() == 2, kShapeMismatch, op, ": needs a 2-D sparse tensor, got shape ",
@@ -317,6 +283,46 @@ CsrMatrix CsrFromSparse(const SparseTensor& st, const char* op) {
 
 }  // namespace sparse_internal
 
+// index_rows.h's compression of host entries, built on the passes above.
+namespace sparse_rows {
+namespace si = sparse_internal;
+
+void FillPtrFromSorted(KeyView major, int64_t nnz, int64_t num_major, int64_t* ptr) {
+  ParallelChunks(nnz, si::kScanChunk, [&](int64_t, int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t prev = i == 0 ? -1 : major[i - 1];
+      for (int64_t r = prev + 1; r <= major[i]; ++r) ptr[r] = i;
+    }
+  });
+  const int64_t first_after = nnz == 0 ? 0 : major[nnz - 1] + 1;
+  std::fill(ptr + first_after, ptr + num_major + 1, nnz);
+}
+
+Compressed Compress(KeyView major, KeyView minor, int64_t nnz, int64_t num_major,
+                    const Tensor& values, bool sort_minor) {
+  Compressed out;
+  out.ptr = Tensor::Empty({num_major + 1}, DType::kInt64);
+  out.minor = Tensor::Empty({nnz}, DType::kInt64);
+  int64_t* ptr = out.ptr.data<int64_t>();
+  int64_t* minor_out = out.minor.data<int64_t>();
+  if (si::SortedByKeys(major, minor, nnz)) {  // fast path: nothing moves
+    FillPtrFromSorted(major, nnz, num_major, ptr);
+    ParallelFor(0, nnz, GrainFor(16), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) minor_out[i] = minor[i];
+    });
+    out.values = values.HostContiguous();
+    return out;
+  }
+  out.values = Tensor::Empty({nnz}, values.dtype());
+  Dispatch(values.dtype(), "Compress", [&]<typename T>() {
+    si::ScatterSorted<T>(major, minor, nnz, num_major, values.data<T>(), values.Stride(0), ptr,
+                         minor_out, out.values.data<T>(), sort_minor);
+  });
+  return out;
+}
+
+}  // namespace sparse_rows
+
 namespace compressed_detail {
 namespace si = sparse_internal;
 namespace {
@@ -334,7 +340,7 @@ struct Names {
 void ValidateCompressed(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_major,
                         int64_t num_minor, int major_axis, const char* op, const char* major_name,
                         const char* minor_name) {
-  if (si::OnCuda(minor_t)) {
+  if (OnCuda(minor_t)) {
     sparse_cuda::ValidateCompressed(ptr_t, minor_t, num_major, num_minor, major_axis, op,
                                     major_name, minor_name);
     return;
@@ -352,8 +358,8 @@ void ValidateCompressed(const Tensor& ptr_t, const Tensor& minor_t, int64_t num_
     }
     return bad;
   };
-  const int64_t r = si::FirstWhere(num_major, slice_bad,
-                                   si::kChunk / (nnz / std::max<int64_t>(num_major, 1) + 1));
+  const int64_t r =
+      FirstWhere(num_major, slice_bad, kChunk / (nnz / std::max<int64_t>(num_major, 1) + 1));
   if (r < 0) return;
   for (int64_t p = ptr[r]; p < ptr[r + 1]; ++p) {  // name the first violation of slice r
     if (minor[p] < 0 || minor[p] >= num_minor) {
@@ -390,9 +396,9 @@ void CheckCompressedArrays(Tensor* ptr, Tensor* minor, Tensor* values,
            " entries but shape ", ShapeString(shape), " needs ", num_major + 1);
   TK_CHECK(minor->Dim(0) == values->Dim(0), kShapeMismatch, op, ": ", minor_name, " has ",
            minor->Dim(0), " entries but values has ", values->Dim(0));
-  *ptr = si::Contiguous(*ptr);
-  *minor = si::Contiguous(*minor);
-  *values = si::Contiguous(*values);
+  *ptr = ptr->Contiguous();
+  *minor = minor->Contiguous();
+  *values = values->Contiguous();
 }
 
 // COO indices [nnz, 2] from compressed arrays: column `major_axis` gets the major index.
@@ -455,8 +461,8 @@ auto CompressedMatrix<kMajor>::FromSparse(const SparseTensor& st) -> Self {
 template <int kMajor>
 SparseTensor CompressedMatrix<kMajor>::ToSparse() const {
   si::CheckCreated(static_cast<const Self&>(*this), Names<kMajor>::Op("ToSparse").c_str());
-  Tensor idx = si::OnCuda(ptr_) ? sparse_cuda::ExpandPointers(ptr_, minor_, kMajor)
-                                : ExpandIndices(ptr_, minor_, shape()[kMajor], kMajor);
+  Tensor idx = OnCuda(ptr_) ? sparse_cuda::ExpandPointers(ptr_, minor_, kMajor)
+                            : ExpandIndices(ptr_, minor_, shape()[kMajor], kMajor);
   return SparseTensor::Create(std::move(idx), values_, {rows_, cols_}, {kMajor, 1 - kMajor});
 }
 

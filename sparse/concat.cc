@@ -76,7 +76,7 @@ SparseTensor ConcatRows(const std::vector<SparseTensor>& inputs, int axis,
     TK_CHECK(!__builtin_add_overflow(shape[axis], in.shape()[axis], &shape[axis]), kOutOfRange,
              "Concat: the joined dim on axis ", axis, " overflows int64");
   }
-  if (si::OnCuda(inputs[0])) return sparse_cuda::Concat(inputs, axis, shape, total, order);
+  if (OnCuda(inputs[0])) return sparse_cuda::Concat(inputs, axis, shape, total, order);
   Tensor indices = Tensor::Empty({total, rank}, DType::kInt64);
   Tensor values = Tensor::Empty({total}, dtype);
   // An output too large to stay in the caches is written past them (transpose_internal.h): no
@@ -87,8 +87,8 @@ SparseTensor ConcatRows(const std::vector<SparseTensor>& inputs, int axis,
   for (const SparseTensor& in : inputs) {
     const int64_t n = in.nnz();
     if (n > 0) {
-      const Tensor idx = si::HostContiguous(in.indices());
-      const Tensor vals = si::HostContiguous(in.values());
+      const Tensor idx = in.indices().HostContiguous();
+      const Tensor vals = in.values().HostContiguous();
       const int64_t* src_rows = static_cast<const int64_t*>(idx.raw_data());
       int64_t* dst_rows = static_cast<int64_t*>(indices.raw_data()) + row0 * rank;
       Dispatch(dtype, "Concat", [&]<typename T>() {

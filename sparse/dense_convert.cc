@@ -95,7 +95,7 @@ struct Locator {
 // and in *sorted whether the memory indices never decrease.
 void CheckDestinations(const Locator& loc, int64_t n, int64_t* bad, bool* sorted) {
   std::atomic<bool> decreases{false};
-  *bad = si::FirstFailure(
+  *bad = FirstFailure(
       n,
       [&](int64_t b, int64_t e) {
         bool any = false, down = false;
@@ -115,7 +115,7 @@ void CheckDestinations(const Locator& loc, int64_t n, int64_t* bad, bool* sorted
 // Scatter of sorted entries: chunks widened over runs of equal destinations.
 template <typename T>
 void ScatterSorted(const T* src, const Locator& loc, int64_t n, T* base) {
-  ParallelChunks(n, si::kChunk, [&](int64_t, int64_t b, int64_t e) {
+  ParallelChunks(n, kChunk, [&](int64_t, int64_t b, int64_t e) {
     while (b > 0 && b < e && loc.At(b) == loc.At(b - 1)) ++b;  // the previous chunk owns this run
     while (e < n && e > b && loc.At(e) == loc.At(e - 1)) ++e;  // finish our own run
     for (int64_t i = b; i < e; ++i) base[loc.At(i)] = src[i];
@@ -128,9 +128,9 @@ template <typename T>
 void ScatterAny(const T* src, const int64_t* dest, int64_t n, int64_t lo, int64_t hi, T* base) {
   const int64_t buckets = std::clamp<int64_t>(n / 4096, 1, 1024);
   const int64_t width = (hi - lo) / buckets + 1;
-  const int64_t num_chunks = NumChunks(n, si::kChunk);
+  const int64_t num_chunks = NumChunks(n, kChunk);
   std::vector<int64_t> offsets(static_cast<size_t>(num_chunks * buckets), 0);
-  ParallelChunks(n, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
+  ParallelChunks(n, kChunk, [&](int64_t c, int64_t b, int64_t e) {
     int64_t* h = offsets.data() + c * buckets;
     for (int64_t i = b; i < e; ++i) ++h[(dest[i] - lo) / width];
   });
@@ -146,7 +146,7 @@ void ScatterAny(const T* src, const int64_t* dest, int64_t n, int64_t lo, int64_
   }
   starts[buckets] = n;
   std::vector<int64_t> sorted(static_cast<size_t>(n));
-  ParallelChunks(n, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
+  ParallelChunks(n, kChunk, [&](int64_t c, int64_t b, int64_t e) {
     int64_t* o = offsets.data() + c * buckets;
     for (int64_t i = b; i < e; ++i) sorted[o[(dest[i] - lo) / width]++] = i;
   });
@@ -164,7 +164,7 @@ void FillAndScatterSorted(const T* src, const Locator& loc, int64_t n, const T& 
   if (dense.NumElements() == 0) return;
   T* data = dense.data<T>();
   T* base = static_cast<T*>(dense.storage()->data());
-  ParallelChunks(dense.NumElements(), si::kChunk, [&](int64_t, int64_t lo, int64_t hi) {
+  ParallelChunks(dense.NumElements(), kChunk, [&](int64_t, int64_t lo, int64_t hi) {
     std::fill(data + lo, data + hi, v);
     const int64_t first = loc.LowerBound(0, n, loc.offset + lo);
     const int64_t last = loc.LowerBound(first, n, loc.offset + hi);
@@ -193,7 +193,7 @@ bool CheckedFillAndScatter(const T* src, const Locator& loc, int64_t n, const T&
                                                              transpose_internal::StreamingBytes();
   const int64_t step = strict ? 1 : 0;
   std::atomic<bool> failed{false};
-  ParallelChunks(total, si::kChunk, [&](int64_t, int64_t lo, int64_t hi) {
+  ParallelChunks(total, kChunk, [&](int64_t, int64_t lo, int64_t hi) {
     if (failed.load(std::memory_order_relaxed)) return;
     const int64_t mlo = loc.offset + lo, mhi = loc.offset + hi;
     const int64_t first = lo == 0 ? 0 : loc.LowerBound(0, n, mlo);
@@ -279,14 +279,14 @@ void Scatter(const SparseTensor& st, Tensor* dense, bool zero, const Tensor* fil
            "SparseTensor::To(",
            dense->device(), ") or allocate the target on ", st.device());
   const bool validate = target == Target::kScratchValidate;
-  if (si::OnCuda(st)) {
+  if (OnCuda(st)) {
     if (validate) st.ValidateIndices();
     return sparse_cuda::ToDense(st, dense, zero, fill);
   }
   const bool fills = zero || fill != nullptr;
-  const Tensor idx = si::HostContiguous(st.indices());
-  const Tensor vals = si::HostContiguous(st.values());
-  const Tensor fill_host = fill != nullptr ? si::HostContiguous(*fill) : Tensor();
+  const Tensor idx = st.indices().HostContiguous();
+  const Tensor vals = st.values().HostContiguous();
+  const Tensor fill_host = fill != nullptr ? fill->HostContiguous() : Tensor();
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
   const int64_t n = st.nnz();
   const Locator loc{rows, st.rank(), shape.data(), dense->pattern().Strides(),
@@ -361,16 +361,16 @@ Tensor SparseTensor::ToDense() const {
 
 SparseTensor SparseTensor::FromDense(const Tensor& dense) {
   dense.CheckDefined("FromDense");
-  if (si::OnCuda(dense)) return sparse_cuda::FromDense(dense);
+  if (OnCuda(dense)) return sparse_cuda::FromDense(dense);
   const std::vector<int64_t> dims = dense.Dims(), strides = dense.Strides();
   const int rank = dense.NumAxes();
   const int64_t total = dense.NumElements();
   const int64_t offset = dense.pattern().offset;
   return Dispatch(dense.dtype(), "FromDense", [&]<typename T>() {
     const T* base = static_cast<const T*>(dense.storage()->data());
-    const int64_t num_chunks = NumChunks(total, si::kChunk);
+    const int64_t num_chunks = NumChunks(total, kChunk);
     std::vector<int64_t> starts(static_cast<size_t>(num_chunks) + 1, 0);
-    ParallelChunks(total, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
+    ParallelChunks(total, kChunk, [&](int64_t c, int64_t b, int64_t e) {
       int64_t k = 0;
       si::ForEachPosition(dims, strides, offset, b, e, [&](int64_t, int64_t m, const int64_t*) {
         k += IsZero(base[m]) ? 0 : 1;
@@ -383,7 +383,7 @@ SparseTensor SparseTensor::FromDense(const Tensor& dense) {
     Tensor values = Tensor::Empty({nnz}, dense.dtype());
     int64_t* out_rows = nnz * rank > 0 ? indices.data<int64_t>() : nullptr;
     T* out_values = nnz > 0 ? values.data<T>() : nullptr;
-    ParallelChunks(total, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
+    ParallelChunks(total, kChunk, [&](int64_t c, int64_t b, int64_t e) {
       int64_t k = starts[c];
       si::ForEachPosition(dims, strides, offset, b, e,
                           [&](int64_t, int64_t m, const int64_t* index) {

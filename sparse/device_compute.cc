@@ -1,4 +1,4 @@
-// The CUDA bodies of the compute operations (device_ops.h, Note [device choice]): reductions,
+// The CUDA bodies of the compute operations (device_ops.h, Note [sparse CUDA bodies]): reductions,
 // products and the sparse-dense elementwise ops. Products run in cuSPARSE (cuda/compute.h);
 // everything else is built from the structural primitives (CUB sorts and merges) and the dense
 // engine's CUDA executor, with no kernel of its own (sparse/README.md, "On a CUDA device").
@@ -144,7 +144,7 @@ SparseTensor ReduceSparse(const SparseTensor& st, std::vector<int> axes, MergeOp
 Tensor RowNnz(const SparseTensor& st, int axis) {
   const char* op = "RowNnz";
   axis = NormalizeAxis(axis, st.rank(), op);
-  CheckBounds(op, si::Contiguous(st.indices()), st.shape());
+  CheckBounds(op, st.indices().Contiguous(), st.shape());
   Tensor one = Tensor::Empty({st.nnz()}, DType::kInt64, st.device());
   Set(1, &one);
   const SparseTensor counts =
@@ -269,7 +269,7 @@ SparseTensor SparseMultiply(const SparseTensor& a, const SparseTensor& b, const 
 // (broadcast strides), and the engine multiplies.
 SparseTensor Mul(const SparseTensor& a, const Tensor& b, const std::vector<int64_t>& strides,
                  const char* op) {
-  const Tensor idx = si::Contiguous(a.indices());
+  const Tensor idx = a.indices().Contiguous();
   CheckBounds(op, idx, a.shape());
   Tensor values = Tensor::Empty({a.nnz()}, a.dtype(), a.device());
   tensorkit::Mul(a.values(), GatherAt(idx, b, strides), &values);

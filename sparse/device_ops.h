@@ -1,15 +1,15 @@
 // tensorkit/sparse/device_ops.h: the CUDA bodies of sparse/'s operations (not a public header).
 //
 // Glossary
-//   choice      the one `if (si::OnCuda(x))` of an operation (internal.h's OnCuda, the only
-//               device predicate of sparse/).
+//   choice      the one `if (OnCuda(x))` of an operation (Note [device choice] of
+//               common/device.h).
 //   CPU body    what an operation runs after its choice, in the operation's own source file.
 //   CUDA body   what the choice calls instead: a function below.
 //
-// Note [device choice]
-// ~~~~~~~~~~~~~~~~~~~~
+// Note [sparse CUDA bodies]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
 // Every sparse operation makes the checks that do not depend on the device, then chooses the
-// device once: `if (si::OnCuda(x)) return sparse_cuda::Op(...);`, followed by its CPU body. The
+// device once: `if (OnCuda(x)) return sparse_cuda::Op(...);`, followed by its CPU body. The
 // CUDA bodies all live here, in the way dense/executor.h keeps the engine's device seam in one
 // place: host code (device_structure.cc, device_compute.cc) composing the CUDA primitives
 // (cuda/structure.h, cuda/compute.h) and the dense engine's ops, so it compiles in every build;

@@ -1,4 +1,4 @@
-// The CUDA bodies of the structural operations (device_ops.h, Note [device choice]): the
+// The CUDA bodies of the structural operations (device_ops.h, Note [sparse CUDA bodies]): the
 // SparseTensor methods, sparse_ops.h and the compressed matrices, built from cuda/structure.h
 // and the dense engine.
 #include <utility>
@@ -21,17 +21,17 @@ void CheckBounds(const char* op, const Tensor& idx, const std::vector<int64_t>& 
 
 SparseTensor Merge(const Tensor& idx, const Tensor& values, const std::vector<int64_t>& shape,
                    const MergeRule& rule, const char* op) {
-  const Tensor rows = si::Contiguous(idx);
+  const Tensor rows = idx.Contiguous();
   CheckBounds(op, rows, shape);
   return MergeChecked(rows, values, shape, rule);
 }
 
 SparseTensor MergeChecked(const Tensor& idx, const Tensor& values,
                           const std::vector<int64_t>& shape, const MergeRule& rule) {
-  const Tensor rows = si::Contiguous(idx);
+  const Tensor rows = idx.Contiguous();
   const std::vector<int> order = si::Iota(static_cast<int>(shape.size()));
   Tensor sorted_idx, sorted_values, merged_idx, merged_values;
-  SortEntries(rows, si::Contiguous(values), shape, order, &sorted_idx, &sorted_values);
+  SortEntries(rows, values.Contiguous(), shape, order, &sorted_idx, &sorted_values);
   const bool merged = MergeRuns(sorted_idx, sorted_values, &merged_idx, &merged_values, rule);
   return SparseTensor::Create(merged ? merged_idx : sorted_idx,
                               merged ? merged_values : sorted_values, shape, order);
@@ -40,7 +40,7 @@ SparseTensor MergeChecked(const Tensor& idx, const Tensor& values,
 // --- SparseTensor --------------------------------------------------------------------------------
 
 bool CheckIndices(const SparseTensor& st, const char* op, bool raise) {
-  const Tensor idx = si::Contiguous(st.indices());
+  const Tensor idx = st.indices().Contiguous();
   const std::vector<int64_t>& shape = st.shape();
   const int r = st.rank();
   std::vector<int64_t> rows;
@@ -66,14 +66,14 @@ bool CheckIndices(const SparseTensor& st, const char* op, bool raise) {
 
 bool SortedIn(const SparseTensor& st, const std::vector<int>& order) {
   std::vector<int64_t> rows;  // found on the device; only the answer comes back
-  return FirstUnordered(si::Contiguous(st.indices()), order, /*strict=*/false, &rows) < 0;
+  return FirstUnordered(st.indices().Contiguous(), order, /*strict=*/false, &rows) < 0;
 }
 
 SparseTensor Reorder(const SparseTensor& st, const std::vector<int>& order) {
-  const Tensor idx = si::Contiguous(st.indices());
+  const Tensor idx = st.indices().Contiguous();
   CheckBounds("Reorder", idx, st.shape());
   Tensor sorted_idx, sorted_values;
-  SortEntries(idx, si::Contiguous(st.values()), st.shape(), order, &sorted_idx, &sorted_values);
+  SortEntries(idx, st.values().Contiguous(), st.shape(), order, &sorted_idx, &sorted_values);
   return SparseTensor::Create(std::move(sorted_idx), std::move(sorted_values), st.shape(), order);
 }
 
@@ -83,8 +83,8 @@ SparseTensor Coalesce(const SparseTensor& st) {
 
 void Group(const SparseTensor& st, const std::vector<int>& dims, Tensor* indices, Tensor* values,
            std::vector<int64_t>* starts, std::vector<int64_t>* coords) {
-  *indices = si::Contiguous(st.indices());
-  *values = si::Contiguous(st.values());
+  *indices = st.indices().Contiguous();
+  *values = st.values().Contiguous();
   *starts = RunHeads(*indices, dims, coords);
   starts->push_back(st.nnz());
 }
@@ -92,19 +92,19 @@ void Group(const SparseTensor& st, const std::vector<int>& dims, Tensor* indices
 // Note [scatter without races] of dense_convert.cc on the device: a stable sort by destination,
 // and only the last entry of each run of equal destinations writes.
 void ToDense(const SparseTensor& st, Tensor* dense, bool zero, const Tensor* fill) {
-  const Tensor idx = si::Contiguous(st.indices());
+  const Tensor idx = st.indices().Contiguous();
   CheckBounds("ToDense", idx, st.shape());
   if (zero) {
     SetZero(dense);
   } else if (fill != nullptr) {
     Copy(fill->To(dense->device()), dense);  // the scalar broadcast over the target
   }
-  Scatter(idx, si::Contiguous(st.values()), dense);
+  Scatter(idx, st.values().Contiguous(), dense);
 }
 
 SparseTensor FromDense(const Tensor& dense) {
   Tensor indices, values;  // count, then compact
-  Nonzeros(si::Contiguous(dense), &indices, &values);
+  Nonzeros(dense.Contiguous(), &indices, &values);
   return SparseTensor::Create(std::move(indices), std::move(values), dense.Dims(),
                               si::Iota(dense.NumAxes()));
 }
@@ -118,7 +118,7 @@ SparseTensor Concat(const std::vector<SparseTensor>& inputs, int axis,
   int64_t row0 = 0, shift = 0;
   for (const SparseTensor& in : inputs) {
     if (in.nnz() > 0) {  // the rows by a kernel, the values by the engine
-      CopyRowsShifted(si::Contiguous(in.indices()), axis, shift, row0, &indices);
+      CopyRowsShifted(in.indices().Contiguous(), axis, shift, row0, &indices);
       Tensor piece = tensorkit::Slice(values, 0, row0, row0 + in.nnz());
       Copy(in.values(), &piece);
     }
@@ -133,14 +133,14 @@ SparseTensor Concat(const std::vector<SparseTensor>& inputs, int axis,
 SparseTensor Slice(const SparseTensor& st, const std::vector<int64_t>& start,
                    const std::vector<int64_t>& size) {
   Tensor indices, values;
-  SliceBox(si::Contiguous(st.indices()), si::Contiguous(st.values()), start, size,
+  SliceBox(st.indices().Contiguous(), st.values().Contiguous(), start, size,
            /*only_axis=*/-1, &indices, &values);
   return SparseTensor::Create(std::move(indices), std::move(values), size, st.order());
 }
 
 void ReshapeIndices(const SparseTensor& st, const std::vector<int64_t>& new_dims, Tensor* out,
                     const char* op) {
-  const Tensor idx = si::Contiguous(st.indices());
+  const Tensor idx = st.indices().Contiguous();
   CheckBounds(op, idx, st.shape());
   si::ReshapeInEngine(idx, st.shape(), new_dims, out);
 }
@@ -149,12 +149,12 @@ void ReshapeIndices(const SparseTensor& st, const std::vector<int64_t>& new_dims
 // O(nnz + pieces) like the CPU's counting pass.
 std::vector<SparseTensor> Split(const SparseTensor& st, int axis,
                                 const std::vector<int64_t>& sizes) {
-  const Tensor idx = si::Contiguous(st.indices());
+  const Tensor idx = st.indices().Contiguous();
   CheckBounds("Split", idx, st.shape());  // every axis, as on the CPU
   std::vector<int64_t> starts{0};
   for (int64_t size : sizes) starts.push_back(starts.back() + size);
   std::vector<Tensor> indices, values;
-  SplitEntries(idx, si::Contiguous(st.values()), axis, starts, &indices, &values);
+  SplitEntries(idx, st.values().Contiguous(), axis, starts, &indices, &values);
   std::vector<SparseTensor> pieces;
   pieces.reserve(sizes.size());
   for (size_t r = 0; r < sizes.size(); ++r) {
@@ -167,7 +167,7 @@ std::vector<SparseTensor> Split(const SparseTensor& st, int axis,
 }
 
 Tensor PermuteIndices(const SparseTensor& st, const std::vector<int>& perm) {
-  return PermuteColumns(si::Contiguous(st.indices()), perm);
+  return PermuteColumns(st.indices().Contiguous(), perm);
 }
 
 // --- compressed.h --------------------------------------------------------------------------------
@@ -176,11 +176,11 @@ Tensor PermuteIndices(const SparseTensor& st, const std::vector<int>& perm) {
 // then stable sorts within slices: the same unique result); the pointers are lower bounds in the
 // sorted major keys.
 si::Compressed CompressSparse(const SparseTensor& st, int major_axis, const char* op) {
-  const Tensor idx = si::Contiguous(st.indices());
+  const Tensor idx = st.indices().Contiguous();
   CheckBounds(op, idx, st.shape());
   si::Compressed out;
   Tensor sorted;
-  SortEntries(idx, si::Contiguous(st.values()), st.shape(), {major_axis, 1 - major_axis}, &sorted,
+  SortEntries(idx, st.values().Contiguous(), st.shape(), {major_axis, 1 - major_axis}, &sorted,
               &out.values);
   out.ptr = RunPointers(sorted, major_axis, st.shape()[major_axis]);
   out.minor = tensorkit::Select(sorted, 1, 1 - major_axis).Clone();

@@ -208,8 +208,8 @@ bool HasDuplicates(const CsrMatrix& m) {
     for (int64_t p = ptr[r] + 1; p < ptr[r + 1]; ++p) any |= col[p] == col[p - 1];
     return any;
   };
-  return si::FirstWhere(m.rows(), repeats,
-                        si::kChunk / (m.nnz() / std::max<int64_t>(m.rows(), 1) + 1)) >= 0;
+  return FirstWhere(m.rows(), repeats, kChunk / (m.nnz() / std::max<int64_t>(m.rows(), 1) + 1)) >=
+         0;
 }
 
 // Sums entries with equal (row, column), in storage order (bool: or).
@@ -362,8 +362,8 @@ SparseTensor Elementwise(const SparseTensor& a, const SparseTensor& b, EWise kin
   TK_CHECK(a.dtype() == b.dtype(), kDTypeMismatch, op, ": dtypes differ: ", DTypeName(a.dtype()),
            " and ", DTypeName(b.dtype()), "; convert the values of one operand");
   TypeOf(a.dtype(), op);
-  si::CheckSameDevice(a.device(), b.device(), op);
-  if (si::OnCuda(a)) {
+  CheckSameDevice(a.device(), b.device(), op);
+  if (OnCuda(a)) {
     return kind == EWise::kMultiply ? sparse_cuda::SparseMultiply(a, b, op)
                                     : sparse_cuda::SparseAdd(a, b, op);
   }

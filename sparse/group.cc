@@ -68,9 +68,9 @@ void CheckGroupDims(const std::vector<int>& dims, const std::vector<int>& order,
 // their predecessor (an integer sum: the same at any thread count).
 int64_t CountGroups(const int64_t* rows, int64_t n, int r, const std::vector<int>& dims) {
   if (n == 0) return 0;
-  const int64_t num_chunks = NumChunks(n, si::kChunk);
+  const int64_t num_chunks = NumChunks(n, kChunk);
   std::vector<int64_t> counts(static_cast<size_t>(num_chunks), 0);
-  ParallelChunks(n, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
+  ParallelChunks(n, kChunk, [&](int64_t c, int64_t b, int64_t e) {
     int64_t heads = 0;
     for (int64_t i = std::max<int64_t>(b, 1); i < e; ++i) {
       bool same = true;
@@ -90,13 +90,13 @@ SparseTensor::GroupIterable SparseTensor::group(const std::vector<int>& dims) co
   si::CheckCreated(*this, "group");
   CheckGroupDims(dims, order_, rank(), OrderKnown());
   auto state = std::make_shared<Group::State>();
-  if (si::OnCuda(*this)) {  // views into device memory; boundaries found on the device
+  if (OnCuda(*this)) {  // views into device memory; boundaries found on the device
     state->on_device = true;
     sparse_cuda::Group(*this, dims, &state->indices, &state->values, &state->starts,
                        &state->coords);
   } else {
-    state->indices = si::HostContiguous(indices_);
-    state->values = si::HostContiguous(values_);
+    state->indices = indices_.HostContiguous();
+    state->values = values_.HostContiguous();
   }
   state->rows = static_cast<const int64_t*>(state->indices.raw_data());
   state->value_bytes = static_cast<const char*>(state->values.raw_data());

@@ -53,9 +53,9 @@ void ReorderInto(const SparseTensor& st, const std::vector<int>& order, OutputAl
   } else {
     values = AllocateChecked(out, 1, {nnz}, st.dtype(), Device::Cpu(), op, /*contiguous=*/false);
   }
-  Tensor idx = si::HostContiguous(st.indices());
+  Tensor idx = st.indices().HostContiguous();
   // Strings sort as their positions and are then set once, from st's own elements.
-  Tensor vals = strings ? Positions(nnz) : si::HostContiguous(st.values());
+  Tensor vals = strings ? Positions(nnz) : st.values().HostContiguous();
   Tensor sorted =
       si::SortEntries(op, static_cast<const int64_t*>(idx.raw_data()), nnz, st.shape(), order, vals,
                       /*may_move=*/false, static_cast<int64_t*>(indices.raw_data()));
@@ -80,7 +80,7 @@ void CheckIndexBounds(const SparseTensor& st, const char* op) {
   TK_CHECK(st.indices().defined(), kInvalidArgument, op,
            ": the SparseTensor is empty (default-constructed); make one with "
            "SparseTensor::Create");
-  Tensor idx = si::HostContiguous(st.indices());
+  Tensor idx = st.indices().HostContiguous();
   si::CheckBounds(op, static_cast<const int64_t*>(idx.raw_data()), st.nnz(), st.shape());
 }
 

@@ -68,17 +68,11 @@ TK_HOST_DEVICE inline bool StartsRun(const int64_t* rows, int64_t i, int64_t n, 
 // holds entry p < ptr[num]: ptr[r] <= p < ptr[r + 1], so empty slices are never the answer.
 TK_HOST_DEVICE inline int64_t SliceOf(int64_t p, const int64_t* ptr, int64_t num);
 
-// Blocks of `threads` threads for a grid-stride loop over n items: enough for one item per
-// thread, at most `max_blocks`, at least 1.
-TK_HOST_DEVICE inline int64_t BlocksFor(int64_t n, int threads, int64_t max_blocks);
+// Blocks for a grid-stride loop (common/host_device.h).
+using ::tensorkit::BlocksFor;
 
 // Whether bytes `x` of `size` bytes are zero as the value of a dtype: for floating dtypes
 // (`is_float`) +0 and -0 (every bit but the sign clear), else all bits clear. NaN is nonzero.
-TK_HOST_DEVICE inline int64_t BlocksFor(int64_t n, int threads, int64_t max_blocks) {
-  const int64_t blocks = n / threads + (n % threads != 0);
-  return blocks < 1 ? 1 : (blocks > max_blocks ? max_blocks : blocks);
-}
-
 TK_HOST_DEVICE inline bool BytesAreZero(uint64_t x, int size, bool is_float);
 
 // ---------------------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ Tensor Add(const SparseTensor& a, const Tensor& b) {
   const char* op = "Add";
   CheckDevices(a, b, op);
   // A CPU tensor's bounds are checked first; on a device ReduceSum's body checks them.
-  if (!si::OnCuda(a)) si::CheckIndexBounds(a, op);
+  if (!OnCuda(a)) si::CheckIndexBounds(a, op);
   BroadcastStrides(a, b, op);
   TK_CHECK(a.rank() <= kMaxAxes, kUnsupported, op, ": the dense result of shape ",
            ShapeString(a.shape()), " would have more than ", kMaxAxes, " axes");
@@ -66,14 +66,14 @@ Tensor Add(const SparseTensor& a, const Tensor& b) {
 SparseTensor Mul(const SparseTensor& a, const Tensor& b) {
   const char* op = "Mul";
   CheckDevices(a, b, op);
-  if (si::OnCuda(a)) return sparse_cuda::Mul(a, b, BroadcastStrides(a, b, op), op);
+  if (OnCuda(a)) return sparse_cuda::Mul(a, b, BroadcastStrides(a, b, op), op);
   si::CheckIndexBounds(a, op);
   const std::vector<int64_t> bs = BroadcastStrides(a, b, op);
   const int64_t nnz = a.nnz();
   const int rank = a.rank();
   // The element of b that each entry meets, as a memory index of b's storage.
   std::vector<int64_t> where(static_cast<size_t>(nnz));
-  const Tensor idx = si::HostContiguous(a.indices());
+  const Tensor idx = a.indices().HostContiguous();
   const int64_t* rows = nnz * rank > 0 ? idx.data<int64_t>() : nullptr;
   const int64_t offset = b.pattern().offset;
   ParallelFor(0, nnz, GrainFor(8 * (rank + 1)), [&](int64_t eb, int64_t ee) {

@@ -427,7 +427,7 @@ bool sparse_internal::CheckDenseSparse(const char* op, const Tensor& a, DType b_
 
 void SparseDenseProduct(Scalar alpha, Scalar beta, const CsrMatrix& a, const Tensor& b, Tensor* c) {
   const char* op = "SparseDenseProduct";
-  if (si::OnCuda(a)) return sparse_cuda::SparseDenseProduct(op, alpha, beta, a, b, c);
+  if (OnCuda(a)) return sparse_cuda::SparseDenseProduct(op, alpha, beta, a, b, c);
   si::CheckCreated(a, op);
   RunSparseDense(op, alpha, beta, a.row_ptr().data<int64_t>(), a.col_indices().data<int64_t>(),
                  a.values(), /*batched=*/false, 1, a.rows(), a.cols(), b, c, &a);
@@ -438,7 +438,7 @@ void SparseDenseProduct(Scalar alpha, Scalar beta, const SparseTensor& a, const 
   const char* op = "SparseDenseProduct";
   TK_CHECK(a.rank() == 2 || a.rank() == 3, kShapeMismatch, op,
            ": a must be [M, K] or [B, M, K], got shape ", ShapeString(a.shape()));
-  if (si::OnCuda(a)) return sparse_cuda::SparseDenseProduct(op, alpha, beta, a, b, c);
+  if (OnCuda(a)) return sparse_cuda::SparseDenseProduct(op, alpha, beta, a, b, c);
   if (a.rank() == 2) {
     si::CheckCreated(a, op);
     DenseView bv{}, cv{};
@@ -484,7 +484,7 @@ void SparseDenseProduct(Scalar alpha, Scalar beta, const SparseTensor& a, const 
 
 void DenseSparseProduct(Scalar alpha, Scalar beta, const Tensor& a, const CsrMatrix& b, Tensor* c) {
   const char* op = "DenseSparseProduct";
-  if (si::OnCuda(b)) return sparse_cuda::DenseSparseProduct(op, alpha, beta, a, b, c);
+  if (OnCuda(b)) return sparse_cuda::DenseSparseProduct(op, alpha, beta, a, b, c);
   si::CheckCreated(b, op);
   const int64_t k = b.rows(), n = b.cols();
   const bool vec = si::CheckDenseSparse(op, a, b.dtype(), kProductDTypes, Device::Cpu(), k, n, c);
@@ -507,7 +507,7 @@ void DenseSparseProduct(Scalar alpha, Scalar beta, const Tensor& a, const Sparse
   const char* op = "DenseSparseProduct";
   TK_CHECK(b.rank() == 2, kShapeMismatch, op, ": b must be a 2-D sparse tensor, got shape ",
            ShapeString(b.shape()));
-  if (si::OnCuda(b)) return sparse_cuda::DenseSparseProduct(op, alpha, beta, a, b, c);
+  if (OnCuda(b)) return sparse_cuda::DenseSparseProduct(op, alpha, beta, a, b, c);
   DenseSparseProduct(alpha, beta, a, si::CsrFromSparse(b, op), c);
 }
 

@@ -157,7 +157,7 @@ T SliceExtreme(const T* val, const int64_t* in, int64_t p0, int64_t p1, int64_t 
 // Dense max (kMax) or min over the plan's axes.
 template <bool kMax>
 Tensor ReduceExtreme(const SparseTensor& st, std::vector<int> axes, const char* op) {
-  if (si::OnCuda(st)) {
+  if (OnCuda(st)) {
     return sparse_cuda::ReduceDense(
         st, std::move(axes), kMax ? sparse_cuda::MergeOp::kMax : sparse_cuda::MergeOp::kMin, op);
   }
@@ -204,7 +204,7 @@ void SumGroups(const Tensor& ptr_t, const Tensor& values, int64_t out_size, T* o
 
 Tensor ReduceSum(const SparseTensor& st, std::vector<int> axes) {
   const char* op = "ReduceSum";
-  if (si::OnCuda(st))
+  if (OnCuda(st))
     return sparse_cuda::ReduceDense(st, std::move(axes), sparse_cuda::MergeOp::kSum, op);
   CheckInput(st, op);
   const ReducePlan plan = si::MakePlan(st, std::move(axes), op);
@@ -339,7 +339,7 @@ Tensor DecodeKeys(const std::vector<int64_t>& keys, const std::vector<int64_t>& 
 // positions decoded into index rows.
 SparseTensor ReduceToSparse(const SparseTensor& st, std::vector<int> axes, Reduction kind,
                             const char* op) {
-  if (si::OnCuda(st)) return sparse_cuda::ReduceSparse(st, std::move(axes), RuleOf(kind), op);
+  if (OnCuda(st)) return sparse_cuda::ReduceSparse(st, std::move(axes), RuleOf(kind), op);
   CheckInput(st, op);
   const ReducePlan plan = si::MakePlan(st, std::move(axes), op);
   const bool by_in = kind != Reduction::kSum;  // extremes count the distinct reduced positions
@@ -369,7 +369,7 @@ SparseTensor ReduceMinSparse(const SparseTensor& st, std::vector<int> axes) {
 
 Tensor RowNnz(const SparseTensor& st, int axis) {
   const char* op = "RowNnz";
-  if (si::OnCuda(st)) return sparse_cuda::RowNnz(st, axis);
+  if (OnCuda(st)) return sparse_cuda::RowNnz(st, axis);
   si::CheckIndexBounds(st, op);
   axis = NormalizeAxis(axis, st.rank(), op);
   const int64_t dim = st.shape()[axis];

@@ -70,7 +70,7 @@ void ReshapeOnCpu(const Tensor& idx, const std::vector<int64_t>& shape,
     }
     return ok;
   };
-  const int64_t bad = si::FirstFailure(
+  const int64_t bad = FirstFailure(
       nnz, convert, [&](int64_t i) { return si::OutOfBounds(in + i * rank, shape.data(), rank); });
   if (bad >= 0) si::ThrowOutOfBounds(op, in, bad, shape);
 }
@@ -158,8 +158,8 @@ void ReshapeIndicesInto(const SparseTensor& st, const std::vector<int64_t>& new_
                out->Dims() == (std::vector<int64_t>{nnz, new_rank}) && out->device() == st.device(),
            kInvalidArgument, op, ": the output indices must be a contiguous int64 tensor [", nnz,
            " ", new_rank, "] on ", st.device());
-  if (si::OnCuda(st.indices())) return sparse_cuda::ReshapeIndices(st, new_dims, out, op);
-  ReshapeOnCpu(si::HostContiguous(st.indices()), st.shape(), new_dims, out->data<int64_t>(), op);
+  if (OnCuda(st.indices())) return sparse_cuda::ReshapeIndices(st, new_dims, out, op);
+  ReshapeOnCpu(st.indices().HostContiguous(), st.shape(), new_dims, out->data<int64_t>(), op);
 }
 
 SparseTensor Reshape(const SparseTensor& st, const std::vector<int64_t>& new_shape) {

@@ -372,18 +372,24 @@ Tensor SortFields(const char* op, const int64_t* idx, int64_t nnz,
 
 }  // namespace
 
+}  // namespace sparse_internal
+
+// index_rows.h's sorts, built on the radix passes above.
+namespace sparse_rows {
+namespace si = sparse_internal;
+
 Tensor SortEntries(const char* op, const int64_t* idx, int64_t nnz,
                    const std::vector<int64_t>& shape, const std::vector<int>& order,
                    const Tensor& values, bool may_move, int64_t* sorted_rows) {
   if (nnz > 1) {
-    const FieldLayout f = MakeFieldLayout(shape, order, nnz);
+    const si::FieldLayout f = si::MakeFieldLayout(shape, order, nnz);
     if (f.key_bits + f.pos_bits <= 64) {
-      return SortFields(op, idx, nnz, shape, f, values, may_move, sorted_rows);
+      return si::SortFields(op, idx, nnz, shape, f, values, may_move, sorted_rows);
     }
   }
   CheckBounds(op, idx, nnz, shape);
   const std::vector<int64_t> perm = SortPermutation(idx, nnz, shape, order, sorted_rows);
-  return GatherValues(values, perm.data(), nnz, may_move);
+  return si::GatherValues(values, perm.data(), nnz, may_move);
 }
 
 std::vector<int64_t> SortPermutation(const int64_t* idx, int64_t nnz,
@@ -394,16 +400,17 @@ std::vector<int64_t> SortPermutation(const int64_t* idx, int64_t nnz,
     if (sorted_rows != nullptr && nnz * rank > 0) std::copy(idx, idx + nnz * rank, sorted_rows);
     return std::vector<int64_t>(static_cast<size_t>(nnz), 0);
   }
-  const Uint128 space = KeySpace(shape, order);
-  const int key_bits = space == 0 ? 129 : BitsBelow(space);
-  const int pos_bits = BitsBelow(static_cast<Uint128>(nnz));
+  const si::Uint128 space = si::KeySpace(shape, order);
+  const int key_bits = space == 0 ? 129 : si::BitsBelow(space);
+  const int pos_bits = si::BitsBelow(static_cast<si::Uint128>(nnz));
   if (key_bits + pos_bits <= 64) {
-    return RadixPermutation<uint64_t>(idx, nnz, shape, order, key_bits, pos_bits, sorted_rows);
+    return si::RadixPermutation<uint64_t>(idx, nnz, shape, order, key_bits, pos_bits, sorted_rows);
   }
   if (key_bits + pos_bits <= 128) {
-    return RadixPermutation<Uint128>(idx, nnz, shape, order, key_bits, pos_bits, sorted_rows);
+    return si::RadixPermutation<si::Uint128>(idx, nnz, shape, order, key_bits, pos_bits,
+                                             sorted_rows);
   }
-  std::vector<int64_t> perm = MergePermutation(idx, nnz, rank, order);
+  std::vector<int64_t> perm = si::MergePermutation(idx, nnz, rank, order);
   if (sorted_rows != nullptr) {
     ParallelFor(0, nnz, GrainFor(8 * rank + 8), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
@@ -486,7 +493,7 @@ void SortSlices(const int64_t* ptr, int64_t num_slices, int64_t* minor, T* value
 TENSORKIT_DTYPES(TK_SORT_SLICES)
 #undef TK_SORT_SLICES
 
-}  // namespace sparse_internal
+}  // namespace sparse_rows
 
 namespace si = sparse_internal;
 
@@ -521,12 +528,12 @@ void SparseTensor::Reorder(const std::vector<int>& order) {
   TK_CHECK(si::IsPermutation(order, rank()), kInvalidArgument, "Reorder: order ",
            ShapeString(order), " must be a permutation of all ", rank(), " axes 0..", rank() - 1,
            " of shape ", ShapeString(shape_));
-  if (si::OnCuda(*this)) {
+  if (OnCuda(*this)) {
     *this = sparse_cuda::Reorder(*this, order);  // the tensor changes only once all succeeded
     return;
   }
-  Tensor idx = si::HostContiguous(indices_);
-  Tensor vals = si::HostContiguous(values_);
+  Tensor idx = indices_.HostContiguous();
+  Tensor vals = values_.HostContiguous();
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
   Tensor new_indices = Tensor::Empty({nnz(), rank()}, DType::kInt64);
   Tensor new_values =
@@ -539,13 +546,13 @@ void SparseTensor::Reorder(const std::vector<int>& order) {
 
 void SparseTensor::Coalesce() {
   si::CheckCreated(*this, "Coalesce");
-  if (si::OnCuda(*this)) {  // the same steps on the device: sort, then merge the runs
+  if (OnCuda(*this)) {  // the same steps on the device: sort, then merge the runs
     *this = sparse_cuda::Coalesce(*this);
     return;
   }
   const int r = rank();
-  Tensor idx = si::HostContiguous(indices_);
-  Tensor vals = si::HostContiguous(values_);
+  Tensor idx = indices_.HostContiguous();
+  Tensor vals = values_.HostContiguous();
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
   const int64_t n = nnz();
   const std::vector<int> order = si::Iota(r);

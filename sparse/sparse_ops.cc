@@ -44,12 +44,12 @@ std::vector<SparseTensor> SplitFew(const SparseTensor& st, const int64_t* rows, 
                                    const Outside& outside) {
   const int rank = st.rank();
   const int64_t n = st.nnz(), num = static_cast<int64_t>(sizes.size());
-  const int64_t num_chunks = NumChunks(n, si::kChunk);
+  const int64_t num_chunks = NumChunks(n, kChunk);
   std::vector<int64_t> at(static_cast<size_t>(num_chunks * num), 0);  // [chunk][piece]
-  const int64_t bad = si::FirstFailure(
+  const int64_t bad = FirstFailure(
       n,
       [&](int64_t b, int64_t e) {
-        int64_t* h = at.data() + b / si::kChunk * num;
+        int64_t* h = at.data() + b / kChunk * num;
         for (int64_t i = b; i < e; ++i) {
           if (outside(i)) return false;
           ++h[piece_of(rows[i * rank + axis])];
@@ -67,7 +67,7 @@ std::vector<SparseTensor> SplitFew(const SparseTensor& st, const int64_t* rows, 
     }
     if (p > 0) start[p] = start[p - 1] + sizes[p - 1];
   }
-  const Tensor vals = si::HostContiguous(st.values());
+  const Tensor vals = st.values().HostContiguous();
   std::vector<Tensor> out_idx, out_vals;
   std::vector<SparseTensor> pieces;
   for (int64_t p = 0; p < num; ++p) {
@@ -82,7 +82,7 @@ std::vector<SparseTensor> SplitFew(const SparseTensor& st, const int64_t* rows, 
       to_idx[p] = count[p] * rank > 0 ? out_idx[p].data<int64_t>() : nullptr;
       to_val[p] = count[p] > 0 ? out_vals[p].data<T>() : nullptr;
     }
-    ParallelChunks(n, si::kChunk, [&](int64_t c, int64_t b, int64_t e) {
+    ParallelChunks(n, kChunk, [&](int64_t c, int64_t b, int64_t e) {
       int64_t* h = at.data() + c * num;
       for (int64_t i = b; i < e; ++i) {
         const int64_t* x = rows + i * rank;
@@ -112,14 +112,14 @@ std::vector<SparseTensor> SplitInto(const SparseTensor& st, int axis,
                                     const std::vector<int64_t>& sizes, const PieceOf& piece_of) {
   const int rank = st.rank();
   const int64_t n = st.nnz(), num = static_cast<int64_t>(sizes.size());
-  const Tensor idx = si::HostContiguous(st.indices());
+  const Tensor idx = st.indices().HostContiguous();
   const int64_t* rows = n * rank > 0 ? idx.data<int64_t>() : nullptr;
   // Every entry must lie inside the shape: the split axis picks its piece, and an entry out of
   // bounds on another axis would make an invalid piece (TensorFlow's SparseSplit refuses it too).
   const int64_t* shape = st.shape().data();
   const auto outside = [&](int64_t i) { return si::OutOfBounds(rows + i * rank, shape, rank); };
   if (num <= kFewPieces) return SplitFew(st, rows, axis, sizes, piece_of, outside);
-  const int64_t bad = si::FirstWhere(n, outside);
+  const int64_t bad = FirstWhere(n, outside);
   if (bad >= 0) si::ThrowOutOfBounds("Split", rows, bad, st.shape());
   Tensor piece = Tensor::Empty({n}, DType::kInt64);
   Tensor positions = Tensor::Empty({n}, DType::kInt64);
@@ -135,7 +135,7 @@ std::vector<SparseTensor> SplitInto(const SparseTensor& st, int axis,
   const si::Compressed by_piece = si::Compress({pc, 1}, {&kZero, 0}, n, num, positions);
   const int64_t* ptr = by_piece.ptr.data<int64_t>();
   const int64_t* perm = by_piece.values.data<int64_t>();
-  const Tensor vals = si::HostContiguous(st.values());
+  const Tensor vals = st.values().HostContiguous();
   std::vector<SparseTensor> pieces;
   pieces.reserve(static_cast<size_t>(num));
   std::vector<int64_t> start(static_cast<size_t>(rank), 0);
@@ -151,7 +151,7 @@ std::vector<SparseTensor> SplitInto(const SparseTensor& st, int axis,
 // Rows with columns permuted (out[i][a] = row i's index on perm[a]).
 Tensor PermuteIndices(const SparseTensor& st, const std::vector<int>& perm) {
   const int rank = st.rank();
-  const Tensor idx = si::HostContiguous(st.indices());
+  const Tensor idx = st.indices().HostContiguous();
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
   const int64_t n = st.nnz();
   Tensor indices = Tensor::Empty({n, rank}, DType::kInt64);
@@ -187,8 +187,8 @@ SparseTensor Slice(const SparseTensor& st, const std::vector<int64_t>& start,
              room, ", or -1 for the rest)");
     out_shape[a] = s;
   }
-  if (si::OnCuda(st)) return sparse_cuda::Slice(st, start, out_shape);
-  const Tensor idx = si::HostContiguous(st.indices());
+  if (OnCuda(st)) return sparse_cuda::Slice(st, start, out_shape);
+  const Tensor idx = st.indices().HostContiguous();
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
   std::vector<int64_t> positions = si::SelectPositions(st.nnz(), [&](int64_t i) {
     bool inside = true;
@@ -198,7 +198,7 @@ SparseTensor Slice(const SparseTensor& st, const std::vector<int64_t>& start,
     }
     return inside;
   });
-  return TakeShifted(st, rows, si::HostContiguous(st.values()), positions.data(),
+  return TakeShifted(st, rows, st.values().HostContiguous(), positions.data(),
                      static_cast<int64_t>(positions.size()), start, out_shape);
 }
 
@@ -214,7 +214,7 @@ std::vector<SparseTensor> Split(const SparseTensor& st, int axis,
   TK_CHECK(sum == st.shape()[axis], kShapeMismatch, "Split: sizes ", ShapeString(sizes),
            " must add up to dim ", st.shape()[axis], " of axis ", axis, " (shape ",
            ShapeString(st.shape()), ")");
-  if (si::OnCuda(st)) return sparse_cuda::Split(st, axis, sizes);
+  if (OnCuda(st)) return sparse_cuda::Split(st, axis, sizes);
   std::vector<int64_t> starts(sizes.size() + 1, 0);  // starts[p]: first coordinate of piece p
   for (size_t p = 0; p < sizes.size(); ++p) starts[p + 1] = starts[p] + sizes[p];
   // The last piece starting at or before v; it is not empty, since the next one starts after v.
@@ -233,7 +233,7 @@ std::vector<SparseTensor> Split(const SparseTensor& st, int axis, int64_t num) {
   const int64_t q = dim / num, r = dim % num;  // the first r pieces have q + 1 coordinates
   std::vector<int64_t> sizes(static_cast<size_t>(num), q);
   for (int64_t p = 0; p < r; ++p) ++sizes[p];
-  if (si::OnCuda(st)) return sparse_cuda::Split(st, axis, sizes);
+  if (OnCuda(st)) return sparse_cuda::Split(st, axis, sizes);
   const int64_t long_end = r * (q + 1);  // coordinates of the longer pieces end here
   return SplitInto(st, axis, sizes, [&](int64_t v) {
     return v < long_end ? v / (q + 1) : r + (v - long_end) / q;  // q > 0 whenever v >= long_end
@@ -245,8 +245,7 @@ SparseTensor Permute(const SparseTensor& st, const std::vector<int>& perm) {
   const int rank = st.rank();
   TK_CHECK(si::IsPermutation(perm, rank), kInvalidArgument, "Permute: axes ", ShapeString(perm),
            " must be a permutation of 0..", rank - 1, " for shape ", ShapeString(st.shape()));
-  Tensor indices =
-      si::OnCuda(st) ? sparse_cuda::PermuteIndices(st, perm) : PermuteIndices(st, perm);
+  Tensor indices = OnCuda(st) ? sparse_cuda::PermuteIndices(st, perm) : PermuteIndices(st, perm);
   std::vector<int64_t> shape(static_cast<size_t>(rank));
   std::vector<int> where(static_cast<size_t>(rank));  // where[input axis] = output axis
   for (int a = 0; a < rank; ++a) {

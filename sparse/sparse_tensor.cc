@@ -54,7 +54,7 @@ namespace si = sparse_internal;
 
 SparseTensor SparseTensor::To(Device device) const {
   si::CheckCreated(*this, "SparseTensor::To");
-  TK_CHECK(!si::OnCuda(device) || dtype() != DType::kString, kUnsupported,
+  TK_CHECK(!OnCuda(device) || dtype() != DType::kString, kUnsupported,
            "SparseTensor::To: string values cannot live on ", device,
            "; sparse tensors with string values stay on the CPU (To(Device::Cpu()))");
   return Create(indices_.To(device), values_.To(device), shape_, order_);
@@ -67,8 +67,8 @@ bool SparseTensor::SortedIn(const std::vector<int>& order) const {
   TK_CHECK(si::IsPermutation(order, rank()), kInvalidArgument, "SortedIn: order ",
            ShapeString(order), " must be a permutation of all ", rank(), " axes of shape ",
            ShapeString(shape_));
-  if (si::OnCuda(*this)) return sparse_cuda::SortedIn(*this, order);
-  const Tensor idx = si::HostContiguous(indices_);
+  if (OnCuda(*this)) return sparse_cuda::SortedIn(*this, order);
+  const Tensor idx = indices_.HostContiguous();
   return si::FirstUnordered(static_cast<const int64_t*>(idx.raw_data()), nnz(), rank(), order,
                             /*strict=*/false) < 0;
 }
@@ -77,8 +77,8 @@ void SparseTensor::ValidateIndices() const { CheckIndices("ValidateIndices", tru
 
 bool SparseTensor::CheckIndices(const char* op, bool raise) const {
   si::CheckCreated(*this, op);
-  if (si::OnCuda(*this)) return sparse_cuda::CheckIndices(*this, op, raise);
-  const Tensor idx = si::HostContiguous(indices_);
+  if (OnCuda(*this)) return sparse_cuda::CheckIndices(*this, op, raise);
+  const Tensor idx = indices_.HostContiguous();
   const int64_t* rows = static_cast<const int64_t*>(idx.raw_data());
   const int64_t n = nnz();
   const int r = rank();

@@ -219,9 +219,9 @@ CsrMatrix SparseSparseProduct(const CsrMatrix& a, const CsrMatrix& b) {
   const char* op = "SparseSparseProduct";
   si::CheckCreated(a, op);
   si::CheckCreated(b, op);
-  si::CheckSameDevice(a.device(), b.device(), op);
+  CheckSameDevice(a.device(), b.device(), op);
   CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
-  if (si::OnCuda(a)) return sparse_cuda::SparseSparseProduct(a, b, op);
+  if (OnCuda(a)) return sparse_cuda::SparseSparseProduct(a, b, op);
   if (b.cols() > kMaxDenseCols || a.cols() > INT32_MAX) {
     return si::GraphBLASProduct(a, b);
   }
@@ -232,7 +232,7 @@ CsrMatrix SparseSparseProduct(const CsrMatrix& a, const CsrMatrix& b) {
 SparseTensor SparseSparseProduct(const SparseTensor& a, const SparseTensor& b) {
   const char* op = "SparseSparseProduct";
   CheckOperands(a.shape(), b.shape(), a.dtype(), b.dtype(), op);
-  si::CheckSameDevice(a.device(), b.device(), op);
+  CheckSameDevice(a.device(), b.device(), op);
   return SparseSparseProduct(si::CsrFromSparse(a, op), si::CsrFromSparse(b, op)).ToSparse();
 }
 

@@ -6,9 +6,9 @@
 
 #include "tensorkit/common/cuda/cuda_util.h"
 #include "tensorkit/common/error.h"
+#include "tensorkit/common/host_device.h"
 #include "tensorkit/features/bucketize_device.h"
 #include "tensorkit/features/device_ops.h"
-#include "tensorkit/sparse/keys.h"
 
 namespace tensorkit::features_cuda {
 namespace {
@@ -39,7 +39,7 @@ Tensor Run(const Tensor& values, const std::vector<C>& slots, int32_t num_bounda
   if (n == 0) return out;
   const Tensor b = Tensor::FromVector(std::vector<C>(slots)).To(values.device());
   const uint32_t top = static_cast<uint32_t>(slots.size()) / 2;
-  const unsigned grid = static_cast<unsigned>(sparse_keys::BlocksFor(n, kThreads, kMaxBlocks));
+  const unsigned grid = static_cast<unsigned>(BlocksFor(n, kThreads, kMaxBlocks));
   cudaStream_t stream = cb::Stream(device);
   Dispatch<Bit(DType::kInt32) | Bit(DType::kInt64) | Bit(DType::kFloat32) | Bit(DType::kFloat64)>(
       v.dtype(), op, [&]<typename T>() {

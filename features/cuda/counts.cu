@@ -7,9 +7,9 @@
 
 #include "tensorkit/common/cuda/cuda_util.h"
 #include "tensorkit/common/error.h"
+#include "tensorkit/common/host_device.h"
 #include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/jagged_device.h"
-#include "tensorkit/sparse/keys.h"
 
 namespace tensorkit::features_cuda {
 namespace {
@@ -60,7 +60,7 @@ CountKeys CountKeysOnDevice(const Tensor& ids, const Tensor& indices, const Tens
   const int rank = idx.defined() ? static_cast<int>(idx.Dim(1)) : 0;
   const int64_t* op_off = offsets.defined() ? offsets.data<int64_t>() : nullptr;
   const int64_t batch = offsets.defined() ? offsets.NumElements() - 1 : 0;
-  const unsigned grid = static_cast<unsigned>(sparse_keys::BlocksFor(n, kThreads, kMaxBlocks));
+  const unsigned grid = static_cast<unsigned>(BlocksFor(n, kThreads, kMaxBlocks));
   cudaStream_t stream = cb::Stream(device);
   auto* first_negative = reinterpret_cast<unsigned long long*>(s);
   auto* max_id = reinterpret_cast<long long*>(s + 1);

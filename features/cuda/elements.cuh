@@ -1,7 +1,7 @@
 // What features/' CUDA bodies with one thread per element share: the grid-stride loop's start
-// and step and small host arrays copied to the device for the kernels (sparse/'s), and CUB's
-// scan. Elements that only move are moved as raw words of their dtype's size (BySize of
-// common/dtype.h).
+// and step, small host arrays copied to the device for the kernels and the selection of
+// positions (common/cuda/launch.cuh, which sparse/'s kernels use too), and CUB's scan. Elements
+// that only move are moved as raw words of their dtype's size (BySize of common/dtype.h).
 #ifndef TENSORKIT_FEATURES_CUDA_ELEMENTS_CUH_
 #define TENSORKIT_FEATURES_CUDA_ELEMENTS_CUH_
 
@@ -13,16 +13,15 @@
 
 #include "tensorkit/common/cuda/cuda_util.h"
 #include "tensorkit/common/cuda/device_buffer.h"
-#include "tensorkit/sparse/cuda/structure_common.cuh"
+#include "tensorkit/common/cuda/launch.cuh"
 
 namespace tensorkit::features_cuda {
 
-// The grid-stride start and step, and small host arrays copied to the device without a wait:
-// sparse/'s (structure_common.cuh), so that one definition serves both modules.
-using sparse_cuda::FirstItem;
-using sparse_cuda::ItemStep;
-using sparse_cuda::On;
-using sparse_cuda::Upload;
+using common_cuda::FirstItem;
+using common_cuda::ItemStep;
+using common_cuda::On;
+using common_cuda::Select;
+using common_cuda::Upload;
 
 // out[k] = in[0] + ... + in[k - 1] for k < n, on the current stream of `device` (CUB's scan:
 // a first call sizes its scratch).

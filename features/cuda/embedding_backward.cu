@@ -1,9 +1,9 @@
 // CUDA body of EmbeddingBagBackward (device_ops.h; embedding_backward.cc Note [sorted
 // gradient]): the positions sorted stably by id with sparse/'s device radix sort, each id's run
-// found by binary search (RunPointers) and the ids that occur listed by sparse/'s Select; then
-// one warp per run, lanes over columns, each column summed in bag order by embedding_device.h's
-// RunColumnSum, the CPU body's sequence. Every output element is written by one thread, so
-// there are no atomics and the bits are the CPU's.
+// found by binary search (RunPointers) and the ids that occur listed by Select
+// (common/cuda/launch.cuh); then one warp per run, lanes over columns, each column summed in bag
+// order by embedding_device.h's RunColumnSum, the CPU body's sequence. Every output element is
+// written by one thread, so there are no atomics and the bits are the CPU's.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -18,7 +18,7 @@
 #include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/embedding_device.h"
 #include "tensorkit/features/features_internal.h"
-#include "tensorkit/sparse/cuda/structure.h"
+#include "tensorkit/sparse/index_rows.h"
 
 namespace tensorkit::features_cuda {
 namespace {
@@ -112,12 +112,12 @@ Tensor RunsOfIds(const Tensor& ids, int64_t num_rows, int64_t padding_id, Tensor
   }
   // Stable: each id keeps its positions in bag order, the order the CPU sums them in.
   Tensor sorted;
-  sparse_cuda::SortEntries(*keys, pos, {num_rows}, {0}, &sorted, perm);
-  *ptr = sparse_cuda::RunPointers(sorted, 0, num_rows);
+  sparse_rows::SortEntries(*keys, pos, {num_rows}, {0}, &sorted, perm);
+  *ptr = sparse_rows::RunPointers(sorted, 0, num_rows);
   // The ids that occur, ascending (sparse/'s select; the count is the one wait).
   Tensor all = Tensor::Empty({num_rows}, DType::kInt64, ids.device());
-  const int64_t runs = sparse_cuda::Select(num_rows, OccursAt{ptr->data<int64_t>(), padding_id},
-                                           static_cast<uint64_t*>(all.raw_data()), On(ids, op));
+  const int64_t runs = Select(num_rows, OccursAt{ptr->data<int64_t>(), padding_id},
+                              static_cast<uint64_t*>(all.raw_data()), On(ids, op));
   return Slice(all, 0, 0, runs);
 }
 

@@ -18,7 +18,7 @@
 #include "tensorkit/features/cuda/warps.cuh"
 #include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/fill_device.h"
-#include "tensorkit/sparse/cuda/structure.h"
+#include "tensorkit/sparse/index_rows.h"
 
 namespace tensorkit::features_cuda {
 namespace {
@@ -116,9 +116,9 @@ FillPlan PlanFillOnDevice(const Tensor& idx, int64_t rows, bool sorted, const ch
         idx.data<int64_t>(), nnz, rank, keys.data<int64_t>(), pos.data<int64_t>());
     TK_CUDA_CHECK(op, cudaGetLastError());
     // Stable, so each row keeps its entries in input order (TensorFlow's).
-    sparse_cuda::SortEntries(keys, pos, {rows}, {0}, &grouped, &plan.perm);
+    sparse_rows::SortEntries(keys, pos, {rows}, {0}, &grouped, &plan.perm);
   }
-  plan.start = sparse_cuda::RunPointers(grouped, 0, rows);
+  plan.start = sparse_rows::RunPointers(grouped, 0, rows);
   Tensor flags = Tensor::Empty({rows + 1}, DType::kInt64, idx.device());
   plan.empties = Tensor::Empty({rows + 1}, DType::kInt64, idx.device());
   EmptyFlagsKernel<<<WarpGridFor(rows + 1, true), kWarpThreads, 0, stream>>>(

@@ -5,9 +5,9 @@
 
 #include "tensorkit/common/cuda/cuda_util.h"
 #include "tensorkit/common/error.h"
+#include "tensorkit/common/host_device.h"
 #include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/hash_device.h"
-#include "tensorkit/sparse/keys.h"
 
 namespace tensorkit::features_cuda {
 namespace {
@@ -37,7 +37,7 @@ Tensor IntegerHashBuckets(const Tensor& values, uint64_t buckets, bool strong,
   Tensor out = Tensor::Empty(values.Dims(), DType::kInt64, values.device());
   const int64_t n = v.NumElements();
   if (n == 0) return out;
-  const unsigned grid = static_cast<unsigned>(sparse_keys::BlocksFor(n, kThreads, kMaxBlocks));
+  const unsigned grid = static_cast<unsigned>(BlocksFor(n, kThreads, kMaxBlocks));
   cudaStream_t stream = cb::Stream(device);
   if (v.dtype() == DType::kInt64) {
     HashKernel<<<grid, kThreads, 0, stream>>>(v.data<int64_t>(), n, buckets, strong, key[0], key[1],

@@ -50,6 +50,18 @@ __global__ void GatherKernel(const int64_t* starts, const uint64_t* sources, int
   }
 }
 
+// padded[i] = len[i] for i < b and padded[b] = 0, the input of the scan whose last output is
+// the total; *bad = 1 when some length lies outside [0, num_values] (every thread that finds
+// one stores the same 1).
+__global__ void PadLengthsKernel(const int64_t* len, int64_t b, int64_t num_values, int64_t* padded,
+                                 int64_t* bad) {
+  for (int64_t i = FirstItem(); i <= b; i += ItemStep()) {
+    const int64_t v = i < b ? len[i] : 0;
+    padded[i] = v;
+    if (v < 0 || v > num_values) *bad = 1;
+  }
+}
+
 __global__ void IndicesKernel(const int64_t* off, int64_t b, int64_t n, int64_t* idx) {
   for (int64_t i = FirstItem(); i < n; i += ItemStep()) {
     const int64_t r = ji::RowOfItem(off, b, i);
@@ -101,6 +113,26 @@ Tensor JaggedIndicesOnDevice(const Tensor& off, int64_t num_values, const char* 
       off.data<int64_t>(), off.NumElements() - 1, num_values, idx.data<int64_t>());
   TK_CUDA_CHECK(op, cudaGetLastError());
   return idx;
+}
+
+Tensor OffsetsFromLengthsOnDevice(const Tensor& lengths, int64_t num_values, const char* op) {
+  const int64_t b = lengths.NumElements();
+  const On on(lengths, op);
+  Tensor offsets = Tensor::Empty({b + 1}, DType::kInt64, lengths.device());
+  int64_t* off = offsets.data<int64_t>();
+  // The scan's input (the lengths and a trailing 0), then the verdict and the total.
+  cb::DeviceBuffer scratch(8 * (b + 3), on.device);
+  int64_t* padded = scratch.as<int64_t>();
+  int64_t* verdict = padded + b + 1;
+  TK_CUDA_CHECK(op, cudaMemsetAsync(verdict, 0, 8, on.stream));
+  PadLengthsKernel<<<cb::Grid(b + 1), cb::kThreads, 0, on.stream>>>(lengths.data<int64_t>(), b,
+                                                                    num_values, padded, verdict);
+  TK_CUDA_CHECK(op, cudaGetLastError());
+  ExclusiveSum(padded, off, b + 1, on.device, op);
+  TK_CUDA_CHECK(op, cudaMemcpyAsync(verdict + 1, off + b, 8, cudaMemcpyDeviceToDevice, on.stream));
+  int64_t host[2] = {0, 0};
+  cb::Memcpy(host, 0, verdict, on.device, 16, cb::CopyKind::kDeviceToHost);
+  return host[0] == 0 && host[1] == num_values ? offsets : Tensor();
 }
 
 void GatherItemBlocksOnDevice(const std::vector<int64_t>& starts,

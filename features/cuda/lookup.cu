@@ -6,8 +6,8 @@
 
 #include "tensorkit/common/cuda/cuda_util.h"
 #include "tensorkit/common/error.h"
+#include "tensorkit/common/host_device.h"
 #include "tensorkit/features/device_ops.h"
-#include "tensorkit/sparse/keys.h"
 
 namespace tensorkit::features_cuda {
 namespace {
@@ -47,7 +47,7 @@ Tensor IntegerLookup(const Tensor& values, const Tensor& keys, const Tensor& ind
   constexpr unsigned long long kNone = std::numeric_limits<unsigned long long>::max();
   Tensor flag = Tensor::FromVector(std::vector<int64_t>{-1}).To(values.device());  // all ones
   auto* f = static_cast<unsigned long long*>(flag.raw_data());
-  const unsigned grid = static_cast<unsigned>(sparse_keys::BlocksFor(n, kThreads, kMaxBlocks));
+  const unsigned grid = static_cast<unsigned>(BlocksFor(n, kThreads, kMaxBlocks));
   cudaStream_t stream = cb::Stream(device);
   const int64_t size = keys.NumElements();
   if (v.dtype() == DType::kInt64) {

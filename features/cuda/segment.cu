@@ -17,7 +17,7 @@
 #include "tensorkit/features/cuda/warps.cuh"
 #include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/segment_device.h"
-#include "tensorkit/sparse/cuda/structure.h"
+#include "tensorkit/sparse/index_rows.h"
 
 namespace tensorkit::features_cuda {
 namespace {
@@ -212,7 +212,7 @@ void UnsortedSegmentReduceOnDevice(const Tensor& data, const Tensor& segment_ids
   }
   // A stable sort keeps each segment's rows in entry order (the CPU's counting sort does too).
   Tensor sorted_keys, sorted_pos;
-  sparse_cuda::SortEntries(keys, pos, {num_out + 1}, {0}, &sorted_keys, &sorted_pos);
+  sparse_rows::SortEntries(keys, pos, {num_out + 1}, {0}, &sorted_keys, &sorted_pos);
   ReduceSlots(data, sorted_pos, *View(sorted_keys, {k}), combiner, fi::SegmentOrder::kFromZero,
               /*unsorted=*/true, out, op);
 }

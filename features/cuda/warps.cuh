@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "tensorkit/sparse/keys.h"
+#include "tensorkit/common/host_device.h"
 
 namespace tensorkit::features_cuda {
 
@@ -20,7 +20,7 @@ inline constexpr int64_t kWarpMaxBlocks = 1 << 16;  // grid-stride loops cover t
 inline unsigned WarpGridFor(int64_t n, bool per_thread = false) {
   const int64_t per_block = per_thread ? kWarpThreads : kWarpThreads / kWarp;
   return static_cast<unsigned>(
-      sparse_keys::BlocksFor(std::max<int64_t>(n, 1), static_cast<int>(per_block), kWarpMaxBlocks));
+      BlocksFor(std::max<int64_t>(n, 1), static_cast<int>(per_block), kWarpMaxBlocks));
 }
 
 // f(item, lane) for items [0, n), item i taken by one warp, lanes 0..31.

@@ -83,6 +83,11 @@ Tensor JaggedIndicesOnDevice(const Tensor& off, int64_t, const char* op) {
         " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
 }
 
+Tensor OffsetsFromLengthsOnDevice(const Tensor& lengths, int64_t, const char* op) {
+  Throw(ErrorCode::kUnsupported, op, ": ", lengths.device(),
+        " requested but tensorkit was built without CUDA; rebuild with TENSORKIT_CUDA=ON");
+}
+
 void GatherItemBlocksOnDevice(const std::vector<int64_t>&, const std::vector<const void*>&, int64_t,
                               Tensor* out, const char* op) {
   Throw(ErrorCode::kUnsupported, op, ": ", out->device(),

@@ -1,9 +1,9 @@
 // Internal to the .cu files of the structural primitives (structure.h): what several of them
-// share. Launch sizes and the call's device and stream (On), small host metadata handed to
-// kernels (ArgArray), transfers of the few numbers the host waits for, and the CUB building
-// blocks (first item with a property, select, stable radix sort of key words with a
-// permutation, byte-wise gathers). Everything here is a template or inline, so each .cu file
-// compiles what it uses.
+// share, beside common/cuda/launch.cuh (the call's device and stream On, launch sizes, uploads,
+// FetchOne and Select, shared with features/): small host metadata handed to kernels
+// (ArgArray), row fetches, and the CUB building blocks (first item with a property, stable
+// radix sort of key words with a permutation, byte-wise gathers). Everything here is a template or
+// inline, so each .cu file compiles what it uses.
 //
 // Glossary
 //   metadata     a few host numbers a kernel reads for every entry: shapes, dims, strides, an
@@ -25,6 +25,7 @@
 
 #include "tensorkit/common/cuda/cuda_util.h"
 #include "tensorkit/common/cuda/device_buffer.h"
+#include "tensorkit/common/cuda/launch.cuh"
 #include "tensorkit/common/dtype.h"
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/sparse/cuda/structure.h"
@@ -34,49 +35,22 @@ namespace tensorkit::sparse_cuda {
 
 namespace cb = common_cuda;
 namespace sk = sparse_keys;
+using cb::CheckLaunch;
 using cb::DeviceBuffer;
-
-inline constexpr int kThreads = 256;
-inline constexpr int64_t kMaxBlocks = 1 << 16;  // grid-stride loops cover the rest
-
-// Where a call runs: the tensors' device (made current for the call) and its current stream.
-struct On {
-  On(const Tensor& t, const char* name)
-      : device(t.device().index), guard(device, name), stream(cb::Stream(device)), op(name) {}
-  int device;
-  cb::DeviceGuard guard;
-  cudaStream_t stream;
-  const char* op;
-};
-
-inline unsigned Grid(int64_t n) {
-  return static_cast<unsigned>(sk::BlocksFor(n, kThreads, kMaxBlocks));
-}
-
-__device__ inline int64_t FirstItem() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ inline int64_t ItemStep() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
-
-inline void CheckLaunch(const On& on) { TK_CUDA_CHECK(on.op, cudaGetLastError()); }
+using cb::FetchOne;
+using cb::FirstItem;
+using cb::Grid;
+using cb::ItemStep;
+using cb::kMaxBlocks;
+using cb::kThreads;
+using cb::On;
+using cb::Select;
+using cb::SelectInto;
+using cb::Upload;
 
 // ---------------------------------------------------------------------------------------------
 // Metadata for kernels (the Glossary's ArgArray)
 // ---------------------------------------------------------------------------------------------
-
-// `host` (pageable: a std::vector) in device memory, nothing for an empty vector. The host does
-// not wait: cudaMemcpyAsync has staged a pageable source when it returns, so the vector may go
-// at once, and the kernels that read the copy are enqueued after it on the same stream.
-template <typename T>
-DeviceBuffer Upload(const std::vector<T>& host, const On& on) {
-  const int64_t bytes = static_cast<int64_t>(host.size() * sizeof(T));
-  DeviceBuffer b(bytes, on.device);
-  if (bytes > 0) {
-    TK_CUDA_CHECK(on.op, cudaMemcpyAsync(b.data(), host.data(), static_cast<size_t>(bytes),
-                                         cudaMemcpyHostToDevice, on.stream));
-  }
-  return b;
-}
 
 // Numbers by value: 64 covers every rank in practice and every dense rank (kMaxAxes), and keeps
 // a kernel's parameters (at most three such arrays, about 1.1 KiB) far below the 4 KiB limit.
@@ -90,6 +64,9 @@ struct ArgArray {
   int64_t size;
   __host__ __device__ const T* data() const { return dev != nullptr ? dev : v; }
 };
+// Select (common/cuda/launch.cuh) evaluates large predicates into flags first.
+static_assert(sizeof(ArgArray<int>) > cb::kCopiedPredicateBytes,
+              "every predicate with an ArgArray takes the flag path");
 
 // The host side of an ArgArray: the numbers copied in, or uploaded when they do not fit (the
 // buffer lives as long as this, which outlives the launches that read it).
@@ -115,13 +92,6 @@ class KernelArray {
 // ---------------------------------------------------------------------------------------------
 // Fetches (the host waits)
 // ---------------------------------------------------------------------------------------------
-
-template <typename T>
-T FetchOne(const T* p, const On& on) {
-  T v{};
-  cb::Memcpy(&v, 0, p, on.device, sizeof(T), cb::CopyKind::kDeviceToHost);
-  return v;
-}
 
 // Row `i` of device rows `idx`, fetched.
 inline std::vector<int64_t> FetchRow(const Tensor& idx, int64_t i, const On& on) {
@@ -171,56 +141,6 @@ int64_t MinOver(int64_t n, const F& f, const On& on) {
 // ---------------------------------------------------------------------------------------------
 // Selecting positions (CUB DeviceSelect over a counting iterator)
 // ---------------------------------------------------------------------------------------------
-
-// CUB keeps a copy of the predicate in every thread; one carrying ArgArrays (larger than this)
-// would be copied to local memory, so it is evaluated into flags by FlagKernel instead, which
-// reads its parameter in place.
-inline constexpr size_t kCopiedPredicateBytes = 64;
-static_assert(sizeof(ArgArray<int>) > kCopiedPredicateBytes,
-              "every predicate with an ArgArray takes the flag path");
-
-template <typename Pred>
-__global__ void FlagKernel(int64_t n, Pred pred, unsigned char* flags) {
-  for (int64_t i = FirstItem(); i < n; i += ItemStep()) flags[i] = pred(i) ? 1 : 0;
-}
-
-// Positions i < n with pred(i), ascending, into `out` (room for every selected one); how many
-// into *count on the device. Nothing waits.
-template <typename Pred>
-void SelectInto(int64_t n, const Pred& pred, uint64_t* out, int64_t* count, const On& on) {
-  if (n <= 0) {
-    TK_CUDA_CHECK(on.op, cudaMemsetAsync(count, 0, 8, on.stream));
-    return;
-  }
-  const thrust::counting_iterator<int64_t> first(0);
-  size_t temp = 0;
-  if constexpr (sizeof(Pred) <= kCopiedPredicateBytes) {
-    TK_CUDA_CHECK(on.op,
-                  cub::DeviceSelect::If(nullptr, temp, first, out, count, n, pred, on.stream));
-    DeviceBuffer scratch(static_cast<int64_t>(temp), on.device);
-    TK_CUDA_CHECK(
-        on.op, cub::DeviceSelect::If(scratch.data(), temp, first, out, count, n, pred, on.stream));
-  } else {
-    DeviceBuffer flags(n, on.device);
-    FlagKernel<<<Grid(n), kThreads, 0, on.stream>>>(n, pred, flags.as<unsigned char>());
-    CheckLaunch(on);
-    const unsigned char* f = flags.as<unsigned char>();
-    TK_CUDA_CHECK(on.op,
-                  cub::DeviceSelect::Flagged(nullptr, temp, first, f, out, count, n, on.stream));
-    DeviceBuffer scratch(static_cast<int64_t>(temp), on.device);
-    TK_CUDA_CHECK(on.op, cub::DeviceSelect::Flagged(scratch.data(), temp, first, f, out, count, n,
-                                                    on.stream));
-  }
-}
-
-// The same, returning how many (fetched).
-template <typename Pred>
-int64_t Select(int64_t n, const Pred& pred, uint64_t* out, const On& on) {
-  if (n <= 0) return 0;
-  DeviceBuffer count(8, on.device);
-  SelectInto(n, pred, out, count.as<int64_t>(), on);
-  return FetchOne(count.as<int64_t>(), on);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Sorting (stable CUB radix sorts of key words, a permutation carried along)

@@ -97,5 +97,26 @@ TEST(DeviceTest, CudaLibrariesLoadOnDemand) {
   }
 }
 
+// The one device predicate and the one same-device check of the tree.
+TEST(DeviceTest, OnCudaAndCheckSameDevice) {
+  struct Held {  // anything with device(), as a Tensor or a SparseTensor
+    Device d;
+    Device device() const { return d; }
+  };
+  EXPECT_FALSE(OnCuda(Device::Cpu()));
+  EXPECT_TRUE(OnCuda(Device::Cuda(1)));
+  EXPECT_FALSE(OnCuda(Held{Device::Cpu()}));
+  EXPECT_TRUE(OnCuda(Held{Device::Cuda(0)}));
+  CheckSameDevice(Device::Cuda(1), Device::Cuda(1), "Op");  // no Error
+  try {
+    CheckSameDevice(Device::Cpu(), Device::Cuda(1), "Op", "values", "weights");
+    ADD_FAILURE() << "no Error thrown";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kDeviceMismatch);
+    EXPECT_THAT(e.what(), HasSubstr("Op: values is on cpu but weights is on cuda:1; move weights "
+                                    "with To(cpu)"));
+  }
+}
+
 }  // namespace
 }  // namespace tensorkit

@@ -285,5 +285,19 @@ TEST(TensorPredicatesTest, BroadcastableCompatibleIdenticalOverlap) {
   EXPECT_FALSE(Overlap(a, a.Clone()));
 }
 
+// Contiguous keeps a tensor with default strides (the same storage) and copies any other on its
+// own device.
+TEST(TensorTest, ContiguousCopiesOnlyStridedTensors) {
+  const Tensor t = Tensor::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_TRUE(SharesStorage(t.Contiguous(), t));
+  const Tensor tr = Transpose(t, 0, 1);
+  const Tensor c = tr.Contiguous();
+  EXPECT_FALSE(SharesStorage(c, tr));
+  EXPECT_TRUE(c.IsContiguous());
+  EXPECT_EQ(c.device(), tr.device());
+  EXPECT_EQ(c.ToVector<int32_t>(), (std::vector<int32_t>{1, 4, 2, 5, 3, 6}));
+  EXPECT_FALSE(Tensor().Contiguous().defined());
+}
+
 }  // namespace
 }  // namespace tensorkit

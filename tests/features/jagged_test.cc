@@ -333,6 +333,28 @@ TEST(JaggedTensor, BadLengthsNameTheFirstBadOne) {
       ErrorCode::kShapeMismatch, {"lengths[0]"});
 }
 
+// On the CPU the host offsets are the offsets themselves, for every way of making a jagged tensor
+// and for its copies: nothing is copied to give offsets_data().
+TEST(JaggedTensor, CpuOffsetsAreTheirOwnHostCopy) {
+  const Tensor values = Tensor::FromVector<float>({1, 2, 3, 4});
+  const Tensor dense = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  const std::vector<JaggedTensor> all = {
+      JaggedTensor::FromLengths(values, Tensor::FromVector<int32_t>({3, 0, 1})),
+      JaggedTensor::FromOffsets(values, Tensor::FromVector<int64_t>({0, 1, 4})),
+      JaggedTensor::FromSparse(
+          SparseTensor::Create(Tensor::FromVector<int64_t>({0, 0, 2, 1}, {2, 2}),
+                               Tensor::FromVector<float>({5, 6}), {3, 2})),
+      JaggedTensor::FromPadded(dense, Tensor::FromVector<int64_t>({2, 3}))};
+  for (const JaggedTensor& jt : all) {
+    EXPECT_EQ(jt.offsets_data(), jt.offsets().data<int64_t>());
+    const JaggedTensor copy = jt.WithWeights(Tensor::Zeros({jt.num_values()}, DType::kFloat32));
+    EXPECT_EQ(copy.offsets_data(), jt.offsets().data<int64_t>());
+  }
+  EXPECT_EQ(all[0].offsets().ToVector<int64_t>(), (std::vector<int64_t>{0, 3, 3, 4}));
+  EXPECT_EQ(all[2].offsets().ToVector<int64_t>(), (std::vector<int64_t>{0, 1, 1, 2}));
+  EXPECT_EQ(all[3].offsets().ToVector<int64_t>(), (std::vector<int64_t>{0, 2, 5}));
+}
+
 TEST(JaggedTensor, WeightsAreCheckedAndViewed) {
   Tensor values = Tensor::FromVector<int64_t>({4, 5, 6});
   Tensor w = Tensor::FromVector<float>({0.5f, 1, 2});

@@ -66,6 +66,35 @@ TEST(FeaturesGpu, HashBucketsOfIdsEqualTheCpu) {
   EXPECT_EQ(Host(HashBucketFast(j, 50).values()), Host(HashBucketFast(RandomIds<int64_t>(10), 50)));
 }
 
+// FromLengths on the device keeps the offsets there (a device scan) and gives the CPU's offsets,
+// host offsets and Errors.
+TEST(FeaturesGpu, FromLengthsScansOnTheDevice) {
+  TK_REQUIRE_GPU();
+  const Tensor values = RandomIds<int64_t>(1000);
+  std::vector<int64_t> lengths(300, 0);
+  for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = static_cast<int64_t>(i % 7);
+  lengths.back() += 1000 - 3 * 299;  // adds up to 1000
+  for (DType dtype : {DType::kInt32, DType::kInt64}) {
+    const Tensor len = Converted(Tensor::FromVector(lengths), dtype);
+    const JaggedTensor cpu = JaggedTensor::FromLengths(values, len);
+    const JaggedTensor gpu = JaggedTensor::FromLengths(values.To(kGpu), len.To(kGpu));
+    EXPECT_TRUE(gpu.offsets().device() == kGpu);
+    EXPECT_EQ(Host(gpu.offsets()), Host(cpu.offsets()));
+    EXPECT_EQ(std::vector<int64_t>(gpu.offsets_data(), gpu.offsets_data() + 301),
+              Host(cpu.offsets()));
+  }
+  const JaggedTensor none = JaggedTensor::FromLengths(Tensor::Zeros({0}, DType::kFloat32).To(kGpu),
+                                                      Tensor::Zeros({0}, DType::kInt64).To(kGpu));
+  EXPECT_EQ(Host(none.offsets()), (std::vector<int64_t>{0}));
+  const Tensor three = Tensor::FromVector<float>({1, 2, 3});
+  for (const std::vector<int64_t>& bad :
+       std::vector<std::vector<int64_t>>{{2, -1, 2}, {2, 2}, {1, 1}, {INT64_MAX, INT64_MAX, 3}}) {
+    const Tensor len = Tensor::FromVector(bad);
+    EXPECT_EQ(testing::ErrorOf([&] { JaggedTensor::FromLengths(three.To(kGpu), len.To(kGpu)); }),
+              testing::ErrorOf([&] { JaggedTensor::FromLengths(three, len); }));
+  }
+}
+
 TEST(FeaturesGpu, IntegerLookupEqualsTheCpu) {
   TK_REQUIRE_GPU();
   std::vector<int64_t> tokens;

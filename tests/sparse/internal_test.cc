@@ -29,20 +29,20 @@ using ::tensorkit::testing::MakeSparse;
 
 TEST(SparsePrimitives, FirstWhereAndFirstFailureFindTheFirstBadItem) {
   std::mt19937 rng(5);
-  const int64_t n = 5 * si::kChunk + 123;
+  const int64_t n = 5 * kChunk + 123;
   for (int trial = 0; trial < 12; ++trial) {
     std::vector<uint8_t> bad(static_cast<size_t>(n), 0);
     const int marks = trial % 4;  // 0: nothing bad
     for (int k = 0; k < marks; ++k) bad[rng() % n] = 1;
-    if (trial == 5) bad[si::kChunk] = 1;  // first item of a chunk
-    if (trial == 6) bad[n - 1] = 1;       // the very last item
+    if (trial == 5) bad[kChunk] = 1;  // first item of a chunk
+    if (trial == 6) bad[n - 1] = 1;   // the very last item
     const int64_t want = std::find(bad.begin(), bad.end(), 1) - bad.begin();
     const int64_t expected = want == n ? -1 : want;
     const auto got = AtThreadCounts({1, 2, 3}, [&] {
-      return std::vector<int64_t>{si::FirstWhere(n, [&](int64_t i) { return bad[i] != 0; }),
-                                  si::FirstWhere(
+      return std::vector<int64_t>{FirstWhere(n, [&](int64_t i) { return bad[i] != 0; }),
+                                  FirstWhere(
                                       n, [&](int64_t i) { return bad[i] != 0; }, 1000),
-                                  si::FirstFailure(
+                                  FirstFailure(
                                       n,
                                       [&](int64_t b, int64_t e) {
                                         return std::none_of(bad.begin() + b, bad.begin() + e,
@@ -52,7 +52,7 @@ TEST(SparsePrimitives, FirstWhereAndFirstFailureFindTheFirstBadItem) {
     });
     for (const auto& g : got) EXPECT_EQ(g, (std::vector<int64_t>(3, expected))) << trial;
   }
-  EXPECT_EQ(si::FirstWhere(0, [](int64_t) { return true; }), -1);
+  EXPECT_EQ(FirstWhere(0, [](int64_t) { return true; }), -1);
 }
 
 TEST(SparsePrimitives, SortSlicesIsAStableSortOfEachSlice) {
