@@ -41,14 +41,15 @@ JaggedTensor Bags(const TorchTensor& input, const std::optional<TorchTensor>& of
   TK_CHECK(input.scalar_type() == ScalarType::Int || input.scalar_type() == ScalarType::Long,
            kDTypeMismatch, op, ": input must be torch.int32 or torch.int64, got ",
            ScalarTypeName(input.scalar_type()));
-  Tensor ids = Wrap(input, op, "input");
+  Tensor ids = WrapAny(input, op, "input");
+  const Device device = ids.device();
   const int64_t n = ids.NumElements();
   Tensor w;
   if (per_sample_weights) {
     TK_CHECK(per_sample_weights->numel() == n && per_sample_weights->dim() == input.dim(),
              kShapeMismatch, op, ": per_sample_weights must have input's shape ", SizesText(input),
              ", got ", SizesText(*per_sample_weights));
-    w = Wrap(*per_sample_weights, op, "per_sample_weights");
+    w = WrapAny(*per_sample_weights, op, "per_sample_weights");
   }
   Tensor off;
   if (input.dim() == 2) {
@@ -60,7 +61,7 @@ JaggedTensor Bags(const TorchTensor& input, const std::optional<TorchTensor>& of
     off = Tensor::Empty({B + 1}, DType::kInt64);
     int64_t* o = off.data<int64_t>();
     for (int64_t b = 0; b <= B; ++b) o[b] = b * L;
-    return JaggedTensor::FromOffsets(ids, off, w);
+    return JaggedTensor::FromOffsets(ids, OnDevice(off, device), w);
   }
   TK_CHECK(offsets.has_value(), kInvalidArgument, op, ": offsets are needed for a 1-D input");
   const Tensor given = IndexVector(*offsets, op, "offsets");
@@ -85,7 +86,7 @@ JaggedTensor Bags(const TorchTensor& input, const std::optional<TorchTensor>& of
   // With include_last_offset, ids after offsets[B] belong to no bag (torch ignores them).
   ids = SliceRows(ids, 0, o[B]);
   if (w.defined()) w = SliceRows(w, 0, o[B]);
-  return JaggedTensor::FromOffsets(ids, off, w);
+  return JaggedTensor::FromOffsets(ids, OnDevice(off, device), w);
 }
 
 struct Table {
@@ -116,7 +117,7 @@ Table CheckTable(const TorchTensor& weight, const std::string& mode,
              ") (num_embeddings = ", V, ")");
     pad = *padding_idx < 0 ? *padding_idx + V : *padding_idx;
   }
-  return {Wrap(weight, op, "weight"), combiner, pad};
+  return {WrapAny(weight, op, "weight"), combiner, pad};
 }
 
 TorchTensor EmbeddingBagOp(TorchTensor input, TorchTensor weight,
@@ -125,6 +126,7 @@ TorchTensor EmbeddingBagOp(TorchTensor input, TorchTensor weight,
                            std::optional<int64_t> padding_idx, bool /*sparse: the backward's*/) {
   const char* op = "tensorkit::embedding_bag";
   return Run(op, [&] {
+    const TorchStream stream(weight, op);
     const Table t = CheckTable(weight, mode, per_sample_weights, padding_idx, op);
     const JaggedTensor bags = Bags(input, offsets, per_sample_weights, include_last_offset, op);
     return Export(EmbeddingBag(t.weight, bags, t.combiner, t.padding_id));
@@ -137,6 +139,7 @@ TorchTensor EmbeddingBagBackwardOp(TorchTensor grad, TorchTensor input, TorchTen
                                    bool include_last_offset, std::optional<int64_t> padding_idx) {
   const char* op = "tensorkit::embedding_bag_backward";
   return Run(op, [&] {
+    const TorchStream stream(weight, op);
     const Table t = CheckTable(weight, mode, per_sample_weights, padding_idx, op);
     const JaggedTensor bags = Bags(input, offsets, per_sample_weights, include_last_offset, op);
     TK_CHECK(grad.dim() == 2 && grad.size(0) == bags.batch_size() && grad.size(1) == weight.size(1),
@@ -145,11 +148,11 @@ TorchTensor EmbeddingBagBackwardOp(TorchTensor grad, TorchTensor input, TorchTen
     TK_CHECK(grad.scalar_type() == weight.scalar_type(), kDTypeMismatch, op, ": grad (",
              ScalarTypeName(grad.scalar_type()), ") must have weight's dtype ",
              ScalarTypeName(weight.scalar_type()));
-    TorchTensor out = Zeros({weight.size(0), weight.size(1)}, weight.scalar_type());
-    Tensor table_grad = Wrap(out, op, "weight gradient");
-    EmbeddingBagBackward(Wrap(grad, op, "grad"), bags, t.combiner, &table_grad, t.padding_id,
+    Tensor table_grad =
+        ZerosForExport({weight.size(0), weight.size(1)}, t.weight.dtype(), t.weight.device());
+    EmbeddingBagBackward(WrapAny(grad, op, "grad"), bags, t.combiner, &table_grad, t.padding_id,
                          t.combiner == Combiner::kMax ? t.weight : Tensor());
-    return out;
+    return Export(table_grad);
   });
 }
 
@@ -200,6 +203,13 @@ STABLE_TORCH_LIBRARY_IMPL(tensorkit, CPU, m) {
   m.impl("embedding_bag", TORCH_BOX(&EmbeddingBagOp));
   m.impl("embedding_bag_backward", TORCH_BOX(&EmbeddingBagBackwardOp));
   m.impl("embedding_bag_sparse_backward", TORCH_BOX(&EmbeddingBagSparseBackwardOp));
+}
+
+// The same kernels on CUDA tensors: the features library's device bodies, on torch's stream;
+// offsets are checked on the host (one copy). The sparse gradient has no device path here.
+STABLE_TORCH_LIBRARY_IMPL(tensorkit, CUDA, m) {
+  m.impl("embedding_bag", TORCH_BOX(&EmbeddingBagOp));
+  m.impl("embedding_bag_backward", TORCH_BOX(&EmbeddingBagBackwardOp));
 }
 
 }  // namespace tensorkit::torch_ops

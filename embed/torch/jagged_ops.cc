@@ -89,6 +89,7 @@ TorchTensor JaggedToPaddedDense(TorchTensor values, std::vector<TorchTensor> off
                                 std::vector<int64_t> max_lengths, double padding_value) {
   const char* op = "tensorkit::jagged_to_padded_dense";
   return Run(op, [&] {
+    const TorchStream stream(values, op);
     TK_CHECK(values.dim() == 1 || values.dim() == 2, kInvalidArgument, op,
              ": values must be 1-D [N] or 2-D [N, D], got shape ", SizesText(values));
     Tensor off = OneOffsets(offsets, op);
@@ -97,7 +98,7 @@ TorchTensor JaggedToPaddedDense(TorchTensor values, std::vector<TorchTensor> off
              max_lengths.size());
     TK_CHECK(max_lengths[0] >= 0, kInvalidArgument, op, ": max_lengths[0] = ", max_lengths[0],
              " is negative");
-    const Tensor vals = Wrap(values, op, "values");
+    const Tensor vals = WrapAny(values, op, "values");
     CheckOffsets(off, vals.Dim(0), "values.size(0)", op);
     // FBGEMM reads only [offsets[0], offsets[B]): the rows as a JaggedTensor over that view of
     // values, with offsets from 0, padded by JaggedTensor::ToPadded.
@@ -111,8 +112,8 @@ TorchTensor JaggedToPaddedDense(TorchTensor values, std::vector<TorchTensor> off
       int64_t* z = from_zero.data<int64_t>();
       for (int64_t r = 0; r <= B; ++r) z[r] = o[r] - o[0];
     }
-    return Export(
-        JaggedTensor::FromOffsets(rows, from_zero).ToPadded(max_lengths[0], Scalar(padding_value)));
+    return Export(JaggedTensor::FromOffsets(rows, OnDevice(from_zero, vals.device()))
+                      .ToPadded(max_lengths[0], Scalar(padding_value)));
   });
 }
 
@@ -248,6 +249,12 @@ STABLE_TORCH_LIBRARY_IMPL(tensorkit, CPU, m) {
   m.impl("jagged_to_padded_dense_backward", TORCH_BOX(&JaggedToPaddedDenseBackward));
   m.impl("dense_to_jagged_forward", TORCH_BOX(&DenseToJaggedForward));
   m.impl("permute_2D_sparse_data", TORCH_BOX(&Permute2DSparseData));
+}
+
+// On CUDA tensors: jagged_to_padded_dense through JaggedTensor::ToPadded's device body, the
+// offsets checked on the host (one copy). The others have no device path here.
+STABLE_TORCH_LIBRARY_IMPL(tensorkit, CUDA, m) {
+  m.impl("jagged_to_padded_dense", TORCH_BOX(&JaggedToPaddedDense));
 }
 
 }  // namespace tensorkit::torch_ops

@@ -1,8 +1,8 @@
 // The schemas of torch.ops.tensorkit.*. Where FBGEMM has the operator, the schema is FBGEMM's
 // (torch.ops.fbgemm.*), so that one replaces the other; embedding_bag takes
-// torch.nn.functional.embedding_bag's arguments. The CPU kernels are registered beside each
-// operator's body; fake kernels, autograd and dense_to_jagged (composite) are registered in
-// Python by tensorkit.torch.
+// torch.nn.functional.embedding_bag's arguments. The CPU kernels, and the CUDA kernels of the
+// operators with a device path, are registered beside each operator's body; fake kernels, autograd
+// and dense_to_jagged (composite) are registered in Python by tensorkit.torch.
 #include "tensorkit/embed/torch/torch_glue.h"
 
 STABLE_TORCH_LIBRARY(tensorkit, m) {

@@ -25,8 +25,9 @@ TorchTensor SegmentReduceOp(TorchTensor data, TorchTensor segment_ids, int64_t n
                             std::string reduce, bool sorted) {
   const char* op = "tensorkit::segment_reduce";
   return Run(op, [&] {
+    const TorchStream stream(data, op);
     const Combiner c = ParseCombiner(reduce, op);
-    const Tensor d = Wrap(data, op, "data"), ids = Wrap(segment_ids, op, "segment_ids");
+    const Tensor d = WrapAny(data, op, "data"), ids = WrapAny(segment_ids, op, "segment_ids");
     return Export(sorted ? SegmentReduce(d, ids, num_segments, c)
                          : UnsortedSegmentReduce(d, ids, num_segments, c));
   });
@@ -65,6 +66,7 @@ std::tuple<TorchTensor, TorchTensor, TorchTensor, TorchTensor> FillEmptyRowsOp(
     TorchTensor default_value) {
   const char* op = "tensorkit::fill_empty_rows";
   return Run(op, [&] {
+    const TorchStream stream(values, op);
     TK_CHECK(indices.dim() == 2 && indices.scalar_type() == ScalarType::Long, kInvalidArgument, op,
              ": indices must be torch.int64 [nnz, rank], got ",
              ScalarTypeName(indices.scalar_type()), " ", SizesText(indices));
@@ -78,13 +80,13 @@ std::tuple<TorchTensor, TorchTensor, TorchTensor, TorchTensor> FillEmptyRowsOp(
              kInvalidArgument, op, ": default_value must be one element of values' dtype ",
              ScalarTypeName(values.scalar_type()), ", got ",
              ScalarTypeName(default_value.scalar_type()), " ", SizesText(default_value));
-    const Tensor dv = Wrap(default_value, op, "default_value");
+    const Tensor dv = WrapAny(default_value, op, "default_value").HostContiguous();
     Scalar fill;
     Dispatch<kNumericDTypes>(dv.dtype(), op, [&]<typename T>() {
       fill = Scalar(*static_cast<const T*>(dv.raw_data()));
     });
-    const SparseTensor st =
-        SparseTensor::Create(Wrap(indices, op, "indices"), Wrap(values, op, "values"), dense_shape);
+    const SparseTensor st = SparseTensor::Create(WrapAny(indices, op, "indices"),
+                                                 WrapAny(values, op, "values"), dense_shape);
     const FillEmptyRowsResult r = FillEmptyRows(st, fill);
     return std::make_tuple(Export(r.output.indices()), Export(r.output.values()),
                            Export(r.empty_row_indicator), Export(r.reverse_index_map));
@@ -95,9 +97,10 @@ std::tuple<TorchTensor, TorchTensor> FillEmptyRowsGradOp(TorchTensor reverse_ind
                                                          TorchTensor grad_values) {
   const char* op = "tensorkit::fill_empty_rows_grad";
   return Run(op, [&] {
-    const FillEmptyRowsGradResult r =
-        FillEmptyRowsGrad(IndexVector(reverse_index_map, op, "reverse_index_map"),
-                          Wrap(grad_values, op, "grad_values"));
+    const TorchStream stream(grad_values, op);
+    const Tensor grad = WrapAny(grad_values, op, "grad_values");
+    const FillEmptyRowsGradResult r = FillEmptyRowsGrad(
+        OnDevice(IndexVector(reverse_index_map, op, "reverse_index_map"), grad.device()), grad);
     return std::make_tuple(Export(r.d_values), Export(r.d_default_value));
   });
 }
@@ -106,11 +109,11 @@ TorchTensor BucketizeOp(TorchTensor values, TorchTensor boundaries,
                         std::optional<TorchTensor> offsets) {
   const char* op = "tensorkit::bucketize";
   return Run(op, [&] {
+    const TorchStream stream(values, op);
     TK_CHECK(boundaries.dim() == 1, kInvalidArgument, op, ": boundaries must be 1-D, got shape ",
              SizesText(boundaries));
-    const Tensor vals = Wrap(values, op, "values");
-    const Tensor b = Wrap(boundaries, op, "boundaries");
-    const Tensor bc = b.IsContiguous() ? b : b.Clone();
+    const Tensor vals = WrapAny(values, op, "values");
+    const Tensor bc = WrapAny(boundaries, op, "boundaries").HostContiguous();
     const int64_t n = bc.Dim(0);
     // float32 boundaries compare as float (TensorFlow's and torch's promotion for int and float32
     // values); any other dtype as double.
@@ -130,7 +133,8 @@ TorchTensor BucketizeOp(TorchTensor values, TorchTensor boundaries,
     if (!offsets) return Export(as_float ? Bucketize(vals, bf) : Bucketize(vals, bd));
     TK_CHECK(values.dim() >= 1, kInvalidArgument, op,
              ": values of a jagged tensor must be at least 1-D, got shape ", SizesText(values));
-    const JaggedTensor jt = JaggedTensor::FromOffsets(vals, IndexVector(*offsets, op, "offsets"));
+    const JaggedTensor jt = JaggedTensor::FromOffsets(
+        vals, OnDevice(IndexVector(*offsets, op, "offsets"), vals.device()));
     return Export((as_float ? Bucketize(jt, bf) : Bucketize(jt, bd)).values());
   });
 }
@@ -140,6 +144,15 @@ TorchTensor BucketizeOp(TorchTensor values, TorchTensor boundaries,
 STABLE_TORCH_LIBRARY_IMPL(tensorkit, CPU, m) {
   m.impl("segment_reduce", TORCH_BOX(&SegmentReduceOp));
   m.impl("segment_reduce_backward", TORCH_BOX(&SegmentReduceBackwardOp));
+  m.impl("fill_empty_rows", TORCH_BOX(&FillEmptyRowsOp));
+  m.impl("fill_empty_rows_grad", TORCH_BOX(&FillEmptyRowsGradOp));
+  m.impl("bucketize", TORCH_BOX(&BucketizeOp));
+}
+
+// The same kernels on CUDA tensors: the features library's device bodies, on torch's stream.
+// segment_reduce_backward has no device path (the library's gradient runs on the CPU).
+STABLE_TORCH_LIBRARY_IMPL(tensorkit, CUDA, m) {
+  m.impl("segment_reduce", TORCH_BOX(&SegmentReduceOp));
   m.impl("fill_empty_rows", TORCH_BOX(&FillEmptyRowsOp));
   m.impl("fill_empty_rows_grad", TORCH_BOX(&FillEmptyRowsGradOp));
   m.impl("bucketize", TORCH_BOX(&BucketizeOp));

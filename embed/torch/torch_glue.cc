@@ -1,5 +1,8 @@
 #include "tensorkit/embed/torch/torch_glue.h"
 
+#include <dlfcn.h>
+
+#include <cstring>
 #include <memory>
 
 #include "tensorkit/dense/external.h"
@@ -74,10 +77,16 @@ std::string SizesText(const TorchTensor& t) {
   return ShapeString(dims);
 }
 
-Tensor Wrap(const TorchTensor& t, const char* op, const char* what) {
-  TK_CHECK(t.defined(), kInvalidArgument, op, ": ", what, " is an undefined tensor");
-  TK_CHECK(t.is_cpu(), kUnsupported, op, ": ", what,
-           " is not on the CPU; this version runs on the CPU only (move it with .cpu())");
+Device DeviceOf(const TorchTensor& t, const char* op, const char* what) {
+  if (t.is_cpu()) return Device::Cpu();
+  TK_CHECK(t.is_cuda(), kUnsupported, op, ": ", what,
+           " is neither on the CPU nor on a CUDA device; move it with .cpu() or .cuda()");
+  return Device::Cuda(static_cast<int>(t.get_device_index()));
+}
+
+namespace {
+
+Tensor WrapOn(const TorchTensor& t, Device device, const char* op, const char* what) {
   const std::optional<DType> dt = ToDType(t.scalar_type());
   TK_CHECK(dt.has_value(), kDTypeMismatch, op, ": ", what, " has dtype ",
            ScalarTypeName(t.scalar_type()), ", which tensorkit does not hold");
@@ -94,20 +103,49 @@ Tensor Wrap(const TorchTensor& t, const char* op, const char* what) {
     for (int64_t a = 0; a < c.dim(); ++a) strides.push_back(c.stride(a));
     // The copy's handle rides in the deleter, so the memory lives as long as the Tensor.
     auto keep = std::make_shared<TorchTensor>(c);
-    return WrapExternal(c.data_ptr(), dims, strides, *dt, Device::Cpu(),
+    return WrapExternal(c.data_ptr(), dims, strides, *dt, device,
                         [keep](void*) mutable { keep.reset(); });
   }
-  return WrapExternal(t.data_ptr(), dims, strides, *dt, Device::Cpu());
+  return WrapExternal(t.data_ptr(), dims, strides, *dt, device);
+}
+
+// aoti_torch_get_current_cuda_stream, from libtorch_cuda when it is loaded (torch_glue.h).
+using CurrentCudaStreamFn = int32_t (*)(int32_t, void**);
+CurrentCudaStreamFn FindCurrentCudaStream() {
+  static const CurrentCudaStreamFn fn = [] {
+    void* lib = dlopen("libtorch_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
+    void* sym = dlsym(lib != nullptr ? lib : RTLD_DEFAULT, "aoti_torch_get_current_cuda_stream");
+    return reinterpret_cast<CurrentCudaStreamFn>(sym);
+  }();
+  return fn;
+}
+
+}  // namespace
+
+Tensor Wrap(const TorchTensor& t, const char* op, const char* what) {
+  TK_CHECK(t.defined(), kInvalidArgument, op, ": ", what, " is an undefined tensor");
+  TK_CHECK(t.is_cpu(), kUnsupported, op, ": ", what,
+           " is not on the CPU; this operator runs on the CPU only (move it with .cpu())");
+  return WrapOn(t, Device::Cpu(), op, what);
+}
+
+Tensor WrapAny(const TorchTensor& t, const char* op, const char* what) {
+  TK_CHECK(t.defined(), kInvalidArgument, op, ": ", what, " is an undefined tensor");
+  return WrapOn(t, DeviceOf(t, op, what), op, what);
 }
 
 TorchTensor Export(const Tensor& t) {
-  TK_CHECK(t.device().is_cpu(), kInternal, "Export: a tensor on ", t.device().ToString());
+  const Device device = t.device();
   const std::vector<int64_t> dims = t.Dims(), strides = t.Strides();
   // The handle keeps the storage; torch calls the deleter once, when its storage goes.
   auto* keep = new Tensor(t);
+  const torch::stable::Device where =
+      device.is_cuda()
+          ? torch::stable::Device(torch::headeronly::DeviceType::CUDA,
+                                  static_cast<torch::stable::DeviceIndex>(device.index))
+          : torch::stable::Device(torch::headeronly::DeviceType::CPU);
   return torch::stable::from_blob(t.NumElements() == 0 ? nullptr : t.raw_data(), dims, strides,
-                                  torch::stable::Device(torch::headeronly::DeviceType::CPU),
-                                  ToScalarType(t.dtype()), [keep](void*) { delete keep; });
+                                  where, ToScalarType(t.dtype()), [keep](void*) { delete keep; });
 }
 
 TorchTensor Empty(const std::vector<int64_t>& dims, ScalarType st) {
@@ -120,6 +158,32 @@ TorchTensor Zeros(const std::vector<int64_t>& dims, ScalarType st) {
   torch::stable::zero_(t);
   return t;
 }
+
+Tensor ZerosForExport(const std::vector<int64_t>& dims, DType dt, Device device) {
+  if (device.is_cuda()) return Tensor::Zeros(dims, dt, device);
+  Tensor t = Tensor::Empty(dims, dt);
+  char* p = static_cast<char*>(t.raw_data());
+  const int64_t bytes = t.NumElements() * DTypeSize(dt);
+  ParallelFor(0, bytes, GrainFor(1),
+              [&](int64_t b, int64_t e) { std::memset(p + b, 0, static_cast<size_t>(e - b)); });
+  return t;
+}
+
+TorchStream::TorchStream(const TorchTensor& t, const char* op) {
+  if (!t.defined() || !t.is_cuda()) return;
+  const int index = static_cast<int>(t.get_device_index());
+  void* stream = nullptr;
+  if (const CurrentCudaStreamFn fn = FindCurrentCudaStream()) {
+    TK_CHECK(fn(index, &stream) == 0, kInternal, op,
+             ": torch could not give its current CUDA stream of device ", index);
+  }
+  guard_ =
+      std::make_unique<cuda::StreamGuard>(Device::Cuda(index), static_cast<cuda::Stream>(stream));
+}
+
+TorchStream::~TorchStream() = default;
+
+Tensor OnDevice(const Tensor& t, Device device) { return t.device() == device ? t : t.To(device); }
 
 Combiner ParseCombiner(const std::string& name, const char* op) {
   for (Combiner c :
@@ -137,8 +201,8 @@ Tensor IndexVector(const TorchTensor& t, const char* op, const char* what) {
   TK_CHECK(t.scalar_type() == ScalarType::Int || t.scalar_type() == ScalarType::Long,
            kDTypeMismatch, op, ": ", what, " must be torch.int32 or torch.int64, got ",
            ScalarTypeName(t.scalar_type()));
-  const Tensor w = Wrap(t, op, what);
-  if (w.dtype() == DType::kInt64 && w.IsContiguous()) return w;
+  const Tensor w = WrapAny(t, op, what).HostContiguous();
+  if (w.dtype() == DType::kInt64) return w;
   Tensor out = Tensor::Empty({w.Dim(0)}, DType::kInt64);
   Copy(w, &out);
   return out;

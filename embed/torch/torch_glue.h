@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -29,6 +30,7 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/common/stream.h"
 #include "tensorkit/dense/tensor.h"
 #include "tensorkit/features/combiner.h"
 
@@ -52,18 +54,53 @@ ScalarType ToScalarType(DType dt);
 std::string ScalarTypeName(ScalarType st);
 
 // A tensorkit Tensor over t's memory, t's sizes and strides (no copy). t must be a CPU tensor
-// (else an Error naming `op` and `what`) of a dtype tensorkit has. An expanded tensor (stride 0
-// on an axis of more than one element), which a tensorkit view cannot alias, is copied first.
+// (else an Error naming `op` and `what`: the operators without a device path) of a dtype
+// tensorkit has. An expanded tensor (stride 0 on an axis of more than one element), which a
+// tensorkit view cannot alias, is copied first.
 Tensor Wrap(const TorchTensor& t, const char* op, const char* what);
-// A torch tensor over t's memory (no copy); t keeps its storage alive until torch lets go.
+// Wrap for the operators with a device path: t on the CPU or a CUDA device (then the Tensor is
+// on that device; make a TorchStream first, so that the memory's home is torch's stream).
+Tensor WrapAny(const TorchTensor& t, const char* op, const char* what);
+// The tensorkit device of a torch tensor (the CPU or a CUDA device; another is an Error).
+Device DeviceOf(const TorchTensor& t, const char* op, const char* what);
+// A torch tensor over t's memory (no copy), on t's device; t keeps its storage alive until
+// torch lets go.
 TorchTensor Export(const Tensor& t);
 // A new, uninitialized CPU torch tensor.
 TorchTensor Empty(const std::vector<int64_t>& dims, ScalarType st);
 // A new CPU torch tensor of zeros.
 TorchTensor Zeros(const std::vector<int64_t>& dims, ScalarType st);
+// A new tensor of zeros from tensorkit's allocator, to Export. On the CPU a large one (a dense
+// table gradient) reuses a block that an earlier result freed, already mapped, and all threads
+// zero it; torch's allocator maps a fresh one each time, whose first-touch page faults cost more
+// than the gradient itself. On a CUDA device, tensorkit's stream-ordered allocator.
+Tensor ZerosForExport(const std::vector<int64_t>& dims, DType dt, Device device = Device::Cpu());
 
-// The elements of a 1-D int32 or int64 tensor as int64 (a copy only for int32 or a strided
-// tensor); an Error naming `op` and `what` for another rank or dtype.
+// For one kernel call on CUDA tensors: makes torch's current CUDA stream of t's device the
+// stream tensorkit enqueues on (tensorkit::cuda::StreamGuard), so that the kernel is ordered
+// with torch's work before and after it as torch's own kernels are. The stream comes from
+// aoti_torch_get_current_cuda_stream, which the stable C shim declares but libtorch_cuda (not
+// libtorch_cpu) defines: it is looked up in the loaded libtorch_cuda at run time, so this library
+// still loads into a CPU-only torch. (torch::stable::accelerator's native stream handle needs
+// torch >= 2.13, above this library's target.) Without it, the legacy default stream, which
+// torch's default stream is. Does nothing for a CPU tensor.
+class TorchStream {
+ public:
+  TorchStream(const TorchTensor& t, const char* op);
+  ~TorchStream();
+  TorchStream(const TorchStream&) = delete;
+  TorchStream& operator=(const TorchStream&) = delete;
+
+ private:
+  std::unique_ptr<cuda::StreamGuard> guard_;
+};
+
+// The same data on `device` (itself when it is there already).
+Tensor OnDevice(const Tensor& t, Device device);
+
+// The elements of a 1-D int32 or int64 tensor as int64 on the CPU (a copy only for int32, a
+// strided or a CUDA tensor, whose elements are copied to the host); an Error naming `op` and
+// `what` for another rank or dtype.
 Tensor IndexVector(const TorchTensor& t, const char* op, const char* what);
 // "[2, 3]".
 std::string SizesText(const TorchTensor& t);

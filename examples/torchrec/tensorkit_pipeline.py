@@ -3,7 +3,8 @@ tk.from_arrow) or a TFRecord file of tf.Examples (tk.io.tfrecord_iterator, tk.io
 categorical values hashed (tk.hash_bucket_fast: TensorFlow's StringToHashBucketFast), empty rows
 filled (tk.fill_empty_rows), floats bucketized (tk.bucketize), a torchrec KeyedJaggedTensor out
 (tensorkit.torch.to_torchrec, sharing tensorkit's memory). Each is a torch IterableDataset whose
-DataLoader workers read their own row groups or records."""
+DataLoader workers read their own row groups or records; a worker's batch crosses to the main
+process as one buffer (WorkerBatch)."""
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -17,7 +18,8 @@ from pipeline_common import (BOUNDARIES, BUCKETS, CATEGORICAL_KEYS, DENSE_KEYS, 
 
 def assemble(hashed, cat_lengths, dense, label):
     """The batch from the hashed categorical ids (int64, feature-major), their lengths [26 * B],
-    the floats [13, B] and the labels [B]."""
+    the floats [13, B] and the labels [B]: (dense input, KeyedJaggedTensor, labels), or in a
+    DataLoader worker a WorkerBatch that becomes that tuple in the main process."""
     batch = dense.shape[1]
     # Every empty categorical row gets MISSING_ID (tf.sparse.fill_empty_rows on the [26 * B, L]
     # sparse form of all 26 features at once).
@@ -26,13 +28,65 @@ def assemble(hashed, cat_lengths, dense, label):
     filled = tk.JaggedTensor.from_sparse(filled)
     # The floats' bucket ids (TensorFlow's Bucketize: float32 boundaries), one per row.
     dense_ids = tk.bucketize(dense, BOUNDARIES).astype("int64")  # [13, B]
-    kjt = tk.KeyedJaggedTensor(
-        SPARSE_KEYS,
-        np.concatenate([np.asarray(filled.values), np.asarray(dense_ids).reshape(-1)]),
-        np.concatenate([np.asarray(filled.lengths), np.ones(dense_ids.shape[0] * batch,
-                                                            dtype=np.int64)]))
-    labels = torch.from_numpy(np.asarray(label, dtype=np.float32).reshape(-1))
-    return dense_input(dense), tkt.to_torchrec(kjt), labels
+    values = np.concatenate([np.asarray(filled.values), np.asarray(dense_ids).reshape(-1)])
+    lengths = np.concatenate([np.asarray(filled.lengths),
+                              np.ones(dense_ids.shape[0] * batch, dtype=np.int64)])
+    labels = np.asarray(label, dtype=np.float32).reshape(-1)
+    if torch.utils.data.get_worker_info() is not None:
+        return WorkerBatch(dense_input(dense).numpy(), values, lengths, labels)
+    kjt = tk.KeyedJaggedTensor(SPARSE_KEYS, values, lengths)
+    return dense_input(dense), tkt.to_torchrec(kjt), torch.from_numpy(labels)
+
+
+class WorkerBatch:
+    """A batch made in a DataLoader worker, sent to the main process as one buffer: the ids,
+    lengths, offsets, dense input and labels side by side in one bytearray, which pickles by
+    value through the worker's pipe (tens of KiB a batch). Unpickled it is the batch tuple, its
+    tensors views of that buffer. Sent as they are, the batch's five tensors would each be moved
+    into a shared-memory segment and its file descriptor passed over a socket of its own, which
+    costs more than the worker takes to make the batch."""
+
+    __slots__ = ("buffer", "sizes")
+
+    def __init__(self, dense, values, lengths, labels):
+        offsets = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        # The 8-byte parts first, so that every part is aligned for its dtype.
+        parts = [values.astype(np.int64, copy=False), lengths.astype(np.int64, copy=False),
+                 offsets, np.ascontiguousarray(dense, dtype=np.float32), labels]
+        self.sizes = (values.shape[0], lengths.shape[0], labels.shape[0])
+        self.buffer = bytearray(sum(p.nbytes for p in parts))
+        flat = np.frombuffer(self.buffer, dtype=np.uint8)
+        at = 0
+        for p in parts:
+            flat[at:at + p.nbytes] = p.reshape(-1).view(np.uint8)
+            at += p.nbytes
+
+    def __reduce__(self):
+        return _unpack_batch, (self.buffer, self.sizes)
+
+
+def _unpack_batch(buffer, sizes):
+    from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
+
+    num_values, num_lengths, batch = sizes
+    flat = np.frombuffer(buffer, dtype=np.uint8)
+    at = 0
+
+    def take(count, dtype):
+        nonlocal at
+        nbytes = count * np.dtype(dtype).itemsize
+        part = torch.from_numpy(flat[at:at + nbytes].view(dtype))
+        at += nbytes
+        return part
+
+    values, lengths = take(num_values, np.int64), take(num_lengths, np.int64)
+    offsets = take(num_lengths + 1, np.int64)
+    dense = take(batch * len(DENSE_KEYS), np.float32).view(batch, len(DENSE_KEYS))
+    labels = take(batch, np.float32)
+    kjt = KeyedJaggedTensor(keys=SPARSE_KEYS, values=values, lengths=lengths, offsets=offsets,
+                            stride=batch)
+    return dense, kjt, labels
 
 
 def _one_thread():

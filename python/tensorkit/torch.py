@@ -294,6 +294,46 @@ def _embedding_bags_backward_fake(grad, weights, values, lengths, modes, per_sam
 
 def _embedding_bags_setup(ctx, inputs, output):
     ctx.args = inputs
+    # The weights' gradient under sqrtn reads the output (saved, not held: no reference cycle).
+    ctx.save_for_backward(output if inputs[4] is not None and "sqrtn" in inputs[3] else None)
+
+
+def _embedding_bags_weights_grad(grad, output, weights, values, lengths, modes, psw):
+    # Position p of feature f, bag b, id v, weight w_p, x_p = weights[f][v], g = grad[b, cols
+    # of f]; dot_p = g . x_p. sum: out = sum_q w_q x_q, so dot_p. mean (FBGEMM's: over the
+    # count L of ids): dot_p / L. sqrtn (over r = sqrt(sum_q w_q^2)): out = S / r, so
+    # dot_p / r - (g . out) w_p / r^2, and 0 where r = 0 (the forward gives 0 there).
+    num_tables = len(weights)
+    lens = lengths.reshape(num_tables, -1).long()
+    batch = lens.shape[1]
+    segment = torch.repeat_interleave(torch.arange(lens.numel(), device=values.device),
+                                      lens.reshape(-1))
+    grad_psw = psw.new_zeros(psw.shape)
+    start = col = 0
+    for f, count in enumerate(lens.sum(1).tolist()):
+        width = weights[f].shape[1]
+        stop = start + count
+        rows = segment[start:stop] - f * batch
+        g = grad[:, col:col + width]
+        dots = (g[rows] * weights[f][values[start:stop].long()]).sum(-1)
+        if modes[f] == "sum":
+            part = dots
+        elif modes[f] == "mean":
+            part = dots / lens[f][rows].to(dots.dtype)
+        elif modes[f] == "sqrtn":
+            w = psw[start:stop].to(dots.dtype)
+            r = torch.zeros(batch, dtype=dots.dtype, device=dots.device).index_add_(
+                0, rows, w * w).sqrt()[rows]
+            g_out = (g * output[:, col:col + width]).sum(-1)[rows]
+            safe = torch.where(r > 0, r, torch.ones_like(r))
+            part = torch.where(r > 0, dots / safe - g_out * w / (safe * safe),
+                               torch.zeros_like(dots))
+        else:  # max, min: the forward refuses weights
+            raise RuntimeError(f"tensorkit::embedding_bags: mode {modes[f]!r} takes no weights")
+        grad_psw[start:stop] = part.to(psw.dtype)
+        start = stop
+        col += width
+    return grad_psw
 
 
 def _embedding_bags_backward(ctx, grad):
@@ -304,27 +344,9 @@ def _embedding_bags_backward(ctx, grad):
         grads = ops.embedding_bags_backward(grad, weights, values, lengths, modes, psw)
     grad_psw = None
     if psw is not None and ctx.needs_input_grad[4]:
-        if any(m != "sum" for m in modes):
-            raise NotImplementedError(
-                "tensorkit.torch.embedding_bags: the per_sample_weights gradient is taken for "
-                "mode 'sum' only")
-        # d out[b, cols of f] / d w[p] = weights[f][values[p]]: one dot product per id.
-        num_tables = len(weights)
-        flat = lengths.reshape(num_tables, -1)
-        batch = flat.shape[1]
-        row = torch.repeat_interleave(torch.arange(flat.numel(), device=values.device),
-                                      flat.reshape(-1).long())
-        grad_psw = psw.new_zeros(psw.shape)
-        per_feature = flat.sum(1).tolist()
-        start = col = 0
-        for f, count in enumerate(per_feature):
-            width = weights[f].shape[1]
-            rows = row[start:start + count] % batch
-            ids = values[start:start + count].long()
-            grad_psw[start:start + count] = (
-                grad[rows, col:col + width] * weights[f][ids]).sum(-1)
-            start += count
-            col += width
+        output, = ctx.saved_tensors
+        grad_psw = _embedding_bags_weights_grad(grad, output, weights, values, lengths, modes,
+                                                psw)
     return grads, None, None, None, grad_psw
 
 
@@ -335,8 +357,14 @@ torch.library.register_autograd("tensorkit::embedding_bags", _embedding_bags_bac
 def embedding_bags(weights, values, lengths, modes="sum", per_sample_weights=None):
     """One table per feature of a KeyedJaggedTensor (its values and lengths [F * B] or [F, B],
     feature-major, TorchRec's layout) reduced into one [B, sum of D] output, feature f's bags in
-    its columns: FBGEMM's table-batched embedding forward, with each table's gradient.
-    modes: one of "sum", "mean", "sqrtn", "max", "min", or one per table."""
+    its columns: FBGEMM's table-batched embedding forward, with each table's gradient and the
+    per_sample_weights' gradient.
+    modes: one of "sum", "mean", "sqrtn", "max", "min", or one per table. With
+    per_sample_weights (not for "max" and "min"), "mean" is FBGEMM's PoolingMode.MEAN: the
+    weighted sum over the count of ids in the bag; "sqrtn" divides the weighted sum by the root
+    of the sum of the squared weights (TensorFlow's embedding_lookup_sparse). FBGEMM's own
+    per_sample_weights gradient under MEAN leaves out the 1 / count; this one is the derivative
+    of the forward (gradcheck)."""
     weights = list(weights)
     if isinstance(modes, str):
         modes = [modes] * len(weights)

@@ -72,6 +72,98 @@ def test_embedding_bags_gradients(modes):
             lambda ww: tkt.embedding_bags(tables, values, lengths, modes, ww), (w,))
 
 
+def _weighted_reference(tables, values, lengths, modes, weights):
+    # From torch ops only, differentiable in the tables and the weights: sum, mean over the count
+    # of ids (FBGEMM's PoolingMode.MEAN), sqrtn over the root of the sum of squared weights (0
+    # where that is 0).
+    F_, B = len(tables), lengths.numel() // len(tables)
+    lens = lengths.view(F_, B)
+    out, start = [], 0
+    for f, table in enumerate(tables):
+        n = int(lens[f].sum())
+        offsets = offsets_of(lens[f])[:-1]
+        ids, w = values[start:start + n], weights[start:start + n]
+        bag = torch.repeat_interleave(torch.arange(B), lens[f])
+        summed = F.embedding_bag(ids, table, offsets, mode="sum", per_sample_weights=w)
+        if modes[f] == "mean":
+            summed = summed / lens[f].clamp_min(1).to(summed.dtype).unsqueeze(1)
+        elif modes[f] == "sqrtn":
+            r = torch.zeros(B, dtype=w.dtype).index_add(0, bag, w * w).sqrt().unsqueeze(1)
+            summed = torch.where(r > 0, summed / torch.where(r > 0, r, torch.ones_like(r)),
+                                 torch.zeros_like(summed))
+        out.append(summed)
+        start += n
+    return torch.cat(out, 1)
+
+
+@pytest.mark.parametrize("modes", [["mean", "sqrtn", "sum"], ["sqrtn", "mean", "mean"]])
+@pytest.mark.parametrize("B", [0, 1, 6])
+def test_embedding_bags_weighted_modes(modes, B):
+    gen = torch.Generator().manual_seed(B * 7 + len(modes[0]))
+    sizes = [6, 9, 4]
+    tables = [torch.randn(v, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+              for v in sizes]
+    values, lengths, _ = _kjt(gen, sizes, B)
+    psw = (torch.rand(values.numel(), dtype=torch.float64, generator=gen) + 0.1).requires_grad_()
+    got = tkt.embedding_bags(tables, values, lengths, modes, psw)
+    want = _weighted_reference(tables, values, lengths, modes, psw)
+    torch.testing.assert_close(got, want)
+    grad = torch.randn(got.shape, dtype=torch.float64, generator=gen)
+    got_grads = torch.autograd.grad(got, [*tables, psw], grad)
+    want_grads = torch.autograd.grad(want, [*tables, psw], grad)
+    for a, b in zip(got_grads, want_grads):
+        torch.testing.assert_close(a, b)
+    if B:
+        assert torch.autograd.gradcheck(
+            lambda w, *t: tkt.embedding_bags(list(t), values, lengths, modes, w),
+            (psw, *tables))
+
+
+def test_embedding_bags_weighted_sqrtn_zero_weights():
+    # A bag whose weights are all 0 gives zeros and no gradient (the divisor 0 rule).
+    table = torch.randn(4, 2, dtype=torch.float64, requires_grad=True)
+    psw = torch.tensor([0.0, 0.0, 0.5], dtype=torch.float64, requires_grad=True)
+    out = tkt.embedding_bags([table], torch.tensor([1, 2, 3]), torch.tensor([2, 1]), "sqrtn",
+                             psw)
+    assert torch.equal(out[0], torch.zeros(2, dtype=torch.float64))
+    torch.testing.assert_close(out[1], table.detach()[3])
+    out.sum().backward()
+    assert torch.equal(psw.grad, torch.zeros(3, dtype=torch.float64))
+    assert torch.equal(table.grad[1:3], torch.zeros(2, 2, dtype=torch.float64))
+
+
+def test_embedding_bags_weighted_max_refused():
+    with pytest.raises(RuntimeError, match="tensorkit::embedding_bags"):
+        tkt.embedding_bags([torch.randn(3, 2)], torch.tensor([0, 1]), torch.tensor([2]), "max",
+                           torch.rand(2))
+
+
+@needs_fbgemm
+@pytest.mark.parametrize("B", [1, 33])
+def test_embedding_bags_weighted_mean_equals_fbgemm_tbe(B):
+    # FBGEMM's weighted MEAN pooling divides by the count of ids. (Its per_sample_weights
+    # gradient leaves that division out, so only the forward and the table gradient compare.)
+    from fbgemm_gpu.split_embedding_configs import EmbOptimType
+    from fbgemm_gpu.split_table_batched_embeddings_ops_common import (EmbeddingLocation,
+                                                                      PoolingMode)
+    from fbgemm_gpu.split_table_batched_embeddings_ops_training import (
+        ComputeDevice, SplitTableBatchedEmbeddingBagsCodegen)
+
+    gen = torch.Generator().manual_seed(B + 3)
+    sizes, dims = [50, 20], [8, 4]
+    tbe = SplitTableBatchedEmbeddingBagsCodegen(
+        [(v, d, EmbeddingLocation.HOST, ComputeDevice.CPU) for v, d in zip(sizes, dims)],
+        optimizer=EmbOptimType.EXACT_SGD, learning_rate=0.0, pooling_mode=PoolingMode.MEAN)
+    with torch.no_grad():
+        for t in tbe.split_embedding_weights():
+            t.copy_(torch.randn(t.shape, generator=gen))
+    tables = [t.detach().clone() for t in tbe.split_embedding_weights()]
+    values, lengths, psw = _kjt(gen, sizes, B, weighted=True)
+    want = tbe(values, offsets_of(lengths), per_sample_weights=psw)
+    got = tkt.embedding_bags(tables, values, lengths, "mean", psw)
+    torch.testing.assert_close(got, want.detach(), rtol=1e-5, atol=1e-5)
+
+
 @needs_fbgemm
 @pytest.mark.parametrize("B", [1, 64])
 @pytest.mark.parametrize("pooling", ["sum", "mean"])
