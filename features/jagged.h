@@ -146,10 +146,13 @@ class KeyedJaggedTensor {
   // in keys(), and KeyIndex and Get find its first copy), values and weights gathered in one
   // parallel pass (one kernel on a CUDA device); an unknown key is an Error listing the keys.
   KeyedJaggedTensor Permute(const std::vector<std::string>& keys) const;
-  // Joins batches with the same keys (in the same sequence) along the batch: batch sizes add,
-  // and each feature holds part 0's rows, then part 1's, ... Every part needs the same keys,
-  // value dtype and item dims, and weights of one dtype in all parts or in none; an Error names
-  // the first part and key that differ. Parts on one device (else kDeviceMismatch).
+  // Joins parts in one of two ways. Parts with the same keys (in the same sequence) are joined
+  // along the batch: batch sizes add, and each feature holds part 0's rows, then part 1's, ...
+  // Parts whose keys no other part has, with one batch size, are joined along the keys, as
+  // TorchRec's KeyedJaggedTensor.concat: part 0's features, then part 1's, ... Every part needs
+  // the same value dtype and item dims, and weights of one dtype in all parts or in none; an
+  // Error names the first part and key that fit neither way. Parts on one device (else
+  // kDeviceMismatch).
   static KeyedJaggedTensor Concat(const std::vector<KeyedJaggedTensor>& parts);
   // Splits along the batch into pieces of batch_sizes (each >= 0, adding up to batch_size(),
   // else an Error): piece k holds rows [sum(batch_sizes[:k]), ...) of every feature, on this

@@ -3,6 +3,7 @@
 // then all values and weights in one parallel CopyBlocks pass, or, for tensors on a CUDA device,
 // one gather kernel each over the output's elements (jagged_device.h's item blocks).
 #include <string>
+#include <unordered_set>
 #include <utility>
 
 #include "tensorkit/features/device_ops.h"
@@ -167,21 +168,16 @@ KeyedJaggedTensor KeyedJaggedTensor::Concat(const std::vector<KeyedJaggedTensor>
   const KeyedJaggedTensor& first = parts[0];
   first.CheckDefined(op);
   const std::vector<int64_t> item_dims = WithRows(first.values_, 0);
+  // Joining batches needs every part's keys to be part 0's; joining keys (TorchRec's concat)
+  // needs keys no earlier part has and part 0's batch size.
+  bool same_keys = true, new_keys = true;
+  std::unordered_set<std::string> seen(first.keys_.begin(), first.keys_.end());
   int64_t batch = first.batch_size_;
   for (size_t p = 1; p < parts.size(); ++p) {
     const KeyedJaggedTensor& part = parts[p];
     part.CheckDefined(op);
     const std::string name = "part " + std::to_string(p);
     CheckSameDevice(first.device(), part.device(), op, "part 0", name.c_str());
-    const auto& a = first.keys_;
-    const auto& b = part.keys_;
-    size_t k = 0;
-    while (k < a.size() && k < b.size() && a[k] == b[k]) ++k;
-    TK_CHECK(k == a.size() && k == b.size(), kInvalidArgument, op, ": part ", p, "'s key ", k,
-             " is ", k < b.size() ? "\"" + b[k] + "\"" : std::string("missing"),
-             " but part 0's is ", k < a.size() ? "\"" + a[k] + "\"" : std::string("missing"),
-             "; every part needs the same keys in the same sequence (Permute(parts[0].keys()) "
-             "reorders a part)");
     TK_CHECK(part.values_.dtype() == first.values_.dtype(), kDTypeMismatch, op, ": part ", p,
              "'s values are ", DTypeName(part.values_.dtype()), " but part 0's are ",
              DTypeName(first.values_.dtype()), "; convert them with Converted(values, dtype)");
@@ -195,13 +191,58 @@ KeyedJaggedTensor KeyedJaggedTensor::Concat(const std::vector<KeyedJaggedTensor>
              kDTypeMismatch, op, ": part ", p, "'s weights are ", DTypeName(part.weights_.dtype()),
              " but part 0's are ", DTypeName(first.weights_.dtype()),
              "; convert them with Converted(weights, dtype)");
-    TK_CHECK(!__builtin_add_overflow(batch, part.batch_size_, &batch), kShapeMismatch, op,
-             ": the batch sizes add up to more than int64 holds at part ", p);
+    same_keys = same_keys && part.keys_ == first.keys_;
+    size_t repeated = part.keys_.size();  // the first key of this part an earlier part has
+    for (size_t k = 0; k < part.keys_.size() && repeated == part.keys_.size(); ++k) {
+      if (!seen.insert(part.keys_[k]).second) repeated = k;
+    }
+    new_keys = new_keys && repeated == part.keys_.size();
+    if (same_keys) {
+      TK_CHECK(!__builtin_add_overflow(batch, part.batch_size_, &batch), kShapeMismatch, op,
+               ": the batch sizes add up to more than int64 holds at part ", p);
+      continue;
+    }
+    if (!new_keys) {
+      const auto& a = first.keys_;
+      const auto& b = part.keys_;
+      size_t k = 0;
+      while (k < a.size() && k < b.size() && a[k] == b[k]) ++k;
+      std::string why;
+      if (b == a) {
+        why = " has part 0's keys, but an earlier part has other keys";
+      } else {
+        why = "'s key " + std::to_string(k) + " is " +
+              (k < b.size() ? "\"" + b[k] + "\"" : std::string("missing")) + " but part 0's is " +
+              (k < a.size() ? "\"" + a[k] + "\"" : std::string("missing")) +
+              (repeated < b.size() ? ", and its key \"" + b[repeated] + "\" is in an earlier part"
+                                   : std::string(", and an earlier part repeats part 0's keys"));
+      }
+      Throw(ErrorCode::kInvalidArgument, op, ": part ", p, why,
+            "; join batches of the same keys in the same sequence (Permute(parts[0].keys()) "
+            "reorders a part), or features whose keys no other part has (TorchRec's concat)");
+    }
+    TK_CHECK(part.batch_size_ == first.batch_size_, kShapeMismatch, op, ": part ", p,
+             " has batch size ", part.batch_size_, " but part 0 has ", first.batch_size_,
+             "; joining features of different keys needs one batch size (Split or Concat the "
+             "batches first)");
   }
   std::vector<const KeyedJaggedTensor*> srcs(parts.size());
-  std::vector<RowBlock> blocks;
-  blocks.reserve(parts.size() * first.keys_.size());
   for (size_t p = 0; p < parts.size(); ++p) srcs[p] = &parts[p];
+  std::vector<RowBlock> blocks;
+  if (!same_keys) {
+    // Each part's features, one block each, after the earlier parts'.
+    std::vector<std::string> keys;
+    int64_t row = 0;
+    for (size_t p = 0; p < parts.size(); ++p) {
+      for (int64_t f = 0; f < parts[p].num_keys(); ++f) {
+        blocks.push_back({static_cast<int>(p), f * batch, row, batch});
+        keys.push_back(parts[p].keys_[f]);
+        row += batch;
+      }
+    }
+    return Gather(srcs, blocks, std::move(keys), batch, op);
+  }
+  blocks.reserve(parts.size() * first.keys_.size());
   for (int64_t f = 0; f < first.num_keys(); ++f) {
     int64_t row = f * batch;
     for (size_t p = 0; p < parts.size(); ++p) {

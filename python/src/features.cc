@@ -359,7 +359,9 @@ void BindJagged(nb::module_& m) {
             nb::gil_scoped_release release;
             return KeyedJaggedTensor::Concat(parts);
           },
-          "kjts"_a, "Joins batches with the same keys along the batch.")
+          "kjts"_a,
+          "Joins batches with the same keys along the batch, or features of different keys and "
+          "one batch size along the keys (TorchRec's concat).")
       .def(
           "split",
           [](const KeyedJaggedTensor& k, const std::vector<int64_t>& batch_sizes) {

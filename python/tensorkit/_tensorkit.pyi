@@ -349,7 +349,9 @@ class KeyedJaggedTensor:
 
     @staticmethod
     def concat(kjts: Sequence[KeyedJaggedTensor]) -> KeyedJaggedTensor:
-        """Joins batches with the same keys along the batch."""
+        """
+        Joins batches with the same keys along the batch, or features of different keys and one batch size along the keys (TorchRec's concat).
+        """
 
     def split(self, batch_sizes: Sequence[int]) -> list[KeyedJaggedTensor]:
         """Pieces of these batch sizes (adding up to batch_size)."""

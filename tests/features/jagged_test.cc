@@ -836,6 +836,84 @@ TEST(KeyedJaggedConcat, LargeAtOneAndTwoThreads) {
   ExpectSameKjt(out[0], out[1]);
 }
 
+// The same features under other keys.
+KeyedJaggedTensor Renamed(const KeyedJaggedTensor& k, const std::string& prefix) {
+  std::vector<std::string> keys;
+  for (const std::string& key : k.keys()) keys.push_back(prefix + key);
+  return KeyedJaggedTensor(keys, k.values(), k.lengths(), k.weights());
+}
+
+TEST(KeyedJaggedConcat, PartsOfOtherKeysJoinAlongTheKeysAsTorchRec) {
+  Rng rng(17);
+  for (const bool weighted : {false, true}) {
+    for (const int64_t b : {int64_t{0}, int64_t{1}, int64_t{5}}) {
+      const KeyedJaggedTensor x = RandomKjt(DType::kFloat32, 2, b, 4, {3}, weighted, rng);
+      const KeyedJaggedTensor y =
+          Renamed(RandomKjt(DType::kFloat32, 3, b, 4, {3}, weighted, rng), "y");
+      const KeyedJaggedTensor z =
+          Renamed(RandomKjt(DType::kFloat32, 1, b, 4, {3}, weighted, rng), "z");
+      const auto runs = AtThreadCounts({1, 2}, [&] {
+        return KeyedJaggedTensor::Concat({x, y, z});
+      });
+      for (const KeyedJaggedTensor& out : runs) {
+        EXPECT_EQ(out.keys(), (std::vector<std::string>{"f0", "f1", "yf0", "yf1", "yf2", "zf0"}));
+        EXPECT_EQ(out.batch_size(), b);
+        std::vector<int64_t> lengths = x.lengths().ToVector<int64_t>();
+        for (const KeyedJaggedTensor* part : {&y, &z}) {
+          const std::vector<int64_t> l = part->lengths().ToVector<int64_t>();
+          lengths.insert(lengths.end(), l.begin(), l.end());
+        }
+        EXPECT_EQ(out.lengths().ToVector<int64_t>(), lengths);
+        for (const KeyedJaggedTensor* part : {&x, &y, &z}) {
+          for (const std::string& key : part->keys()) {
+            const JaggedTensor got = out.Get(key), want = part->Get(key);
+            EXPECT_EQ(got.values().ToVector<float>(), want.values().ToVector<float>()) << key;
+            EXPECT_EQ(got.lengths().ToVector<int64_t>(), want.lengths().ToVector<int64_t>());
+            if (weighted) {
+              EXPECT_EQ(got.weights().ToVector<float>(), want.weights().ToVector<float>());
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(KeyedJaggedConcat, PartsFittingNeitherWayAreErrors) {
+  Rng rng(18);
+  const KeyedJaggedTensor a = RandomKjt(DType::kInt64, 2, 4, 3, {}, false, rng);
+  const KeyedJaggedTensor other = Renamed(RandomKjt(DType::kInt64, 2, 4, 3, {}, false, rng), "o");
+  const KeyedJaggedTensor short_batch =
+      Renamed(RandomKjt(DType::kInt64, 2, 3, 3, {}, false, rng), "s");
+  ExpectError(
+      [&] {
+        KeyedJaggedTensor::Concat({a, short_batch});
+      },
+      ErrorCode::kShapeMismatch,
+      {"KeyedJaggedTensor::Concat", "part 1 has batch size 3 but part 0 has 4"});
+  // Keys partly shared: neither the same keys nor new ones.
+  const KeyedJaggedTensor mixed = a.Permute({"f1"});
+  ExpectError(
+      [&] {
+        KeyedJaggedTensor::Concat({a, mixed});
+      },
+      ErrorCode::kInvalidArgument,
+      {"part 1's key 0 is \"f1\" but part 0's is \"f0\"", "\"f1\" is in an earlier part",
+       "TorchRec"});
+  // Batches joined, then a part of other keys; and other keys, then part 0's again.
+  ExpectError(
+      [&] {
+        KeyedJaggedTensor::Concat({a, a, other});
+      },
+      ErrorCode::kInvalidArgument, {"part 2's key 0", "an earlier part repeats part 0's keys"});
+  ExpectError(
+      [&] {
+        KeyedJaggedTensor::Concat({a, other, a});
+      },
+      ErrorCode::kInvalidArgument,
+      {"part 2 has part 0's keys, but an earlier part has other keys"});
+}
+
 TEST(KeyedJaggedConcat, MismatchesAreErrorsNamingTheFirst) {
   Rng rng(16);
   const KeyedJaggedTensor a = RandomKjt(DType::kInt64, 3, 4, 3, {}, false, rng);

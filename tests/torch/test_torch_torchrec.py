@@ -112,3 +112,20 @@ def test_torchrec_runs_on_tensorkit(mode, registered):
     lines = proc.stdout.strip().splitlines()
     assert lines[0] == registered
     assert lines[1:] == EXPECTED, proc.stdout
+
+
+def test_concat_of_other_keys_is_torchrecs_concat():
+    gen = torch.Generator().manual_seed(5)
+    parts = []
+    for p, keys in enumerate([["a", "b"], ["c"], ["d", "e", "f"]]):
+        lengths = torch.randint(0, 4, (len(keys) * 3,), generator=gen)
+        n = int(lengths.sum())
+        parts.append(KeyedJaggedTensor(keys=keys, values=torch.arange(n) + 100 * p,
+                                       lengths=lengths, weights=torch.rand(n, generator=gen)))
+    want = KeyedJaggedTensor.concat(parts)
+    got = tk.KeyedJaggedTensor.concat([tkt.from_torchrec(k) for k in parts])
+    assert list(got.keys) == want.keys()
+    assert got.batch_size == want.stride()
+    np.testing.assert_array_equal(np.asarray(got.lengths).ravel(), want.lengths().numpy())
+    np.testing.assert_array_equal(np.asarray(got.values), want.values().numpy())
+    np.testing.assert_array_equal(np.asarray(got.weights), want.weights().numpy())
