@@ -465,6 +465,73 @@ Tensor Values(const View& v, int64_t begin, int64_t count, const HolderPtr& hold
   return flat.WithPattern(DefaultPattern({count, width}, op));
 }
 
+// Offset i of list `v` from its slot `first` (int64 for a large_list, else int32).
+int64_t ListOffset(const View& v, bool large, int64_t first, int64_t i) {
+  if (large) return static_cast<const int64_t*>(v.a->buffers[1])[first + i];
+  return static_cast<const int32_t*>(v.a->buffers[1])[first + i];
+}
+
+// Rows [begin, begin + rows) of a list: their offsets from 0, and the child slots kept, [b, e)
+// runs: one run from the first row's offset, unless null rows (empty, when the options allow
+// them) drop theirs (a row starts where the previous one ends).
+struct ListRows {
+  std::vector<int64_t> offsets;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+};
+
+ListRows ReadListRows(const View& v, const View& child, int64_t begin, int64_t rows, bool large,
+                      const ArrowImportOptions& o, const char* op) {
+  const int64_t first = v.a->offset + begin;
+  ListRows l;
+  l.offsets.assign(static_cast<size_t>(rows + 1), 0);
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t b = ListOffset(v, large, first, i), e = ListOffset(v, large, first, i + 1);
+    TK_CHECK(b >= 0 && e >= b && e <= child.a->length, kInvalidArgument, op, ": field '", v.f->name,
+             "' has the list offsets ", b, " and ", e, " at row ", begin + i, " (its values have ",
+             child.a->length, " slots)");
+    int64_t n = e - b;
+    if (IsNull(v.a, begin + i)) {
+      TK_CHECK(o.null_lists_as_empty, kInvalidArgument, op, ": field '", v.f->name,
+               "' is null at row ", begin + i,
+               "; set ArrowImportOptions::null_lists_as_empty to read null lists as empty rows");
+      n = 0;
+    } else if (n > 0) {
+      if (!l.ranges.empty() && l.ranges.back().second == b) {
+        l.ranges.back().second = e;
+      } else {
+        l.ranges.emplace_back(b, e);
+      }
+    }
+    l.offsets[i + 1] = l.offsets[i] + n;
+  }
+  return l;
+}
+
+// The weights of the `total` values kept in `ranges` of `child`: 0 for a null value (refused
+// unless the options weigh them 0), 1 for the others; undefined when none is null.
+Tensor NullValueWeights(const View& v, const View& child,
+                        const std::vector<std::pair<int64_t, int64_t>>& ranges, int64_t total,
+                        const ArrowImportOptions& o, const char* op) {
+  bool any_null = false;
+  for (const auto& [b, e] : ranges) {
+    const int64_t null = FirstNull(child.a, b, e - b);
+    if (null < 0) continue;
+    TK_CHECK(o.null_values_as_zero_weight, kInvalidArgument, op, ": field '", v.f->name,
+             "' has a null value at slot ", null,
+             " of its values; set ArrowImportOptions::null_values_as_zero_weight to weigh "
+             "them 0");
+    any_null = true;
+  }
+  if (!any_null) return Tensor();
+  Tensor weights = Tensor::Empty({total}, DType::kFloat32);
+  float* w = weights.data<float>();
+  int64_t k = 0;
+  for (const auto& [b, e] : ranges) {
+    for (int64_t j = b; j < e; ++j) w[k++] = IsNull(child.a, j) ? 0.0f : 1.0f;
+  }
+  return weights;
+}
+
 // A list or large_list `v` as a JaggedTensor, with the options' null handling.
 JaggedTensor Jagged(const View& v, int64_t begin, int64_t rows, const HolderPtr& holder,
                     const ArrowImportOptions& o, const char* op) {
@@ -478,36 +545,10 @@ JaggedTensor Jagged(const View& v, int64_t begin, int64_t rows, const HolderPtr&
            "' has no offsets buffer");
   const bool large = fmt == "+L";
   const int64_t first = v.a->offset + begin;
-  auto at = [&](int64_t i) -> int64_t {
-    if (large) return static_cast<const int64_t*>(v.a->buffers[1])[first + i];
-    return static_cast<const int32_t*>(v.a->buffers[1])[first + i];
-  };
   const View child{v.a->children[0], &v.f->children[0]};
-  std::vector<int64_t> offsets(static_cast<size_t>(rows + 1), 0);
-  // The child slots kept: one run from the first row's offset, unless null rows drop theirs
-  // (a row starts where the previous one ends).
-  std::vector<std::pair<int64_t, int64_t>> ranges;
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t b = at(i), e = at(i + 1);
-    TK_CHECK(b >= 0 && e >= b && e <= child.a->length, kInvalidArgument, op, ": field '", v.f->name,
-             "' has the list offsets ", b, " and ", e, " at row ", begin + i, " (its values have ",
-             child.a->length, " slots)");
-    int64_t n = e - b;
-    if (IsNull(v.a, begin + i)) {
-      TK_CHECK(o.null_lists_as_empty, kInvalidArgument, op, ": field '", v.f->name,
-               "' is null at row ", begin + i,
-               "; set ArrowImportOptions::null_lists_as_empty to read null lists as empty rows");
-      n = 0;
-    } else if (n > 0) {
-      if (!ranges.empty() && ranges.back().second == b) {
-        ranges.back().second = e;
-      } else {
-        ranges.emplace_back(b, e);
-      }
-    }
-    offsets[i + 1] = offsets[i] + n;
-  }
-  const int64_t total = offsets[rows];
+  ListRows l = ReadListRows(v, child, begin, rows, large, o, op);
+  const std::vector<std::pair<int64_t, int64_t>>& ranges = l.ranges;
+  const int64_t total = l.offsets[rows];
   Tensor values;
   if (ranges.size() <= 1) {  // a view, no copy
     values = ranges.empty() ? Values(child, 0, 0, holder, op)
@@ -517,36 +558,17 @@ JaggedTensor Jagged(const View& v, int64_t begin, int64_t rows, const HolderPtr&
     for (const auto& [b, e] : ranges) parts.push_back(Values(child, b, e - b, holder, op));
     values = ConcatenateRows(parts);
   }
-  // Value nulls: refused, or weights.
-  Tensor weights;
-  bool any_null = false;
-  for (const auto& [b, e] : ranges) {
-    const int64_t null = FirstNull(child.a, b, e - b);
-    if (null < 0) continue;
-    TK_CHECK(o.null_values_as_zero_weight, kInvalidArgument, op, ": field '", v.f->name,
-             "' has a null value at slot ", null,
-             " of its values; set ArrowImportOptions::null_values_as_zero_weight to weigh "
-             "them 0");
-    any_null = true;
-  }
-  if (any_null) {
-    weights = Tensor::Empty({total}, DType::kFloat32);
-    float* w = weights.data<float>();
-    int64_t k = 0;
-    for (const auto& [b, e] : ranges) {
-      for (int64_t j = b; j < e; ++j) w[k++] = IsNull(child.a, j) ? 0.0f : 1.0f;
-    }
-  }
+  const Tensor weights = NullValueWeights(v, child, ranges, total, o, op);
   // Without null rows the offsets are the source's: shared when they are int64 from 0.
   Tensor off;
-  if (large && !MayHaveNulls(v.a) && (rows == 0 || at(0) == 0) &&
+  if (large && !MayHaveNulls(v.a) && (rows == 0 || ListOffset(v, large, first, 0) == 0) &&
       reinterpret_cast<uintptr_t>(v.a->buffers[1]) % 8 == 0) {
     char* p = static_cast<char*>(const_cast<void*>(v.a->buffers[1])) + first * 8;
     off = Tensor(Storage::Wrap(
                      p, (rows + 1) * 8, Device::Cpu(), [holder](void*) {}, /*read_only=*/true),
                  DefaultPattern({rows + 1}, op), DType::kInt64);
   } else {
-    off = Tensor::FromVector(std::move(offsets));
+    off = Tensor::FromVector(std::move(l.offsets));
   }
   return JaggedTensor::FromOffsets(values, off, weights);
 }

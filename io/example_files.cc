@@ -169,6 +169,65 @@ void ConvertExamplesToNpz(const std::string& in, const std::string& out,
 }
 
 namespace {
+
+// Each feature's members reserved in the archive (row_splits, values, and value_splits for
+// bytes), in key order, and *spec made of the features as VarLenFeatures in the same order.
+std::vector<Members> ReserveMembers(const std::map<std::string, Plan>& plans, int64_t records,
+                                    size_t batches, ZipWriter* zip, AtomicFile* file,
+                                    ExampleSpec* spec) {
+  const std::string zero(8, '\0');  // the leading 0 of row_splits and value_splits
+  std::vector<Members> members;
+  members.reserve(plans.size());
+  for (const auto& [key, p] : plans) {
+    spec->var_len.push_back(VarLenFeature{key, p.dtype});
+    const bool bytes = p.dtype == DType::kString;
+    members.push_back(
+        Members{StreamedNpyMember(zip, file, key + ".row_splits", DType::kInt64, records + 1, zero,
+                                  batches),
+                StreamedNpyMember(zip, file, key + ".values", bytes ? DType::kUInt8 : p.dtype,
+                                  bytes ? p.byte0.back() : p.value0.back(), "", batches),
+                std::nullopt});
+    if (bytes) {
+      members.back().value_splits.emplace(zip, file, key + ".value_splits", DType::kInt64,
+                                          p.value0.back() + 1, zero, batches);
+    }
+  }
+  return members;
+}
+
+// Batch b's pieces of feature `key` (parsed as j, `n` records from record `first`) put at their
+// places in its members; a batch that differs from pass 1's plan is an Error.
+void PutBatch(const std::string& in, const std::string& key, const Plan& p, const JaggedTensor& j,
+              size_t b, int64_t first, int64_t n, Members* m) {
+  const Tensor off = j.offsets().HostContiguous();
+  const int64_t* o = off.data<int64_t>();
+  std::vector<int64_t> ends(o + 1, o + 1 + n);
+  for (int64_t& e : ends) e += p.value0[b];
+  m->row_splits.Put(b, first, BytesOf(ends));
+  TK_CHECK(o[n] == p.value0[b + 1] - p.value0[b], kCorrupt, kOp, ": '", in,
+           "' changed while it was converted (feature '", Excerpt(key),
+           "' holds other values on a second read)");
+  const Tensor v = j.values().HostContiguous();
+  if (p.dtype != DType::kString) {
+    m->values.Put(b, p.value0[b],
+                  std::string_view(static_cast<const char*>(v.raw_data()),
+                                   static_cast<size_t>(v.NumElements()) * DTypeSize(p.dtype)));
+    return;
+  }
+  const std::string* s = v.data<std::string>();
+  std::string joined;
+  joined.reserve(static_cast<size_t>(p.byte0[b + 1] - p.byte0[b]));
+  std::vector<int64_t> value_ends(static_cast<size_t>(v.NumElements()));
+  for (int64_t i = 0; i < v.NumElements(); ++i) {
+    joined += s[i];
+    value_ends[i] = p.byte0[b] + static_cast<int64_t>(joined.size());
+  }
+  TK_CHECK(static_cast<int64_t>(joined.size()) == p.byte0[b + 1] - p.byte0[b], kCorrupt, kOp, ": '",
+           in, "' changed while it was converted");
+  m->values.Put(b, p.byte0[b], joined);
+  m->value_splits->Put(b, p.value0[b], BytesOf(value_ends));
+}
+
 void ConvertUnguarded(const std::string& in, const std::string& out,
                       const TFRecordOptions& options) {
   TK_CHECK(FormatFromPath(out) == Format::kNpz, kUnsupported, kOp, ": '", out,
@@ -176,27 +235,10 @@ void ConvertUnguarded(const std::string& in, const std::string& out,
   std::vector<int64_t> record0;
   const std::map<std::string, Plan> plans = PlanFeatures(in, options, &record0);
   const size_t batches = record0.size() - 1;
-  const int64_t records = record0.back();
-  const std::string zero(8, '\0');  // the leading 0 of row_splits and value_splits
   AtomicFile file(out);
   ZipWriter zip(&file);
   ExampleSpec spec;
-  std::vector<Members> members;
-  members.reserve(plans.size());
-  for (const auto& [key, p] : plans) {
-    spec.var_len.push_back(VarLenFeature{key, p.dtype});
-    const bool bytes = p.dtype == DType::kString;
-    members.push_back(
-        Members{StreamedNpyMember(&zip, &file, key + ".row_splits", DType::kInt64, records + 1,
-                                  zero, batches),
-                StreamedNpyMember(&zip, &file, key + ".values", bytes ? DType::kUInt8 : p.dtype,
-                                  bytes ? p.byte0.back() : p.value0.back(), "", batches),
-                std::nullopt});
-    if (bytes) {
-      members.back().value_splits.emplace(&zip, &file, key + ".value_splits", DType::kInt64,
-                                          p.value0.back() + 1, zero, batches);
-    }
-  }
+  std::vector<Members> members = ReserveMembers(plans, record0.back(), batches, &zip, &file, &spec);
   // Pass 2: each batch parsed and its pieces written at their places.
   RecordBatches batch(in, options);
   for (size_t b = 0; b < batches; ++b) {
@@ -207,37 +249,9 @@ void ConvertUnguarded(const std::string& in, const std::string& out,
       const ParsedExamples parsed = ParseExamples(batch.records(), spec);
       ParallelFor(0, static_cast<int64_t>(members.size()), 1, [&](int64_t f0, int64_t f1) {
         for (int64_t f = f0; f < f1; ++f) {
-          const Plan& p = plans.at(spec.var_len[f].key);
-          const JaggedTensor& j = parsed.var_len[f];
-          Members& m = members[f];
-          const Tensor off = j.offsets().HostContiguous();
-          const int64_t* o = off.data<int64_t>();
-          std::vector<int64_t> ends(o + 1, o + 1 + batch.size());
-          for (int64_t& e : ends) e += p.value0[b];
-          m.row_splits.Put(b, record0[b], BytesOf(ends));
-          TK_CHECK(o[batch.size()] == p.value0[b + 1] - p.value0[b], kCorrupt, kOp, ": '", in,
-                   "' changed while it was converted (feature '", Excerpt(spec.var_len[f].key),
-                   "' holds other values on a second read)");
-          const Tensor v = j.values().HostContiguous();
-          if (p.dtype != DType::kString) {
-            m.values.Put(
-                b, p.value0[b],
-                std::string_view(static_cast<const char*>(v.raw_data()),
-                                 static_cast<size_t>(v.NumElements()) * DTypeSize(p.dtype)));
-            continue;
-          }
-          const std::string* s = v.data<std::string>();
-          std::string joined;
-          joined.reserve(static_cast<size_t>(p.byte0[b + 1] - p.byte0[b]));
-          std::vector<int64_t> value_ends(static_cast<size_t>(v.NumElements()));
-          for (int64_t i = 0; i < v.NumElements(); ++i) {
-            joined += s[i];
-            value_ends[i] = p.byte0[b] + static_cast<int64_t>(joined.size());
-          }
-          TK_CHECK(static_cast<int64_t>(joined.size()) == p.byte0[b + 1] - p.byte0[b], kCorrupt,
-                   kOp, ": '", in, "' changed while it was converted");
-          m.values.Put(b, p.byte0[b], joined);
-          m.value_splits->Put(b, p.value0[b], BytesOf(value_ends));
+          const std::string& key = spec.var_len[f].key;
+          PutBatch(in, key, plans.at(key), parsed.var_len[f], b, record0[b], batch.size(),
+                   &members[f]);
         }
       });
     });

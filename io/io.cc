@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <iterator>
 #include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tensorkit/common/alloc_fault.h"
+#include "tensorkit/common/file_util.h"
 #include "tensorkit/io/formats.h"
 #include "tensorkit/io/libsvm.h"
 
@@ -137,6 +142,83 @@ TensorData ReadFromMemory(const void* data, size_t size, Format format, const st
 std::vector<std::pair<std::string, Tensor>> ReadNpzMembers(const std::string& path) {
   MappedFile file(path);
   return ReadNpzMembersBytes(file.bytes());
+}
+
+namespace {
+
+using AxesChooser = std::function<std::pair<int, int>(const std::vector<int64_t>& shape)>;
+
+// The (row, column) blocks of a 2-D format (.mtx or libsvm) as the (axis i, axis j) pairs that
+// choose_axes picks: swapped, a block at a time, when it picks (1, 0).
+std::vector<int64_t> VisitRowColumnPositions(const std::string& path, Format format,
+                                             const AxesChooser& choose_axes,
+                                             const PositionVisitor& visit) {
+  bool swap = false;
+  const auto on_shape = [&](const std::vector<int64_t>& shape) {
+    const std::pair<int, int> axes = choose_axes(shape);
+    TK_CHECK((axes.first == 0 && axes.second == 1) || (axes.first == 1 && axes.second == 0),
+             kInvalidArgument, "VisitPositions: axes ", axes.first, " and ", axes.second,
+             " for a rank-2 tensor");
+    swap = axes.first == 1;
+  };
+  const PositionVisitor pairs = [&](const int64_t* rc, int64_t n) {
+    if (!swap) return visit(rc, n);
+    std::vector<int64_t> cr(static_cast<size_t>(2 * n));
+    for (int64_t k = 0; k < n; ++k) {
+      cr[2 * k] = rc[2 * k + 1];
+      cr[2 * k + 1] = rc[2 * k];
+    }
+    visit(cr.data(), n);
+  };
+  if (format == Format::kLibsvm) return VisitLibsvmPositions(path, pairs, on_shape);
+  return VisitMtxPositions(path, pairs, on_shape);
+}
+
+// Whether the .mtx `path` says "coordinate" on its first line (within its first 256 bytes).
+bool MtxIsCoordinate(const std::string& path) {
+  const std::vector<uint8_t> head = [&] {
+    InputFile in(path);
+    std::vector<uint8_t> b(static_cast<size_t>(std::min<int64_t>(in.size(), 256)));
+    in.ReadAt(0, b.data(), static_cast<int64_t>(b.size()));
+    return b;
+  }();
+  std::string first(head.begin(), head.end());
+  first = first.substr(0, first.find('\n'));
+  for (char& c : first) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return first.find("coordinate") != std::string::npos;
+}
+
+}  // namespace
+
+std::vector<int64_t> VisitPositions(const std::string& path, const AxesChooser& choose_axes,
+                                    const PositionVisitor& visit) {
+  const Format format = FormatFromPath(path);
+  switch (format) {
+    case Format::kNpz:
+      return VisitNpzPositions(path, choose_axes, visit);
+    case Format::kTns:
+      return VisitTnsPositions(path, choose_axes, visit);
+    case Format::kMtx:
+    case Format::kLibsvm:
+      return VisitRowColumnPositions(path, format, choose_axes, visit);
+    default:
+      Throw(ErrorCode::kUnsupported, "VisitPositions: '", path, "' is a .", FormatName(format),
+            " file, which holds no positions to stream; read it with io::Read");
+  }
+}
+
+bool StreamsPositions(const std::string& path) {
+  switch (FormatFromPath(path)) {
+    case Format::kLibsvm:
+    case Format::kTns:
+      return true;
+    case Format::kNpz:
+      return NpzStreamsPositions(path);
+    case Format::kMtx:
+      return MtxIsCoordinate(path);
+    default:
+      return false;
+  }
 }
 
 void Write(const std::string& path, const TensorData& data) { Write(path, data, WriteOptions{}); }

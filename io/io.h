@@ -181,6 +181,20 @@ std::vector<int64_t> VisitNpzPositions(
 // coo array).
 bool NpzStreamsPositions(const std::string& path);
 
+// The one door to the visitors above (and VisitLibsvmPositions, libsvm.h), for callers that take
+// any sparse file: VisitPositions chooses the visitor of the format of `path`. choose_axes(shape)
+// picks two axes once the shape is known, before the first block (for the 2-D formats, .mtx and
+// libsvm, (0, 1) or (1, 0): the pairs of (1, 0) come swapped), and blocks of (axis i, axis j)
+// pairs follow, from several threads at once. Returns the shape; errors are the visitor's, and
+// axes that are not two of the shape's an Error(kInvalidArgument). StreamsPositions says which
+// files it streams: a coordinate .mtx, a .tns, a libsvm file and the .npz files of
+// NpzStreamsPositions (read the others, an array .mtx or a .npy, with Read).
+std::vector<int64_t> VisitPositions(
+    const std::string& path,
+    const std::function<std::pair<int, int>(const std::vector<int64_t>& shape)>& choose_axes,
+    const PositionVisitor& visit);
+bool StreamsPositions(const std::string& path);
+
 // Writes `data` to `path` in the format of its extension (atomically).
 void Write(const std::string& path, const TensorData& data);
 void Write(const std::string& path, const Tensor& dense);

@@ -461,6 +461,104 @@ bool NpzStreamsPositions(const std::string& path) {
                                (format == "coo" && ar.Has("row") && ar.Has("col")));
 }
 
+namespace {
+
+// What the streams of VisitNpzPositions share: the archive, its shape, the two chosen axes, and
+// the blocks of integers read and of pairs handed to the visitor.
+struct PositionStream {
+  static constexpr int64_t kBlock = 1 << 16;
+  void Check(int64_t v, int axis, int64_t entry) const {
+    TK_CHECK(v >= 0 && v < shape[axis], kCorrupt, "npz: '", path, "': index ", v, " on axis ", axis,
+             " of entry ", entry, " is out of range [0, ", shape[axis], ")");
+  }
+  // Emits entry k's indices on the two chosen axes, i on axis ia and j on axis ja.
+  void Put(int64_t slot, int64_t i, int ia, int64_t j) {
+    rc[2 * slot + (ia == ai ? 0 : 1)] = i;
+    rc[2 * slot + (ia == ai ? 1 : 0)] = j;
+  }
+
+  const Bytes& bytes;
+  const Archive& ar;
+  const std::string& path;
+  const std::vector<int64_t>& shape;
+  const int ai, aj;
+  std::vector<int64_t> a = std::vector<int64_t>(kBlock), b = std::vector<int64_t>(kBlock);
+  std::vector<int64_t> rc = std::vector<int64_t>(2 * kBlock);
+};
+
+// A coo's positions: two streams over the axes' members (or the rows of coords for those axes).
+void StreamCoo(PositionStream& s, bool coords, const PositionVisitor& visit) {
+  auto stream = [&](int axis) {
+    if (coords) return IntStream(s.bytes, s.ar.Entry("coords"), s.path, axis);
+    return IntStream(s.bytes, s.ar.Entry(axis == 0 ? "row" : "col"), s.path);
+  };
+  IntStream si = stream(s.ai), sj = stream(s.aj);
+  TK_CHECK(si.size() == sj.size(), kCorrupt, "npz: '", s.path, "': the index members have ",
+           si.size(), " and ", sj.size(), " entries");
+  for (int64_t done = 0; si.left() > 0;) {
+    const int64_t n = si.Next(s.a.data(), PositionStream::kBlock);
+    sj.Next(s.b.data(), n);
+    for (int64_t k = 0; k < n; ++k) {
+      s.Check(s.a[k], s.ai, done + k);
+      s.Check(s.b[k], s.aj, done + k);
+      s.Put(k, s.a[k], s.ai, s.b[k]);
+    }
+    visit(s.rc.data(), n);
+    done += n;
+  }
+}
+
+// A csr's or csc's positions: indptr and indices walked side by side, indptr checked as Read
+// checks it.
+void StreamCompressed(PositionStream& s, const std::string& format, const PositionVisitor& visit) {
+  constexpr int64_t kBlock = PositionStream::kBlock;
+  const std::string& path = s.path;
+  const std::vector<int64_t>& shape = s.shape;
+  const int major = format == "csr" ? 0 : 1;
+  IntStream ptr(s.bytes, s.ar.Entry("indptr"), path), idx(s.bytes, s.ar.Entry("indices"), path);
+  TK_CHECK(ptr.size() == shape[major] + 1, kCorrupt, "npz: '", path, "': ", format, " indptr has ",
+           ptr.size(), " entries for ", shape[major], " major slices");
+  int64_t m = -1, end = 0, ptr_at = 0, ptr_n = 0;
+  std::vector<int64_t> p(kBlock);
+  auto next_ptr = [&]() {
+    if (ptr_at == ptr_n) {
+      ptr_n = ptr.Next(p.data(), kBlock);
+      ptr_at = 0;
+    }
+    return p[ptr_at++];
+  };
+  TK_CHECK(next_ptr() == 0, kCorrupt, "npz: '", path, "': ", format, " indptr starts at ", p[0],
+           ", not 0");
+  for (int64_t k = 0; idx.left() > 0;) {
+    const int64_t n = idx.Next(s.a.data(), kBlock);
+    for (int64_t i = 0; i < n; ++i, ++k) {
+      while (k >= end) {  // the next major slice holding entry k
+        TK_CHECK(m + 1 < shape[major], kCorrupt, "npz: '", path, "': ", format, " indptr ends at ",
+                 end, " but indices has ", idx.size(), " entries");
+        const int64_t next = next_ptr();
+        TK_CHECK(next >= end, kCorrupt, "npz: '", path, "': indptr decreases at ", m + 1, " (", end,
+                 " then ", next, ")");
+        ++m;
+        end = next;
+      }
+      s.Check(s.a[i], 1 - major, k);
+      s.Put(i, m, major, s.a[i]);
+    }
+    visit(s.rc.data(), n);
+  }
+  TK_CHECK(end <= idx.size(), kCorrupt, "npz: '", path, "': ", format, " indptr reaches ", end,
+           " but indices has ", idx.size(), " entries");
+  // The rest of indptr: each the number of entries (empty trailing slices).
+  while (ptr.left() > 0 || ptr_at < ptr_n) {
+    const int64_t next = next_ptr();
+    TK_CHECK(next == idx.size() && next >= end, kCorrupt, "npz: '", path, "': ", format,
+             " indptr reaches ", next, " but indices has ", idx.size(), " entries");
+    end = next;
+  }
+}
+
+}  // namespace
+
 std::vector<int64_t> VisitNpzPositions(
     const std::string& path,
     const std::function<std::pair<int, int>(const std::vector<int64_t>& shape)>& choose_axes,
@@ -480,86 +578,15 @@ std::vector<int64_t> VisitNpzPositions(
            "VisitNpzPositions: '", path, "' holds a ", Excerpt(format), " of shape ",
            ShapeString(shape),
            "; 2-D coo, csr and csc and n-D coo stream (read the rest with Read)");
-  // Plain ints rather than a structured binding: lambdas below capture them (clang 14 cannot
-  // capture bindings).
   const std::pair<int, int> axes = choose_axes(shape);
   const int ai = axes.first, aj = axes.second;
   TK_CHECK(ai >= 0 && ai < rank && aj >= 0 && aj < rank && ai != aj, kInvalidArgument,
            "VisitNpzPositions: axes ", ai, " and ", aj, " for a rank-", rank, " tensor");
-  constexpr int64_t kBlock = 1 << 16;
-  std::vector<int64_t> a(kBlock), b(kBlock), rc(2 * kBlock);
-  auto check = [&](int64_t v, int axis, int64_t entry) {
-    TK_CHECK(v >= 0 && v < shape[axis], kCorrupt, "npz: '", path, "': index ", v, " on axis ", axis,
-             " of entry ", entry, " is out of range [0, ", shape[axis], ")");
-  };
-  // Emits entry k's indices on the two chosen axes, i on axis ia and j on axis ja.
-  auto put = [&](int64_t slot, int64_t i, int ia, int64_t j) {
-    rc[2 * slot + (ia == ai ? 0 : 1)] = i;
-    rc[2 * slot + (ia == ai ? 1 : 0)] = j;
-  };
+  PositionStream s{bytes, ar, path, shape, ai, aj};
   if (format == "coo") {
-    // Two streams over the axes' members (or the rows of coords for those axes).
-    auto stream = [&](int axis) {
-      if (coords) return IntStream(bytes, ar.Entry("coords"), path, axis);
-      return IntStream(bytes, ar.Entry(axis == 0 ? "row" : "col"), path);
-    };
-    IntStream si = stream(ai), sj = stream(aj);
-    TK_CHECK(si.size() == sj.size(), kCorrupt, "npz: '", path, "': the index members have ",
-             si.size(), " and ", sj.size(), " entries");
-    for (int64_t done = 0; si.left() > 0;) {
-      const int64_t n = si.Next(a.data(), kBlock);
-      sj.Next(b.data(), n);
-      for (int64_t k = 0; k < n; ++k) {
-        check(a[k], ai, done + k);
-        check(b[k], aj, done + k);
-        put(k, a[k], ai, b[k]);
-      }
-      visit(rc.data(), n);
-      done += n;
-    }
-    return shape;
-  }
-  // csr / csc: walk indptr and indices side by side.
-  const int major = format == "csr" ? 0 : 1;
-  IntStream ptr(bytes, ar.Entry("indptr"), path), idx(bytes, ar.Entry("indices"), path);
-  TK_CHECK(ptr.size() == shape[major] + 1, kCorrupt, "npz: '", path, "': ", format, " indptr has ",
-           ptr.size(), " entries for ", shape[major], " major slices");
-  int64_t m = -1, end = 0, ptr_at = 0, ptr_n = 0;
-  std::vector<int64_t> p(kBlock);
-  auto next_ptr = [&]() {
-    if (ptr_at == ptr_n) {
-      ptr_n = ptr.Next(p.data(), kBlock);
-      ptr_at = 0;
-    }
-    return p[ptr_at++];
-  };
-  TK_CHECK(next_ptr() == 0, kCorrupt, "npz: '", path, "': ", format, " indptr starts at ", p[0],
-           ", not 0");
-  for (int64_t k = 0; idx.left() > 0;) {
-    const int64_t n = idx.Next(a.data(), kBlock);
-    for (int64_t i = 0; i < n; ++i, ++k) {
-      while (k >= end) {  // the next major slice holding entry k
-        TK_CHECK(m + 1 < shape[major], kCorrupt, "npz: '", path, "': ", format, " indptr ends at ",
-                 end, " but indices has ", idx.size(), " entries");
-        const int64_t next = next_ptr();
-        TK_CHECK(next >= end, kCorrupt, "npz: '", path, "': indptr decreases at ", m + 1, " (", end,
-                 " then ", next, ")");
-        ++m;
-        end = next;
-      }
-      check(a[i], 1 - major, k);
-      put(i, m, major, a[i]);
-    }
-    visit(rc.data(), n);
-  }
-  TK_CHECK(end <= idx.size(), kCorrupt, "npz: '", path, "': ", format, " indptr reaches ", end,
-           " but indices has ", idx.size(), " entries");
-  // The rest of indptr: each the number of entries (empty trailing slices).
-  while (ptr.left() > 0 || ptr_at < ptr_n) {
-    const int64_t next = next_ptr();
-    TK_CHECK(next == idx.size() && next >= end, kCorrupt, "npz: '", path, "': ", format,
-             " indptr reaches ", next, " but indices has ", idx.size(), " entries");
-    end = next;
+    StreamCoo(s, coords, visit);
+  } else {
+    StreamCompressed(s, format, visit);
   }
   return shape;
 }

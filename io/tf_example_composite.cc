@@ -267,94 +267,125 @@ template <typename... Parts>
 // Most rows a ValueRowIds partition may leave empty in one batch beyond its values' count.
 constexpr int64_t kMaxEmptyRows = int64_t{1} << 20;
 
+// One record being split by a partition: what its errors name (the feature, the partition and
+// record r, an `item` of c `unit`s), and the row limits appended (absolute: `base` + within the
+// record).
+struct RecordSplit {
+  const RaggedFeature& f;
+  const RaggedPartition& p;
+  const char* item;
+  int64_t r;
+  int64_t c;
+  const char* unit;
+  int64_t base;
+  std::vector<int64_t>* splits;
+
+  template <typename... Parts>
+  [[noreturn]] void Fail(const Parts&... what) const {
+    PartitionFail(f, p, item, r, what...);
+  }
+  void EndsAt(int64_t last) const {
+    if (last != c) Fail("ends at ", last, " but the ", item, " has ", c, unit);
+  }
+};
+
+// Row lengths: each >= 0, summing to c.
+int64_t SplitByLengths(const RecordSplit& s, const int64_t* d, int64_t m) {
+  int64_t used = 0;
+  for (int64_t j = 0; j < m; ++j) {
+    if (d[j] < 0 || d[j] > s.c - used) {
+      s.Fail("holds the row length ", d[j], " at position ", j,
+             "; lengths are >= 0 and sum to the ", s.item, "'s ", s.c, s.unit);
+    }
+    used += d[j];
+    s.splits->push_back(s.base + used);
+  }
+  if (used != s.c) s.Fail("sums to ", used, " but the ", s.item, " has ", s.c, s.unit);
+  return m;
+}
+
+// Row splits (from 0 to c) or row starts (from 0; the last row ends at c): non-decreasing.
+int64_t SplitBySplitsOrStarts(const RecordSplit& s, const int64_t* d, int64_t m) {
+  if (m == 0) {
+    s.EndsAt(0);
+    return 0;
+  }
+  if (d[0] != 0) s.Fail("starts at ", d[0], "; the first row starts at 0");
+  for (int64_t j = 1; j < m; ++j) {
+    if (d[j] < d[j - 1] || d[j] > s.c) {
+      s.Fail("holds ", d[j], " at position ", j, " after ", d[j - 1],
+             "; it must be non-decreasing and at most the ", s.item, "'s ", s.c, s.unit);
+    }
+    s.splits->push_back(s.base + d[j]);
+  }
+  if (s.p.kind == RaggedPartition::Kind::kRowSplits) {
+    s.EndsAt(d[m - 1]);
+    return m - 1;
+  }
+  s.splits->push_back(s.base + s.c);  // the last row ends where the record does
+  return m;
+}
+
+// Row limits: non-decreasing, >= 0, the last at c.
+int64_t SplitByLimits(const RecordSplit& s, const int64_t* d, int64_t m) {
+  int64_t prev = 0;
+  for (int64_t j = 0; j < m; ++j) {
+    if (d[j] < prev || d[j] > s.c) {
+      s.Fail("holds ", d[j], " at position ", j, " after ", prev,
+             "; limits are non-decreasing, >= 0 and at most the ", s.item, "'s ", s.c, s.unit);
+    }
+    prev = d[j];
+    s.splits->push_back(s.base + d[j]);
+  }
+  s.EndsAt(prev);
+  return m;
+}
+
+// Value row ids: one per unit, non-decreasing and >= 0; the rows they skip are empty, and take
+// from *empty_budget.
+int64_t SplitByRowIds(const RecordSplit& s, const int64_t* d, int64_t m, int64_t* empty_budget) {
+  if (m != s.c) s.Fail("holds ", m, " row ids for the ", s.item, "'s ", s.c, s.unit);
+  int64_t prev = 0;
+  for (int64_t j = 0; j < m; ++j) {
+    if (d[j] < prev) {
+      s.Fail("holds the row id ", d[j], " at position ", j, " after ", prev,
+             "; row ids are non-decreasing and >= 0");
+    }
+    prev = d[j];
+  }
+  if (m == 0) return 0;
+  const int64_t empty = d[m - 1] + 1 - m;  // d[m - 1] >= 0 and m >= 1: no overflow
+  if (empty > *empty_budget) {
+    s.Fail("holds the row id ", d[m - 1], ", which leaves more empty rows in ",
+           "the batch than the ", kMaxEmptyRows, " (or as many as values) allowed");
+  }
+  *empty_budget -= empty;
+  const int64_t rows = d[m - 1] + 1;
+  int64_t j = 0;
+  for (int64_t row = 0; row < rows; ++row) {
+    while (j < m && d[j] == row) ++j;
+    s.splits->push_back(s.base + j);
+  }
+  return rows;
+}
+
 // Appends record r's row limits (absolute: `base` + within the record) for `c` units split by
 // the partition's m values d; returns the record's row count.
 int64_t SplitRecord(const RaggedFeature& f, const RaggedPartition& p, const char* item, int64_t r,
                     const int64_t* d, int64_t m, int64_t c, const char* unit, int64_t* empty_budget,
                     std::vector<int64_t>* splits) {
   using K = RaggedPartition::Kind;
-  const int64_t base = splits->back();
-  auto ends_at = [&](int64_t last) {
-    if (last != c)
-      PartitionFail(f, p, item, r, "ends at ", last, " but the ", item, " has ", c, unit);
-  };
+  const RecordSplit s{f, p, item, r, c, unit, splits->back(), splits};
   switch (p.kind) {
-    case K::kRowLengths: {
-      int64_t used = 0;
-      for (int64_t j = 0; j < m; ++j) {
-        if (d[j] < 0 || d[j] > c - used) {
-          PartitionFail(f, p, item, r, "holds the row length ", d[j], " at position ", j,
-                        "; lengths are >= 0 and sum to the ", item, "'s ", c, unit);
-        }
-        used += d[j];
-        splits->push_back(base + used);
-      }
-      if (used != c)
-        PartitionFail(f, p, item, r, "sums to ", used, " but the ", item, " has ", c, unit);
-      return m;
-    }
+    case K::kRowLengths:
+      return SplitByLengths(s, d, m);
     case K::kRowSplits:
-    case K::kRowStarts: {
-      if (m == 0) {
-        ends_at(0);
-        return 0;
-      }
-      if (d[0] != 0)
-        PartitionFail(f, p, item, r, "starts at ", d[0], "; the first row starts at 0");
-      for (int64_t j = 1; j < m; ++j) {
-        if (d[j] < d[j - 1] || d[j] > c) {
-          PartitionFail(f, p, item, r, "holds ", d[j], " at position ", j, " after ", d[j - 1],
-                        "; it must be non-decreasing and at most the ", item, "'s ", c, unit);
-        }
-        splits->push_back(base + d[j]);
-      }
-      if (p.kind == K::kRowSplits) {
-        ends_at(d[m - 1]);
-        return m - 1;
-      }
-      splits->push_back(base + c);  // the last row ends where the record does
-      return m;
-    }
-    case K::kRowLimits: {
-      int64_t prev = 0;
-      for (int64_t j = 0; j < m; ++j) {
-        if (d[j] < prev || d[j] > c) {
-          PartitionFail(f, p, item, r, "holds ", d[j], " at position ", j, " after ", prev,
-                        "; limits are non-decreasing, >= 0 and at most the ", item, "'s ", c, unit);
-        }
-        prev = d[j];
-        splits->push_back(base + d[j]);
-      }
-      ends_at(prev);
-      return m;
-    }
-    case K::kValueRowIds: {
-      if (m != c)
-        PartitionFail(f, p, item, r, "holds ", m, " row ids for the ", item, "'s ", c, unit);
-      int64_t prev = 0;
-      for (int64_t j = 0; j < m; ++j) {
-        if (d[j] < prev) {
-          PartitionFail(f, p, item, r, "holds the row id ", d[j], " at position ", j, " after ",
-                        prev, "; row ids are non-decreasing and >= 0");
-        }
-        prev = d[j];
-      }
-      if (m == 0) return 0;
-      const int64_t empty = d[m - 1] + 1 - m;  // d[m - 1] >= 0 and m >= 1: no overflow
-      if (empty > *empty_budget) {
-        PartitionFail(f, p, item, r, "holds the row id ", d[m - 1],
-                      ", which leaves more empty rows in ", "the batch than the ", kMaxEmptyRows,
-                      " (or as many as values) allowed");
-      }
-      *empty_budget -= empty;
-      const int64_t rows = d[m - 1] + 1;
-      int64_t j = 0;
-      for (int64_t row = 0; row < rows; ++row) {
-        while (j < m && d[j] == row) ++j;
-        splits->push_back(base + j);
-      }
-      return rows;
-    }
+    case K::kRowStarts:
+      return SplitBySplitsOrStarts(s, d, m);
+    case K::kRowLimits:
+      return SplitByLimits(s, d, m);
+    case K::kValueRowIds:
+      return SplitByRowIds(s, d, m, empty_budget);
     default:
       Throw(ErrorCode::kInternal, "ParseExamples: unknown RaggedPartition kind");
   }

@@ -1,5 +1,7 @@
-// tensorkit/io/tf_example_internal.h: internal to io/ (not installed): what tf_example.cc,
-// tf_example_composite.cc and tf_example_outputs.cc share.
+// tensorkit/io/tf_example_internal.h: internal to io/ (not installed): what the tf_example*.cc
+// files share: the parses of tf_example.cc (Example) and tf_example_sequence.cc (SequenceExample
+// feature lists), the composites built on them (tf_example_composite.cc), and the writes into
+// an OutputAllocator's outputs (tf_example_outputs.cc). The wire decoder is tf_example_wire.h.
 #ifndef TENSORKIT_IO_TF_EXAMPLE_INTERNAL_H_
 #define TENSORKIT_IO_TF_EXAMPLE_INTERNAL_H_
 

@@ -196,12 +196,11 @@ std::vector<uint64_t> CountPixels(const SparseTensor& st, int row_axis, int col_
   return counts;
 }
 
-// The counts of every grid in `grids` from a file that Streams, streamed (VisitMtxPositions,
-// VisitTnsPositions, VisitLibsvmPositions or VisitNpzPositions):
-// blocks of positions from several threads add into shared histograms, one atomic add per run
-// of entries in one pixel; memory is the histograms, never the tensor. `make_grids(shape)`
-// chooses the grids (and row_axis, 0 or 1) once the shape is known. Sets *shape and *nnz.
-// A .tns or .npz gives the positions of the chosen axes (ri, ci) in that order: row_axis 0.
+// The counts of every grid in `grids` from a file that io::StreamsPositions accepts, streamed
+// by io::VisitPositions: blocks of positions from several threads add into shared histograms,
+// one atomic add per run of entries in one pixel; memory is the histograms, never the tensor.
+// `make_grids(shape)` chooses the grids and the axes pictured (ri, ci) once the shape is known.
+// Sets *shape and *nnz.
 std::vector<std::vector<uint64_t>> CountStreamed(
     const std::string& file, const int& ri, const int& ci,
     const std::function<std::vector<Grid>(const std::vector<int64_t>&)>& make_grids,
@@ -209,36 +208,29 @@ std::vector<std::vector<uint64_t>> CountStreamed(
   std::vector<std::vector<uint64_t>> counts;
   std::atomic<int64_t> seen{0};
   std::vector<FastDivider> div_rows, div_cols;
-  using OnShape = std::function<void(const std::vector<int64_t>&)>;
-  const io::Format format = io::FormatFromPath(file);
-  const int zero = 0;
-  const int& row_axis = format == io::Format::kTns || format == io::Format::kNpz ? zero : ri;
-  const auto visitor = [&](const std::string& f, const io::PositionVisitor& v, const OnShape& s) {
-    if (format == io::Format::kLibsvm) return io::VisitLibsvmPositions(f, v, s);
-    const auto choose = [&](const std::vector<int64_t>& sh) {
-      s(sh);  // resolves ri and ci
-      return std::make_pair(ri, ci);
-    };
-    if (format == io::Format::kNpz) return io::VisitNpzPositions(f, choose, v);
-    if (format == io::Format::kTns) return io::VisitTnsPositions(f, choose, v);
-    return io::VisitMtxPositions(f, v, s);
-  };
-  *shape = visitor(
+  *shape = io::VisitPositions(
       file,
-      [&](const int64_t* rc, int64_t n) {
+      [&](const std::vector<int64_t>& s) {
+        *grids = make_grids(s);  // resolves ri and ci
+        for (const Grid& g : *grids) {
+          counts.emplace_back(static_cast<size_t>(g.height * g.width), 0);
+          div_rows.emplace_back(static_cast<uint64_t>(g.cell_rows));
+          div_cols.emplace_back(static_cast<uint64_t>(g.cell_cols));
+        }
+        return std::make_pair(ri, ci);
+      },
+      [&](const int64_t* rc, int64_t n) {  // (ri, ci) pairs
         seen += n;
-        const int col_axis = 1 - row_axis;  // make_grids has set row_axis by now
         for (size_t g = 0; g < grids->size(); ++g) {
           const Grid& grid = (*grids)[g];
           uint64_t* hist = counts[g].data();
           int64_t run_pixel = -1;
           uint64_t run = 0;
           for (int64_t k = 0; k < n; ++k) {
-            const int64_t c = static_cast<int64_t>(
-                                  div_rows[g].Divide(static_cast<uint64_t>(rc[2 * k + row_axis]))) *
-                                  grid.width +
-                              static_cast<int64_t>(
-                                  div_cols[g].Divide(static_cast<uint64_t>(rc[2 * k + col_axis])));
+            const int64_t c =
+                static_cast<int64_t>(div_rows[g].Divide(static_cast<uint64_t>(rc[2 * k]))) *
+                    grid.width +
+                static_cast<int64_t>(div_cols[g].Divide(static_cast<uint64_t>(rc[2 * k + 1])));
             if (c != run_pixel) {
               if (run > 0) std::atomic_ref<uint64_t>(hist[run_pixel]).fetch_add(run);
               run_pixel = c;
@@ -248,36 +240,9 @@ std::vector<std::vector<uint64_t>> CountStreamed(
           }
           if (run > 0) std::atomic_ref<uint64_t>(hist[run_pixel]).fetch_add(run);
         }
-      },
-      [&](const std::vector<int64_t>& s) {
-        *grids = make_grids(s);
-        for (const Grid& g : *grids) {
-          counts.emplace_back(static_cast<size_t>(g.height * g.width), 0);
-          div_rows.emplace_back(static_cast<uint64_t>(g.cell_rows));
-          div_cols.emplace_back(static_cast<uint64_t>(g.cell_cols));
-        }
       });
   *nnz = seen.load();
   return counts;
-}
-
-// Whether spy streams `file`: a Matrix Market coordinate file, a FROSTT .tns (any two of its
-// axes), a libsvm file or a 2-D scipy.sparse .npz.
-bool Streams(const std::string& file) {
-  if (io::FormatFromPath(file) == io::Format::kLibsvm) return true;
-  if (io::FormatFromPath(file) == io::Format::kTns) return true;
-  if (io::FormatFromPath(file) == io::Format::kNpz) return io::NpzStreamsPositions(file);
-  if (io::FormatFromPath(file) != io::Format::kMtx) return false;
-  const std::vector<uint8_t> head = [&] {
-    io::InputFile in(file);
-    std::vector<uint8_t> b(static_cast<size_t>(std::min<int64_t>(in.size(), 256)));
-    in.ReadAt(0, b.data(), static_cast<int64_t>(b.size()));
-    return b;
-  }();
-  std::string first(head.begin(), head.end());
-  first = first.substr(0, first.find('\n'));
-  for (char& c : first) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return first.find("coordinate") != std::string::npos;
 }
 
 uint64_t MaxCount(const std::vector<uint64_t>& counts) {
@@ -333,8 +298,14 @@ double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-int Run(const Args& a) {
-  using Clock = std::chrono::steady_clock;
+// What the arguments ask for, checked before the file is opened.
+struct Request {
+  int64_t n = 0;                   // at most n x n pixels
+  int64_t axis_i = 0, axis_j = 1;  // as written (negative from the end)
+  bool text = false;               // print the text picture
+};
+
+Request CheckArgs(const Args& a) {
   const std::optional<int64_t> n = ParseInt(a.size, 1, kMaxSize);
   if (!n) {
     throw UsageError("spy: --size must be a whole number of pixels from 1 to " +
@@ -353,25 +324,33 @@ int Run(const Args& a) {
         "spy: standard output is not a terminal; pass -o OUT.png to write the picture, or "
         "--text to print the text picture anyway");
   }
+  return {*n, axis_i, axis_j, text};
+}
 
-  Clock::time_point t0 = Clock::now();
-  // What is pictured: the counts per pixel of the PNG grid (with -o) and of the text grid.
+// What is pictured: the counts per pixel of the PNG grid (with -o), then of the text grid.
+struct Counted {
   std::vector<int64_t> shape;
   int64_t nnz = 0;
-  int ri = 0, ci = 1;
+  int ri = 0, ci = 1;  // the axes pictured, resolved
   std::vector<Grid> grids;
   std::vector<std::vector<uint64_t>> counts;
-  double read_s = 0, count_s = 0, encode_s = 0;
+  double read_s = 0, count_s = 0;
+};
+
+// The counts of the file: streamed when io::StreamsPositions says it can be, else read whole.
+Counted Count(const Args& a, const Request& r) {
+  using Clock = std::chrono::steady_clock;
+  Counted c;
   const auto make_grids = [&](const std::vector<int64_t>& s) {
     std::vector<Grid> gs;
-    if (!a.out.empty()) gs.push_back(PngGrid(s[ri], s[ci], *n));
-    if (text) gs.push_back(TextGrid(s[ri], s[ci], *n));
+    if (!a.out.empty()) gs.push_back(PngGrid(s[c.ri], s[c.ci], r.n));
+    if (r.text) gs.push_back(TextGrid(s[c.ri], s[c.ci], r.n));
     return gs;
   };
   const auto resolve = [&](const std::vector<int64_t>& s) {
-    ri = ResolveAxis(axis_i, s, a);
-    ci = ResolveAxis(axis_j, s, a);
-    TK_CHECK(ri != ci, kInvalidArgument, "spy: --axes ", a.axes, " names axis ", ri,
+    c.ri = ResolveAxis(r.axis_i, s, a);
+    c.ci = ResolveAxis(r.axis_j, s, a);
+    TK_CHECK(c.ri != c.ci, kInvalidArgument, "spy: --axes ", a.axes, " names axis ", c.ri,
              " twice; give two different axes, e.g. --axes 0,1");
   };
   const auto check_rank = [&](const std::vector<int64_t>& s) {
@@ -379,65 +358,79 @@ int Run(const Args& a) {
              " sparse tensor of shape ", ShapeString(s),
              "; a picture needs two axes (write a vector as a 1 x n matrix)");
   };
-  if (Streams(a.file)) {
+  Clock::time_point t0 = Clock::now();
+  if (io::StreamsPositions(a.file)) {
     // A .mtx coordinate file, a .tns, a .svm or a 2-D scipy .npz streams: counted as it is
     // read, memory bounded by the grids.
-    counts = CountStreamed(
-        a.file, ri, ci,
+    c.counts = CountStreamed(
+        a.file, c.ri, c.ci,
         [&](const std::vector<int64_t>& s) {
-          shape = s;
+          c.shape = s;
           check_rank(s);
           resolve(s);
           return make_grids(s);
         },
-        &grids, &shape, &nnz);
-    count_s = Seconds(t0);
-  } else {
-    io::TensorData d = io::Read(a.file);
-    read_s = Seconds(t0);
-    TK_CHECK(d.is_sparse(), kInvalidArgument, "spy: '", a.file, "' holds a dense array of dims ",
-             ShapeString(d.dense.Dims()),
-             "; spy pictures the entries of a sparse file (.mtx coordinate, .tns, .svm, a "
-             "scipy.sparse .npz); make one with e.g. tensorkit convert IN.npy OUT.mtx");
-    const SparseTensor& st = d.sparse;
-    check_rank(st.shape());
-    shape = st.shape();
-    nnz = st.nnz();
-    resolve(shape);
-    grids = make_grids(shape);
-    t0 = Clock::now();
-    for (const Grid& g : grids) counts.push_back(CountPixels(st, ri, ci, g, a.file));
-    count_s = Seconds(t0);
+        &c.grids, &c.shape, &c.nnz);
+    c.count_s = Seconds(t0);
+    return c;
   }
+  io::TensorData d = io::Read(a.file);
+  c.read_s = Seconds(t0);
+  TK_CHECK(d.is_sparse(), kInvalidArgument, "spy: '", a.file, "' holds a dense array of dims ",
+           ShapeString(d.dense.Dims()),
+           "; spy pictures the entries of a sparse file (.mtx coordinate, .tns, .svm, a "
+           "scipy.sparse .npz); make one with e.g. tensorkit convert IN.npy OUT.mtx");
+  const SparseTensor& st = d.sparse;
+  check_rank(st.shape());
+  c.shape = st.shape();
+  c.nnz = st.nnz();
+  resolve(c.shape);
+  c.grids = make_grids(c.shape);
+  t0 = Clock::now();
+  for (const Grid& g : c.grids) c.counts.push_back(CountPixels(st, c.ri, c.ci, g, a.file));
+  c.count_s = Seconds(t0);
+  return c;
+}
+
+// The PNG of the first grid, with what it shows in its text chunks, written atomically.
+void WritePng(const std::string& out, const Counted& c) {
+  const Grid& g = c.grids[0];
+  const uint64_t max = MaxCount(c.counts[0]);
+  const std::vector<uint8_t> gray = Shade(c.counts[0], max, g);
+  const std::vector<uint8_t> png = EncodeGrayPng(
+      gray, g.width, g.height,
+      {{"Software", "tensorkit spy"},
+       {"tensorkit:shape", ShapeString(c.shape)},
+       {"tensorkit:axes", std::to_string(c.ri) + "," + std::to_string(c.ci)},
+       {"tensorkit:entries", std::to_string(c.nnz)},
+       {"tensorkit:cell", std::to_string(g.cell_rows) + " x " + std::to_string(g.cell_cols)},
+       {"tensorkit:max", std::to_string(max)},
+       {"tensorkit:shading",
+        "gray = 255 if count == 0 else round(224 * (1 - log(1 + count) / log(1 + max)))"}});
+  io::AtomicFile file(out);
+  file.Write(png.data(), png.size());
+  file.Commit();
+}
+
+int Run(const Args& a) {
+  const Request r = CheckArgs(a);
+  const Counted c = Count(a, r);
+  double encode_s = 0;
   if (!a.out.empty()) {
-    t0 = Clock::now();
-    const Grid& g = grids[0];
-    const uint64_t max = MaxCount(counts[0]);
-    const std::vector<uint8_t> gray = Shade(counts[0], max, g);
-    const std::vector<uint8_t> png = EncodeGrayPng(
-        gray, g.width, g.height,
-        {{"Software", "tensorkit spy"},
-         {"tensorkit:shape", ShapeString(shape)},
-         {"tensorkit:axes", std::to_string(ri) + "," + std::to_string(ci)},
-         {"tensorkit:entries", std::to_string(nnz)},
-         {"tensorkit:cell", std::to_string(g.cell_rows) + " x " + std::to_string(g.cell_cols)},
-         {"tensorkit:max", std::to_string(max)},
-         {"tensorkit:shading",
-          "gray = 255 if count == 0 else round(224 * (1 - log(1 + count) / log(1 + max)))"}});
-    io::AtomicFile file(a.out);
-    file.Write(png.data(), png.size());
-    file.Commit();
+    const auto t0 = std::chrono::steady_clock::now();
+    WritePng(a.out, c);
     encode_s = Seconds(t0);
   }
-  if (text) std::cout << TextPicture(counts.back(), grids.back(), shape, nnz, ri, ci);
+  if (r.text) std::cout << TextPicture(c.counts.back(), c.grids.back(), c.shape, c.nnz, c.ri, c.ci);
   if (a.timings) {
-    const Grid& g = grids.back();
-    std::fprintf(stderr,
-                 "spy: read %.3f s, count %.3f s, shade+encode+write %.3f s (%lld entries, "
-                 "%lld x %lld pixels, %d threads%s)\n",
-                 read_s, count_s, encode_s, static_cast<long long>(nnz),
-                 static_cast<long long>(g.height), static_cast<long long>(g.width), GetNumThreads(),
-                 Streams(a.file) ? ", streamed: counted as read, never held whole" : "");
+    const Grid& g = c.grids.back();
+    std::fprintf(
+        stderr,
+        "spy: read %.3f s, count %.3f s, shade+encode+write %.3f s (%lld entries, "
+        "%lld x %lld pixels, %d threads%s)\n",
+        c.read_s, c.count_s, encode_s, static_cast<long long>(c.nnz),
+        static_cast<long long>(g.height), static_cast<long long>(g.width), GetNumThreads(),
+        io::StreamsPositions(a.file) ? ", streamed: counted as read, never held whole" : "");
   }
   return kExitOk;
 }

@@ -289,36 +289,37 @@ int RunBoundaries(const Args& a) {
   return kExitOk;
 }
 
-}  // namespace
+// The subcommands of vocab, in the order help lists them; their options all set one Args.
 
-Subcommand AddVocab(CLI::App& app) {
-  auto args = std::make_shared<Args>();
-  CLI::App* vocab = app.add_subcommand(
-      "vocab",
-      "Vocabularies of string or integer values: count files (in shards), merge counts, "
-      "build a TensorFlow vocabulary file, look values up");
-  vocab->require_subcommand(1);
-  const auto counts_out = [&](CLI::App* s, const char* what) {
-    s->add_option("-o,--output", args->out, what)->required();
-  };
+// A required -o: the file the subcommand writes.
+void CountsOutput(CLI::App* s, Args* args, const char* what) {
+  s->add_option("-o,--output", args->out, what)->required();
+}
 
+CLI::App* AddFit(CLI::App* vocab, Args* args) {
   CLI::App* fit = vocab->add_subcommand(
       "fit", "Count the values of .npy/.npz files (strings or integers) into a counts file");
-  counts_out(fit, "The counts file to write");
+  CountsOutput(fit, args, "The counts file to write");
   fit->add_option("files", args->files, "Input files (dense or sparse; their values count)");
   fit->add_option("--member", args->member, ".npz: the array to read (default: the first)");
   fit->add_option("--shard", args->shard,
                   "Count only shard K of N of the inputs (K/N, auto, auto/N as for convert)");
   fit->add_option("--inputs-from", args->inputs_from,
                   "Read input paths from FILE, one a line (- for standard input)");
+  return fit;
+}
 
+CLI::App* AddMerge(CLI::App* vocab, Args* args) {
   CLI::App* merge = vocab->add_subcommand("merge", "Add up counts files (the shards of a fit)");
-  counts_out(merge, "The merged counts file to write");
+  CountsOutput(merge, args, "The merged counts file to write");
   merge->add_option("files", args->files, "Counts files")->required();
+  return merge;
+}
 
+CLI::App* AddBuild(CLI::App* vocab, Args* args) {
   CLI::App* build = vocab->add_subcommand(
       "build", "Write the vocabulary file (one token a line, TensorFlow's format) of counts");
-  counts_out(build, "The vocabulary file to write");
+  CountsOutput(build, args, "The vocabulary file to write");
   build->add_option("files", args->files, "Counts files (added up first)")->required();
   build
       ->add_option("--min-frequency", args->min_frequency,
@@ -334,11 +335,14 @@ Subcommand AddVocab(CLI::App& app) {
                    "Order of tokens with equal counts: ascending (default) or descending "
                    "(Keras's adapt)")
       ->check(CLI::IsMember({"ascending", "descending"}));
+  return build;
+}
 
+CLI::App* AddLookup(CLI::App* vocab, Args* args) {
   CLI::App* lookup = vocab->add_subcommand(
       "lookup", "Write the Keras StringLookup/IntegerLookup ids (int64) of a file's values");
   lookup->add_option("--vocab", args->vocab, "The vocabulary file")->required();
-  counts_out(lookup, "The ids file to write (.npy, or .npz for a sparse input)");
+  CountsOutput(lookup, args, "The ids file to write (.npy, or .npz for a sparse input)");
   lookup->add_option("files", args->files, "The input file");
   lookup->add_option("--member", args->member, ".npz: the array to read (default: the first)");
   lookup->add_option("--dtype", args->dtype, "The vocabulary's tokens: string (default) or int64")
@@ -349,9 +353,13 @@ Subcommand AddVocab(CLI::App& app) {
       ->add_option("--oov-method", args->oov_method,
                    "Integer OOV buckets: floormod (default) or farmhash (Keras's oov_method)")
       ->check(CLI::IsMember({"floormod", "farmhash"}));
+  return lookup;
+}
+
+CLI::App* AddSketch(CLI::App* vocab, Args* args) {
   CLI::App* sketch = vocab->add_subcommand(
       "sketch", "Summarise the numbers of .npy/.npz files in a quantile sketch (for Bucketize)");
-  counts_out(sketch, "The sketch file to write");
+  CountsOutput(sketch, args, "The sketch file to write");
   sketch->add_option("files", args->files, "Input files (dense or sparse; their values count)");
   sketch->add_option("--member", args->member, ".npz: the array to read (default: the first)");
   sketch->add_option("--shard", args->shard,
@@ -363,10 +371,18 @@ Subcommand AddVocab(CLI::App& app) {
                    "Items per level (even, 8..2^24, default 4096); sketches that merge need the "
                    "same capacity; the rank error shrinks as it grows")
       ->check(CLI::Range(8, 1 << 24));
+  return sketch;
+}
+
+CLI::App* AddSketchMerge(CLI::App* vocab, Args* args) {
   CLI::App* sketch_merge =
       vocab->add_subcommand("sketch-merge", "Merge quantile sketches (the shards of a sketch)");
-  counts_out(sketch_merge, "The merged sketch file to write");
+  CountsOutput(sketch_merge, args, "The merged sketch file to write");
   sketch_merge->add_option("files", args->files, "Sketch files")->required();
+  return sketch_merge;
+}
+
+CLI::App* AddBoundaries(CLI::App* vocab, Args* args) {
   CLI::App* boundaries = vocab->add_subcommand(
       "boundaries", "Print (and write as float32 .npy) Bucketize boundaries from sketches");
   boundaries->add_option("-o,--output", args->out, "The .npy file of the boundaries to write");
@@ -374,6 +390,25 @@ Subcommand AddVocab(CLI::App& app) {
   boundaries->add_option("--buckets", args->buckets, "The number of buckets")
       ->required()
       ->check(CLI::Range(1, 1 << 30));
+  return boundaries;
+}
+
+}  // namespace
+
+Subcommand AddVocab(CLI::App& app) {
+  auto args = std::make_shared<Args>();
+  CLI::App* vocab = app.add_subcommand(
+      "vocab",
+      "Vocabularies of string or integer values: count files (in shards), merge counts, "
+      "build a TensorFlow vocabulary file, look values up");
+  vocab->require_subcommand(1);
+  CLI::App* fit = AddFit(vocab, args.get());
+  CLI::App* merge = AddMerge(vocab, args.get());
+  CLI::App* build = AddBuild(vocab, args.get());
+  CLI::App* lookup = AddLookup(vocab, args.get());
+  CLI::App* sketch = AddSketch(vocab, args.get());
+  CLI::App* sketch_merge = AddSketchMerge(vocab, args.get());
+  CLI::App* boundaries = AddBoundaries(vocab, args.get());
   for (CLI::App* s : {build, lookup}) {
     s->add_option("--mask", args->mask, "The mask token (id 0), never a token of the vocabulary")
         ->each([args](const std::string&) { args->has_mask = true; });
