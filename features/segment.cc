@@ -163,13 +163,7 @@ constexpr int64_t kPrefetchLines = 8;
 
 using fi::EmptyValue;
 
-// How the rows of one segment are added (Note [summation order]).
-enum class Order {
-  kSequential,  // acc = x0, then acc += x1, x2, ... (the gradient)
-  kEigen,       // the same from +0 when there are several rows (SegmentReduce)
-  kFromZero,    // always from +0 (UnsortedSegmentReduce)
-  kBlocks,      // blocks of 8 rows (SparseSegmentReduce)
-};
+using fi::SegmentOrder;
 
 // Note [summation order]
 // ~~~~~~~~~~~~~~~~~~~~~~
@@ -184,7 +178,8 @@ enum class Order {
 // loads overlap, which a gather needs to run at memory speed. The gradient scales each row
 // and adds it in entry order. 16-bit floats accumulate in float32 (TensorFlow does so in its
 // sparse kernels; elsewhere it sums in the 16-bit type). Integer sums wrap around; kMax / kMin
-// compare with < and keep the first of equal values.
+// compare with < and keep the first of equal values. fi::PlanSegmentSum (segment_device.h)
+// writes this order down once; the CPU kernel below and the CUDA body both follow it.
 
 // acc = (x[0] + ... + x[kM - 1]) * scale (kAssign) or acc += x[0] + ... + x[kM - 1], each
 // element summed left to right.
@@ -202,14 +197,19 @@ inline void AddBlock(A* __restrict acc, const T* const* x, int64_t d, A scale) {
 }
 
 // Reduces output rows [0, num_out): row s from slots [start[s], start[s + 1]), slot j's source
-// row at row_of(j), multiplied by weights[j] when kWeighted (always summed then).
-template <typename T, Combiner C, Order kOrder, bool kWeighted, bool kPrefetch, typename RowOf>
+// row at row_of(j), multiplied by weights[j] when kWeighted (always summed then), in the order
+// fi::PlanSegmentSum gives (the device body follows the same plan).
+template <typename T, Combiner C, SegmentOrder kOrder, bool kWeighted, bool kPrefetch,
+          typename RowOf>
 void ReduceRows(int64_t num_out, const int64_t* start, int64_t d, const RowOf& row_of,
                 const ComputeType<T>* weights, T empty_value, T* out) {
   using A = ComputeType<T>;
   constexpr bool kScratch = !std::is_same_v<A, T>;
   constexpr bool kScaled = C == Combiner::kMean || C == Combiner::kSqrtN;
   constexpr bool kSum = C == Combiner::kSum || kScaled;
+  // Only an unweighted float sum in blocks order has blocks (the plan's block > 1).
+  constexpr bool kMayBlock =
+      kOrder == SegmentOrder::kBlocks && std::is_floating_point_v<A> && kSum && !kWeighted;
   const int64_t slots = start[num_out];
   const int64_t bytes_per_row =
       (slots / std::max<int64_t>(num_out, 1) + 1) * d * static_cast<int64_t>(sizeof(T));
@@ -240,21 +240,18 @@ void ReduceRows(int64_t num_out, const int64_t* start, int64_t d, const RowOf& r
       } else {
         acc = o;
       }
-      if constexpr (kOrder == Order::kBlocks && std::is_floating_point_v<A> && kSum && !kWeighted) {
-        if (n > 1) {
-          const int64_t r = n & 7;
-          const int64_t first = r == 0 ? 8 : r == 1 ? 9 : r;
-          A scale = A(1);
-          if (kScaled && n < 10) {
-            scale = A(1) / static_cast<A>(C == Combiner::kMean ? static_cast<double>(n)
-                                                               : std::sqrt(static_cast<double>(n)));
-          }
-          const T* x[9];
-          for (int64_t q = 0; q < first; ++q) {
+      // The decisions come from the plan; the loops stay here, where acc and the rows are
+      // known not to alias, so that they vectorise.
+      const fi::SumPlan plan = fi::PlanSegmentSum<A>(kOrder, C, n);
+      if (kMayBlock && plan.block > 1) {
+        if constexpr (kMayBlock) {
+          const A scale = plan.pre_scale ? A(1) / static_cast<A>(plan.root) : A(1);
+          const T* x[fi::kSumBlock + 1];
+          for (int64_t q = 0; q < plan.first; ++q) {
             prefetch(b + q + kAhead);
             x[q] = row_of(b + q);
           }
-          switch (first) {
+          switch (plan.first) {
             case 2:
               AddBlock<2, true>(acc, x, d, scale);
               break;
@@ -277,25 +274,16 @@ void ReduceRows(int64_t num_out, const int64_t* start, int64_t d, const RowOf& r
               AddBlock<8, true>(acc, x, d, scale);
               break;
             default:
-              AddBlock<9, true>(acc, x, d, scale);
+              AddBlock<fi::kSumBlock + 1, true>(acc, x, d, scale);
               break;
           }
-          for (int64_t j = b + first; j < e; j += 8) {
-            for (int q = 0; q < 8; ++q) {
+          for (int64_t j = b + plan.first; j < e; j += fi::kSumBlock) {
+            for (int q = 0; q < fi::kSumBlock; ++q) {
               prefetch(j + q + kAhead);
               x[q] = row_of(j + q);
             }
-            AddBlock<8, false>(acc, x, d, A(1));
+            AddBlock<fi::kSumBlock, false>(acc, x, d, A(1));
           }
-          if (kScaled && n >= 10) {
-            const A div = static_cast<A>(C == Combiner::kMean ? static_cast<double>(n)
-                                                              : std::sqrt(static_cast<double>(n)));
-            for (int64_t t = 0; t < d; ++t) acc[t] = acc[t] / div;
-          }
-        } else {
-          prefetch(b + kAhead);
-          const T* __restrict x = row_of(b);
-          for (int64_t t = 0; t < d; ++t) acc[t] = static_cast<A>(x[t]);
         }
       } else {
         {
@@ -306,8 +294,7 @@ void ReduceRows(int64_t num_out, const int64_t* start, int64_t d, const RowOf& r
             for (int64_t t = 0; t < d; ++t) acc[t] = static_cast<A>(x[t]) * w;
           } else if constexpr (kSum) {
             // Adding to -0 copies; adding to +0 turns a -0 row into +0, as a sum from 0 does.
-            const bool from_zero = kOrder == Order::kFromZero || (kOrder == Order::kEigen && n > 1);
-            const A zero = from_zero ? A(0) : A(-0.0);
+            const A zero = plan.from_zero ? A(0) : A(-0.0);
             for (int64_t t = 0; t < d; ++t) acc[t] = AddW<A>(zero, static_cast<A>(x[t]));
           } else {
             for (int64_t t = 0; t < d; ++t) acc[t] = static_cast<A>(x[t]);
@@ -333,9 +320,10 @@ void ReduceRows(int64_t num_out, const int64_t* start, int64_t d, const RowOf& r
             for (int64_t t = 0; t < d; ++t) acc[t] = AddW<A>(acc[t], static_cast<A>(x[t]));
           }
         }
-        if constexpr (!kWeighted && kScaled && std::is_floating_point_v<A>) {
-          const double cnt = static_cast<double>(n);
-          const A div = static_cast<A>(C == Combiner::kMean ? cnt : std::sqrt(cnt));
+      }
+      if constexpr (kScaled && std::is_floating_point_v<A>) {
+        if (plan.divide) {
+          const A div = static_cast<A>(plan.root);
           for (int64_t t = 0; t < d; ++t) acc[t] = acc[t] / div;
         }
       }
@@ -366,7 +354,7 @@ decltype(auto) WithCombiner(Combiner c, F&& f) {
 
 // Reduces output rows from slots whose source row numbers are src[j] (or j itself when src is
 // null, the rows of a sorted SegmentReduce), for data of dtype `dtype`, adding in `order`.
-template <Order kOrder, typename I>
+template <SegmentOrder kOrder, typename I>
 void ReduceBySlots(const Tensor& data, int64_t d, const int64_t* start, int64_t num_out,
                    const I* src, Combiner c, Tensor* out) {
   Dispatch<kDataDTypes>(data.dtype(), "segment reduction", [&]<typename T>() {
@@ -375,7 +363,7 @@ void ReduceBySlots(const Tensor& data, int64_t d, const int64_t* start, int64_t 
     WithCombiner(c, [&]<Combiner C>() {
       if constexpr (std::is_floating_point_v<ComputeType<T>> ||
                     (C != Combiner::kMean && C != Combiner::kSqrtN)) {
-        const T empty = EmptyValue<T>(C, kOrder == Order::kFromZero);
+        const T empty = EmptyValue<T>(C, kOrder == SegmentOrder::kFromZero);
         if (src == nullptr) {
           ReduceRows<T, C, kOrder, false, false>(
               num_out, start, d, [&](int64_t j) { return base + j * d; }, nullptr, empty, o);
@@ -490,8 +478,8 @@ Tensor SegmentReduce(const Tensor& data, const Tensor& segment_ids, int64_t num_
       Tensor out = NewOutput(num_out, dims, 1, d, data.dtype(), op);
       if (out.NumElements() == 0) return out;
       const Tensor start = SortedStarts(ids, n, num_out);
-      ReduceBySlots<Order::kEigen, int64_t>(data.HostContiguous(), d, start.data<int64_t>(),
-                                            num_out, nullptr, combiner, &out);
+      ReduceBySlots<SegmentOrder::kEigen, int64_t>(data.HostContiguous(), d, start.data<int64_t>(),
+                                                   num_out, nullptr, combiner, &out);
       return out;
     });
   });
@@ -551,8 +539,8 @@ Tensor UnsortedSegmentReduce(const Tensor& data, const Tensor& segment_ids, int6
       Tensor src_t = Tensor::Empty({std::max<int64_t>(plan.start[num_out], 1)}, DType::kInt64);
       int64_t* src = src_t.data<int64_t>();
       fi::PlaceItems(&plan, n, key, [&](int64_t k, int64_t slot) { src[slot] = k; });
-      ReduceBySlots<Order::kFromZero, int64_t>(data.HostContiguous(), d, plan.start.data(), num_out,
-                                               src, combiner, &out);
+      ReduceBySlots<SegmentOrder::kFromZero, int64_t>(data.HostContiguous(), d, plan.start.data(),
+                                                      num_out, src, combiner, &out);
       return out;
     });
   });
@@ -586,8 +574,8 @@ Tensor SparseSegmentReduce(const Tensor& data, const Tensor& indices, const Tens
         ids_t.dtype(), op, [&]<typename I>() { return SortedStarts(ids_t.data<I>(), k, num_out); });
     const Tensor host = data.HostContiguous();
     Dispatch<kIndexDTypes>(idx_t.dtype(), op, [&]<typename J>() {
-      ReduceBySlots<Order::kBlocks, J>(host, d, start.data<int64_t>(), num_out, idx_t.data<J>(),
-                                       combiner, &out);
+      ReduceBySlots<SegmentOrder::kBlocks, J>(host, d, start.data<int64_t>(), num_out,
+                                              idx_t.data<J>(), combiner, &out);
     });
     return out;
   });
@@ -644,7 +632,7 @@ Tensor SparseSegmentReduceGrad(const Tensor& grad, const Tensor& indices, const 
         auto row_of = [&](int64_t j) { return g + src[j] * d; };
         if (combiner == Combiner::kSum) {
           fi::PlaceItems(&plan, k, key, [&](int64_t i, int64_t slot) { src[slot] = ids[i]; });
-          ReduceRows<T, Combiner::kSum, Order::kSequential, false, true>(
+          ReduceRows<T, Combiner::kSum, SegmentOrder::kSequential, false, true>(
               num_rows, plan.start.data(), d, row_of, nullptr, T(0), o);
           return;
         }
@@ -654,7 +642,7 @@ Tensor SparseSegmentReduceGrad(const Tensor& grad, const Tensor& indices, const 
             src[slot] = ids[i];
             weight[slot] = static_cast<A>(scale[ids[i]]);
           });
-          ReduceRows<T, Combiner::kSum, Order::kSequential, true, true>(
+          ReduceRows<T, Combiner::kSum, SegmentOrder::kSequential, true, true>(
               num_rows, plan.start.data(), d, row_of, weight.data(), T(0), o);
         }
       });

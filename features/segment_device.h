@@ -1,9 +1,10 @@
-// tensorkit/features/segment_device.h: one output element of a segment reduction written once
-// for the host and a CUDA device (not a public header). The CUDA bodies run it with one warp
-// per segment, lanes over the row's elements; host tests run it against the CPU kernel of
-// segment.cc, whose sequences of operations it repeats (segment.cc Note [summation order]:
-// TensorFlow's blocks of 8 rows for SparseSegmentReduce, one by one from +0 or the first row
-// for the others): so the device gives the CPU's bits, which are TensorFlow's.
+// tensorkit/features/segment_device.h: the summation order of a segment reduction and one output
+// element of it, written once for the host and a CUDA device (not a public header).
+// PlanSegmentSum says how a segment's rows are added (segment.cc Note [summation order]:
+// TensorFlow's blocks of 8 rows for SparseSegmentReduce, one by one from +0 or the first row for
+// the others); segment.cc's vectorised kernel and ReduceSegmentElement both follow it, so the
+// device gives the CPU's bits, which are TensorFlow's. The CUDA bodies run ReduceSegmentElement
+// with one warp per segment, lanes over the row's elements; host tests run it against the CPU.
 #ifndef TENSORKIT_FEATURES_SEGMENT_DEVICE_H_
 #define TENSORKIT_FEATURES_SEGMENT_DEVICE_H_
 
@@ -24,10 +25,36 @@ namespace tensorkit::features_internal {
 // Declarations
 // ---------------------------------------------------------------------------------------------
 
-// How a segment's rows are added (segment.cc's Order): kBlocks for SparseSegmentReduce, kEigen
-// for SegmentReduce (one by one, from +0 when there are several rows), kFromZero for
-// UnsortedSegmentReduce (one by one from +0).
-enum class SegmentOrder { kBlocks, kEigen, kFromZero };
+// How a segment's rows are added (segment.cc Note [summation order]), for the CPU kernel and the
+// device body alike.
+enum class SegmentOrder {
+  kBlocks,      // SparseSegmentReduce: TensorFlow's blocks of kSumBlock rows
+  kEigen,       // SegmentReduce: one by one, from +0 when there are several rows
+  kFromZero,    // UnsortedSegmentReduce: one by one from +0
+  kSequential,  // the gradient: one by one from the first row
+};
+
+// Rows in each block after the first of SegmentOrder::kBlocks.
+inline constexpr int kSumBlock = 8;
+
+// The steps that reduce a segment of n >= 1 rows, which the CPU kernel and the device body both
+// take: the first `first` rows are summed left to right, that sum added to +0 (from_zero; a -0
+// row becomes +0) or taken as it is, and multiplied by 1 / root (pre_scale); each next `block`
+// rows are summed left to right and added; the total is divided by root (divide). Max and min
+// take the plan of one row at a time from the first.
+struct SumPlan {
+  int64_t first = 1;
+  int64_t block = 1;
+  bool from_zero = false;
+  bool pre_scale = false;
+  bool divide = false;
+  double root = 1;  // n (mean) or sqrt(n) (sqrtn) in double, rounded to A where it is used
+};
+
+// The plan of a segment of n >= 1 rows reduced with accumulator type A. Integer sums wrap, so
+// their order does not change them: they always go one row at a time.
+template <typename A>
+TK_HOST_DEVICE SumPlan PlanSegmentSum(SegmentOrder order, Combiner c, int64_t n);
 
 // A segment reduction: output row s reduces the rows data + src(j) * d for j in
 // [start[s], start[s + 1]), src(j) = indices[j], or j itself when indices is null; indices
@@ -95,6 +122,32 @@ TK_HOST_DEVICE inline int64_t LowerBoundOf(const I* ids, int64_t n, int64_t s) {
   return lo;
 }
 
+template <typename A>
+TK_HOST_DEVICE inline SumPlan PlanSegmentSum(SegmentOrder order, Combiner c, int64_t n) {
+  SumPlan p;
+  const bool scaled =
+      std::is_floating_point_v<A> && (c == Combiner::kMean || c == Combiner::kSqrtN);
+  if (!scaled && c != Combiner::kSum) return p;
+  if (scaled) {
+    const double count = static_cast<double>(n);
+    p.root = c == Combiner::kMean ? count : std::sqrt(count);
+  }
+  if (order == SegmentOrder::kBlocks && std::is_floating_point_v<A> && n > 1) {
+    // TensorFlow's blocks: a first block of n % 8 rows (8 for 0, 9 for 1), scaled when n < 10;
+    // the division at the end otherwise.
+    const int64_t r = n % kSumBlock;
+    p.first = r == 0 ? kSumBlock : r == 1 ? kSumBlock + 1 : r;
+    p.block = kSumBlock;
+    p.pre_scale = scaled && n < 10;
+    p.divide = scaled && n >= 10;
+    return p;
+  }
+  // One row of kBlocks is itself; the others divide their sum.
+  p.from_zero = order == SegmentOrder::kFromZero || (order == SegmentOrder::kEigen && n > 1);
+  p.divide = scaled && order != SegmentOrder::kBlocks;
+  return p;
+}
+
 template <typename A, typename T, typename J>
 TK_HOST_DEVICE inline void ReduceSegmentElement(const SegmentJob<T, J>& a, int64_t s, int64_t t) {
   const int64_t b = a.start[s], e = a.start[s + 1], n = e - b;
@@ -107,41 +160,28 @@ TK_HOST_DEVICE inline void ReduceSegmentElement(const SegmentJob<T, J>& a, int64
     const int64_t row = a.indices == nullptr ? j : static_cast<int64_t>(a.indices[j]);
     return static_cast<A>(a.data[row * a.d + t]);
   };
-  const bool scaled = a.combiner == Combiner::kMean || a.combiner == Combiner::kSqrtN;
-  const bool summed = a.combiner == Combiner::kSum || scaled;
-  const double count = static_cast<double>(n);
+  const SumPlan plan = PlanSegmentSum<A>(a.order, a.combiner, n);
   A acc;
   if constexpr (std::is_floating_point_v<A>) {
-    if (a.order == SegmentOrder::kBlocks && summed && n > 1) {
-      // TensorFlow's blocks: a first block of n % 8 rows (8 for 0, 9 for 1) scaled by 1 / n
-      // (1 / sqrt(n)) when n < 10, then blocks of 8, each summed left to right, then the
-      // division when n >= 10.
-      const int64_t r = n & 7;
-      const int64_t first = r == 0 ? 8 : r == 1 ? 9 : r;
-      const A root = static_cast<A>(a.combiner == Combiner::kMean ? count : std::sqrt(count));
-      const A scale = scaled && n < 10 ? A(1) / root : A(1);
+    if (plan.block > 1) {
+      const A scale = plan.pre_scale ? A(1) / static_cast<A>(plan.root) : A(1);
       A sum = x(b);
-      for (int64_t q = 1; q < first; ++q) sum = Rounded<false>(sum, x(b + q));
+      for (int64_t q = 1; q < plan.first; ++q) sum = Rounded<false>(sum, x(b + q));
       acc = Rounded<true>(sum, scale);
-      for (int64_t j = b + first; j < e; j += 8) {
+      for (int64_t j = b + plan.first; j < e; j += plan.block) {
         A block = x(j);
-        for (int q = 1; q < 8; ++q) block = Rounded<false>(block, x(j + q));
+        for (int64_t q = 1; q < plan.block; ++q) block = Rounded<false>(block, x(j + q));
         acc = Rounded<false>(acc, block);
       }
-      if (scaled && n >= 10) acc = acc / root;
+      if (plan.divide) acc = acc / static_cast<A>(plan.root);
       *out = static_cast<T>(acc);
       return;
     }
   }
-  // Row by row from the first: a sum starts from +0 (kFromZero, or kEigen with several rows) or
-  // adds the row to -0, which copies it; integers wrap; max / min keep the first of equals.
-  if (summed) {
-    const bool from_zero =
-        a.order == SegmentOrder::kFromZero || (a.order == SegmentOrder::kEigen && n > 1);
-    acc = AddW<A>(from_zero ? A(0) : static_cast<A>(-0.0), x(b));
-  } else {
-    acc = x(b);
-  }
+  // Row by row from the first: a sum adds it to +0 or to -0, which copies it; integers wrap;
+  // max / min keep the first of equals.
+  const bool summed = a.combiner != Combiner::kMax && a.combiner != Combiner::kMin;
+  acc = summed ? AddW<A>(plan.from_zero ? A(0) : static_cast<A>(-0.0), x(b)) : x(b);
   for (int64_t j = b + 1; j < e; ++j) {
     const A v = x(j);
     if (a.combiner == Combiner::kMax) {
@@ -153,10 +193,7 @@ TK_HOST_DEVICE inline void ReduceSegmentElement(const SegmentJob<T, J>& a, int64
     }
   }
   if constexpr (std::is_floating_point_v<A>) {
-    // kBlocks never gets here with a scaled float sum of several rows; one row is itself.
-    if (scaled && a.order != SegmentOrder::kBlocks) {
-      acc = acc / static_cast<A>(a.combiner == Combiner::kMean ? count : std::sqrt(count));
-    }
+    if (plan.divide) acc = acc / static_cast<A>(plan.root);
   }
   *out = static_cast<T>(acc);
 }

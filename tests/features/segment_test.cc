@@ -559,6 +559,43 @@ TEST(SparseSegmentReduce, TheDeviceElementFunctionGivesTheCpuBits) {
   testing::ForEachType<float, double, Half, BFloat16, int32_t, int64_t>(each);
 }
 
+// The one summation plan the CPU kernel and the device body follow: TensorFlow's blocks cover a
+// segment exactly, scale it once (before for n < 10, after otherwise); the other orders go one
+// row at a time and start from +0 only where TensorFlow's kernels do.
+TEST(SparseSegmentReduce, TheSummationPlanCoversEachSegmentOnce) {
+  using features_internal::PlanSegmentSum;
+  using features_internal::SegmentOrder;
+  using features_internal::SumPlan;
+  for (int64_t n = 2; n <= 40; ++n) {
+    const SumPlan p = PlanSegmentSum<float>(SegmentOrder::kBlocks, Combiner::kMean, n);
+    EXPECT_EQ(p.block, 8) << n;
+    EXPECT_TRUE(p.first >= 2 && p.first <= 9) << n;
+    EXPECT_EQ((n - p.first) % 8, 0) << n;
+    EXPECT_EQ(p.pre_scale, n < 10) << n;
+    EXPECT_EQ(p.divide, n >= 10) << n;
+    EXPECT_EQ(p.root, static_cast<double>(n)) << n;
+    EXPECT_FALSE(p.from_zero) << n;
+    const SumPlan q = PlanSegmentSum<double>(SegmentOrder::kBlocks, Combiner::kSqrtN, n);
+    EXPECT_EQ(q.root, std::sqrt(static_cast<double>(n))) << n;
+    // Integer sums wrap to the same value in any order: one row at a time.
+    EXPECT_EQ(PlanSegmentSum<int64_t>(SegmentOrder::kBlocks, Combiner::kSum, n).block, 1) << n;
+    EXPECT_EQ(PlanSegmentSum<float>(SegmentOrder::kBlocks, Combiner::kMax, n).block, 1) << n;
+  }
+  const SumPlan one = PlanSegmentSum<float>(SegmentOrder::kBlocks, Combiner::kMean, 1);
+  EXPECT_TRUE(one.block == 1 && !one.pre_scale && !one.divide && !one.from_zero);
+  for (const Combiner c : {Combiner::kSum, Combiner::kMean}) {
+    const bool mean = c == Combiner::kMean;
+    for (const int64_t n : {int64_t{1}, int64_t{5}}) {
+      const SumPlan eigen = PlanSegmentSum<float>(SegmentOrder::kEigen, c, n);
+      EXPECT_EQ(eigen.from_zero, n > 1);
+      EXPECT_EQ(eigen.divide, mean);
+      EXPECT_TRUE(PlanSegmentSum<float>(SegmentOrder::kFromZero, c, n).from_zero);
+      EXPECT_FALSE(PlanSegmentSum<float>(SegmentOrder::kSequential, c, n).from_zero);
+      EXPECT_EQ(eigen.block, 1);
+    }
+  }
+}
+
 TEST(SparseSegmentReduce, TensorFlowInvalidInputs) {
   Tensor x = Iota<float>({10, 4});
   auto run = [&](std::vector<int64_t> idx, std::vector<int64_t> ids, int64_t num = -1) {
