@@ -203,6 +203,18 @@ void Write(const std::string& path, const TensorData& data, const WriteOptions& 
 // Writes a .mtx with `options` (atomically): a SparseTensor of rank 2 as a coordinate file, a
 // dense matrix as an array file.
 void WriteMtx(const std::string& path, const TensorData& data, const MtxWriteOptions& options);
+// A matrix as separate coordinate arrays, SciPy's COO (row, col, data): rows, cols and values
+// 1-D of nnz elements each, rows and cols of an integer dtype (int32 and int64 are read where
+// they lie).
+struct MtxCoordinates {
+  Tensor rows, cols, values;
+  int64_t num_rows = 0, num_cols = 0;
+};
+// The file WriteMtx writes for the SparseTensor of the same entries in the same order, without
+// first interleaving rows and cols into its [nnz, 2] indices (with kGeneral; the other
+// symmetries go through that SparseTensor).
+void WriteMtx(const std::string& path, const MtxCoordinates& matrix,
+              const MtxWriteOptions& options);
 // The symmetry MtxSymmetry::kDetect finds for `data` (kGeneral, kSymmetric or kSkewSymmetric).
 MtxSymmetry DetectMtxSymmetry(const TensorData& data);
 // Whether the format holds dense arrays or sparse tensors (kFileFormats).

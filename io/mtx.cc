@@ -445,10 +445,81 @@ struct NumberForm {
   int precision = -1;
 };
 
+// An int64 (a 1-based row or column, a shortest value's digits) as WriteNumber writes it.
+// Inlined, two digits a step: the indices of every coordinate line are most of a writer's
+// work, and std::to_chars' out-of-line digit loop was a quarter of it.
+[[gnu::always_inline]] inline char* WriteIndex(int64_t v, char* out) {
+  static constexpr char kPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  if (v < 0) return WriteNumber(v, out);  // not an index of a valid matrix; written as is
+  uint64_t u = static_cast<uint64_t>(v);
+  int digits = 1;
+  for (uint64_t t = u; t >= 10; t /= 10) ++digits;
+  char* const end = out + digits;
+  char* p = end;
+  while (u >= 100) {
+    const uint64_t pair = (u % 100) * 2;
+    u /= 100;
+    p -= 2;
+    p[0] = kPairs[pair];
+    p[1] = kPairs[pair + 1];
+  }
+  if (u >= 10) {
+    p -= 2;
+    p[0] = kPairs[u * 2];
+    p[1] = kPairs[u * 2 + 1];
+  } else {
+    *--p = static_cast<char>('0' + u);
+  }
+  return end;
+}
+
+// WriteRyuShortest's text of a finite nonzero double that is n / 10^k for an integer n below
+// 2^50 and k <= 9 (values rounded to a few decimals, integers: most real data), found without
+// the general shortest search; nullptr for any other value. Why the digits of n (its trailing
+// zeros dropped) are the shortest round trip: n / 10^k == v in doubles proves they round-trip,
+// and any other decimal of as few digits differs from them by at least 10^-k, more than the
+// spacing of doubles around v (at most |v| * 2^-52 < 10^-k / 4), so it cannot round to v too.
+char* WriteShortDecimal(double v, char* out) {
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+  constexpr double kLimit = 0x1p50;
+  const double a = std::fabs(v);
+  if (!(a >= 1e-9 && a < kLimit)) return nullptr;  // zero, tiny, huge, NaN and infinities
+  for (int k = 0; k < 10; ++k) {
+    const double scaled = a * kPow10[k];
+    if (scaled >= kLimit) return nullptr;
+    const uint64_t n = static_cast<uint64_t>(scaled + 0.5);  // exact: scaled < 2^50
+    if (static_cast<double>(n) / kPow10[k] != a) continue;
+    if (v < 0) *out++ = '-';
+    // The digits at out + 1, then the first moved before the '.'.
+    char* end = WriteIndex(static_cast<int64_t>(n), out + 1);
+    const int64_t exponent = (end - (out + 1)) - 1 - k;
+    while (end[-1] == '0') --end;  // n > 0: a nonzero digit stops it
+    out[0] = out[1];
+    if (end - out > 2) {
+      out[1] = '.';
+    } else {
+      end = out + 1;
+    }
+    if (exponent != 0) {
+      *end++ = 'E';
+      if (exponent < 0) *end++ = '-';
+      end = WriteIndex(exponent < 0 ? -exponent : exponent, end);
+    }
+    return end;
+  }
+  return nullptr;
+}
+
 // Ryu's shortest scientific form, which fast_matrix_market writes: the digits of the shortest
 // round trip as "d[.ddd]E<exp>" without a '+' or leading zeros in the exponent, "E0" dropped.
 template <typename T>
 char* WriteRyuShortest(T v, char* out) {
+  if constexpr (std::is_same_v<T, double>) {
+    if (char* end = WriteShortDecimal(v, out)) return end;
+  }
   if (std::isnan(v)) {
     std::memcpy(out, "NaN", 3);
     return out + 3;
@@ -460,7 +531,8 @@ char* WriteRyuShortest(T v, char* out) {
   }
   char buf[kMaxNumberChars];
   const char* end = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific).ptr;
-  const char* e = static_cast<const char*>(std::memchr(buf, 'e', static_cast<size_t>(end - buf)));
+  const char* e = end - 1;  // the exponent is short: find its 'e' from the end
+  while (*e != 'e') --e;
   std::memcpy(out, buf, static_cast<size_t>(e - buf));
   out += e - buf;
   const bool negative = e[1] == '-';
@@ -696,6 +768,71 @@ Tensor ValuesFor(const Tensor& values, MtxField field, const char** field_word,
   return out;
 }
 
+// Entry k's row and column, from interleaved ([nnz, 2]) or separate index arrays.
+template <typename I>
+struct EntryIndices {
+  const I* rows;
+  const I* cols;
+  int64_t stride;  // elements from one entry's index to the next one's
+  int64_t row(int64_t k) const { return static_cast<int64_t>(rows[k * stride]); }
+  int64_t col(int64_t k) const { return static_cast<int64_t>(cols[k * stride]); }
+};
+
+// The entries of a rows x cols matrix as a coordinate file with `symmetry` (already decided:
+// not kDetect).
+template <typename I>
+void WriteCoordinateMtx(const std::string& path, int64_t rows, int64_t cols, int64_t nnz,
+                        const EntryIndices<I>& ix, const Tensor& input_values, MtxSymmetry symmetry,
+                        const MtxWriteOptions& o) {
+  TK_CHECK(symmetry == MtxSymmetry::kGeneral || rows == cols, kInvalidArgument, "mtx: a ",
+           SymmetryWord(symmetry), " matrix must be square, not ", rows, " x ", cols, " ('", path,
+           "')");
+  const char* field = nullptr;
+  const Tensor values = ValuesFor(input_values, o.field, &field, path);
+  // The entries written: all, or those on and below the diagonal.
+  std::vector<int64_t> keep;
+  int64_t count = nnz;
+  if (symmetry != MtxSymmetry::kGeneral) {
+    for (int64_t k = 0; k < nnz; ++k) {
+      if (ix.row(k) >= ix.col(k)) keep.push_back(k);
+    }
+    count = static_cast<int64_t>(keep.size());
+  }
+  // fast_matrix_market calls a coordinate file without entries real, whatever the values.
+  if (o.scipy_text && count == 0) field = "real";
+  AtomicFile file(path);
+  file.Write(Banner(true, field, symmetry, o) + std::to_string(rows) + " " + std::to_string(cols) +
+             " " + std::to_string(count) + "\n");
+  const bool all = symmetry == MtxSymmetry::kGeneral;
+  const NumberForm form{o.scipy_text, o.precision};
+  if (o.field == MtxField::kPattern) {
+    WriteBoundedLinesParallel(&file, count, 2 * kMaxNumberChars + 2, [&](int64_t i, char* out) {
+      const int64_t k = all ? i : keep[i];
+      out = WriteIndex(ix.row(k) + 1, out);
+      *out++ = ' ';
+      out = WriteIndex(ix.col(k) + 1, out);
+      *out++ = '\n';
+      return out;
+    });
+  } else {
+    Dispatch<kNumericDTypes>(values.dtype(), "mtx: write", [&]<typename T>() {
+      const T* v = values.data<T>();
+      const int64_t line = 2 * kMaxNumberChars + MaxValueChars(form) + 3;
+      WriteBoundedLinesParallel(&file, count, line, [&](int64_t i, char* out) {
+        const int64_t k = all ? i : keep[i];
+        out = WriteIndex(ix.row(k) + 1, out);
+        *out++ = ' ';
+        out = WriteIndex(ix.col(k) + 1, out);
+        *out++ = ' ';
+        out = WriteValue(v[k], form, out);
+        *out++ = '\n';
+        return out;
+      });
+    });
+  }
+  file.Commit();
+}
+
 void WriteSparseMtx(const std::string& path, const SparseTensor& input, const MtxWriteOptions& o) {
   SparseTensor st = HostContiguous(input);
   TK_CHECK(st.rank() == 2, kUnsupported, "mtx: Matrix Market holds matrices; cannot write a rank-",
@@ -706,54 +843,9 @@ void WriteSparseMtx(const std::string& path, const SparseTensor& input, const Mt
     symmetry = d.symmetry;
     st = HostContiguous(d.entries);
   }
-  TK_CHECK(symmetry == MtxSymmetry::kGeneral || st.shape()[0] == st.shape()[1], kInvalidArgument,
-           "mtx: a ", SymmetryWord(symmetry), " matrix must be square, not ", st.shape()[0], " x ",
-           st.shape()[1], " ('", path, "')");
-  const char* field = nullptr;
-  const Tensor values = ValuesFor(st.values(), o.field, &field, path);
   const int64_t* idx = st.indices().data<int64_t>();
-  // The entries written: all, or those on and below the diagonal.
-  std::vector<int64_t> keep;
-  int64_t count = st.nnz();
-  if (symmetry != MtxSymmetry::kGeneral) {
-    for (int64_t k = 0; k < st.nnz(); ++k) {
-      if (idx[2 * k] >= idx[2 * k + 1]) keep.push_back(k);
-    }
-    count = static_cast<int64_t>(keep.size());
-  }
-  // fast_matrix_market calls a coordinate file without entries real, whatever the values.
-  if (o.scipy_text && count == 0) field = "real";
-  AtomicFile file(path);
-  file.Write(Banner(true, field, symmetry, o) + std::to_string(st.shape()[0]) + " " +
-             std::to_string(st.shape()[1]) + " " + std::to_string(count) + "\n");
-  const bool all = symmetry == MtxSymmetry::kGeneral;
-  const NumberForm form{o.scipy_text, o.precision};
-  if (o.field == MtxField::kPattern) {
-    WriteBoundedLinesParallel(&file, count, 2 * kMaxNumberChars + 2, [&](int64_t i, char* out) {
-      const int64_t k = all ? i : keep[i];
-      out = WriteNumber(idx[2 * k] + 1, out);
-      *out++ = ' ';
-      out = WriteNumber(idx[2 * k + 1] + 1, out);
-      *out++ = '\n';
-      return out;
-    });
-  } else {
-    Dispatch<kNumericDTypes>(values.dtype(), "mtx: write", [&]<typename T>() {
-      const T* v = values.data<T>();
-      const int64_t line = 2 * kMaxNumberChars + MaxValueChars(form) + 3;
-      WriteBoundedLinesParallel(&file, count, line, [&](int64_t i, char* out) {
-        const int64_t k = all ? i : keep[i];
-        out = WriteNumber(idx[2 * k] + 1, out);
-        *out++ = ' ';
-        out = WriteNumber(idx[2 * k + 1] + 1, out);
-        *out++ = ' ';
-        out = WriteValue(v[k], form, out);
-        *out++ = '\n';
-        return out;
-      });
-    });
-  }
-  file.Commit();
+  WriteCoordinateMtx(path, st.shape()[0], st.shape()[1], st.nnz(),
+                     EntryIndices<int64_t>{idx, idx + 1, 2}, st.values(), symmetry, o);
 }
 
 void WriteDenseMtx(const std::string& path, const Tensor& t, const MtxWriteOptions& o) {
@@ -824,6 +916,57 @@ void WriteMtx(const std::string& path, const TensorData& data, const MtxWriteOpt
     WriteSparseMtx(path, data.sparse, options);
   } else {
     WriteDenseMtx(path, data.dense, options);
+  }
+}
+
+void WriteMtx(const std::string& path, const MtxCoordinates& matrix,
+              const MtxWriteOptions& options) {
+  const Tensor& r = matrix.rows;
+  const Tensor& c = matrix.cols;
+  const Tensor& v = matrix.values;
+  TK_CHECK(r.defined() && c.defined() && v.defined(), kInvalidArgument,
+           "mtx: MtxCoordinates needs rows, cols and values for '", path, "'");
+  TK_CHECK(r.NumAxes() == 1 && c.NumAxes() == 1 && v.NumAxes() == 1 && r.Dim(0) == c.Dim(0) &&
+               r.Dim(0) == v.Dim(0),
+           kShapeMismatch, "mtx: rows, cols and values must be 1-D of one length, got dims ",
+           ShapeString(r.Dims()), ", ", ShapeString(c.Dims()), " and ", ShapeString(v.Dims()),
+           " for '", path, "'");
+  TK_CHECK(IsInteger(r.dtype()) && IsInteger(c.dtype()), kDTypeMismatch,
+           "mtx: rows and cols must be integers, got ", DTypeName(r.dtype()), " and ",
+           DTypeName(c.dtype()), " for '", path, "'");
+  TK_CHECK(matrix.num_rows >= 0 && matrix.num_cols >= 0, kInvalidArgument, "mtx: negative shape ",
+           matrix.num_rows, " x ", matrix.num_cols, " for '", path, "'");
+  TK_CHECK(options.precision >= -1, kInvalidArgument, "mtx: precision ", options.precision,
+           " is negative; pass -1 for the shortest form or a digit count");
+  // The same index dtype for both, int32 (SciPy's usual) or int64, read where it lies.
+  const DType index_dtype =
+      r.dtype() == c.dtype() && r.dtype() == DType::kInt32 ? DType::kInt32 : DType::kInt64;
+  const Tensor rows = Converted(r, index_dtype).HostContiguous();
+  const Tensor cols = Converted(c, index_dtype).HostContiguous();
+  if (options.symmetry != MtxSymmetry::kGeneral) {  // detection and triangles: as a SparseTensor
+    const Tensor r64 = Converted(rows, DType::kInt64), c64 = Converted(cols, DType::kInt64);
+    Tensor indices = Tensor::Empty({r64.Dim(0), 2}, DType::kInt64);
+    int64_t* idx = indices.data<int64_t>();
+    const int64_t* rp = r64.data<int64_t>();
+    const int64_t* cp = c64.data<int64_t>();
+    for (int64_t k = 0, n = r64.Dim(0); k < n; ++k) {
+      idx[2 * k] = rp[k];
+      idx[2 * k + 1] = cp[k];
+    }
+    WriteSparseMtx(path, SparseTensor::Create(indices, v, {matrix.num_rows, matrix.num_cols}),
+                   options);
+    return;
+  }
+  const Tensor values = v.HostContiguous();
+  const int64_t nnz = v.Dim(0);
+  if (index_dtype == DType::kInt32) {
+    WriteCoordinateMtx(path, matrix.num_rows, matrix.num_cols, nnz,
+                       EntryIndices<int32_t>{rows.data<int32_t>(), cols.data<int32_t>(), 1}, values,
+                       MtxSymmetry::kGeneral, options);
+  } else {
+    WriteCoordinateMtx(path, matrix.num_rows, matrix.num_cols, nnz,
+                       EntryIndices<int64_t>{rows.data<int64_t>(), cols.data<int64_t>(), 1}, values,
+                       MtxSymmetry::kGeneral, options);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "python.h"
+#include "tensorkit/common/parallel.h"
 #include "tensorkit/io/libsvm.h"
 
 namespace tensorkit::python {
@@ -135,6 +136,32 @@ void BindIo(nb::module_& m) {
       "'integer' or 'pattern'; symmetry 'general', 'symmetric', 'skew-symmetric', 'hermitian' "
       "or 'detect'; scipy_text: scipy.io.mmwrite's text.");
   m.def(
+      "write_mtx_coo",
+      [](const std::string& path, nb::handle rows, nb::handle cols, nb::handle values,
+         std::vector<int64_t> shape, const std::string& comment, const std::string& field,
+         int precision, const std::string& symmetry, bool scipy_text) {
+        TK_CHECK(shape.size() == 2, kInvalidArgument, "write_mtx_coo: shape must have 2 dims, got ",
+                 shape.size());
+        io::MtxCoordinates matrix;
+        matrix.rows = AsTensor(rows, "write_mtx_coo: rows");
+        matrix.cols = AsTensor(cols, "write_mtx_coo: cols");
+        matrix.values = AsTensor(values, "write_mtx_coo: values");
+        matrix.num_rows = shape[0];
+        matrix.num_cols = shape[1];
+        io::MtxWriteOptions options;
+        options.comment = comment;
+        options.precision = precision;
+        options.scipy_text = scipy_text;
+        options.field = MtxFieldArg(field);
+        options.symmetry = MtxSymmetryArg(symmetry);
+        Interruptible([&] { io::WriteMtx(path, matrix, options); });
+      },
+      nb::arg("path"), nb::arg("rows"), nb::arg("cols"), nb::arg("values"), nb::arg("shape"),
+      nb::arg("comment") = "", nb::arg("field") = "", nb::arg("precision") = -1,
+      nb::arg("symmetry") = "general", nb::arg("scipy_text") = false,
+      "write_mtx of SciPy's COO arrays (row, col, data) as they are, shared, not copied into "
+      "a SparseTensor's [nnz, 2] indices.");
+  m.def(
       "detect_mtx_symmetry",
       [](nb::handle x) {
         io::TensorData d;
@@ -155,6 +182,36 @@ void BindIo(nb::module_& m) {
       nb::arg("x"),
       "The symmetry scipy.io.mmwrite's test finds: 'general', 'symmetric' or "
       "'skew-symmetric'.");
+  m.def(
+      "coo_coordinates",
+      [](const SparseTensor& x) {
+        TK_CHECK(x.rank() == 2, kInvalidArgument, "coo_coordinates: expected a matrix, got a rank-",
+                 x.rank(), " tensor");
+        // int32 when the shape allows it, the index dtype SciPy's COO then keeps without
+        // scanning or copying the arrays; else int64.
+        const bool narrow = std::max(x.shape()[0], x.shape()[1]) <= INT32_MAX;
+        const DType dtype = narrow ? DType::kInt32 : DType::kInt64;
+        nb::gil_scoped_release release;
+        const Tensor indices = x.indices().HostContiguous();
+        const int64_t n = x.nnz();
+        Tensor rows = Tensor::Empty({n}, dtype), cols = Tensor::Empty({n}, dtype);
+        Dispatch<Bit(DType::kInt32) | Bit(DType::kInt64)>(
+            dtype, "coo_coordinates", [&]<typename I>() {
+              const int64_t* idx = indices.data<int64_t>();
+              I* r = rows.data<I>();
+              I* c = cols.data<I>();
+              ParallelFor(0, n, int64_t{1} << 16, [&](int64_t b, int64_t e) {
+                for (int64_t k = b; k < e; ++k) {
+                  r[k] = static_cast<I>(idx[2 * k]);
+                  c[k] = static_cast<I>(idx[2 * k + 1]);
+                }
+              });
+            });
+        return std::make_tuple(rows, cols);
+      },
+      nb::arg("x"),
+      "(rows, cols) of a matrix's entries as separate arrays in the library's memory, int32 "
+      "when its shape fits (SciPy's COO keeps them as they are), else int64.");
   m.def("formats", [] {
     nb::list out;
     for (const auto& f : io::kFileFormats)

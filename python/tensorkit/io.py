@@ -452,8 +452,8 @@ def mmread(source, *, spmatrix=True):
         raise
     if isinstance(x, Tensor):
         return np.asarray(x)
-    indices = np.asarray(x.indices)
-    triplet = (np.asarray(x.values), (indices[:, 0], indices[:, 1]))
+    rows, cols = _io.coo_coordinates(x)  # split in parallel, in the library's reused memory
+    triplet = (np.asarray(x.values), (np.asarray(rows), np.asarray(cols)))
     return (sp.coo_matrix if spmatrix else sp.coo_array)(triplet, shape=x.shape)
 
 
@@ -502,8 +502,14 @@ def mmwrite(target, a, comment=None, field=None, precision=None, symmetry="AUTO"
             raise ValueError("Invalid symmetry. Must be one of: " + ", ".join(_MM_SYMMETRIES))
     if getattr(a, "dtype", None) == np.uint16:
         a = a.astype(np.int32)  # no tensorkit dtype; SciPy writes it as 'integer' too
+    coords = None
     if sp.issparse(a):
-        value = SparseTensor.from_scipy(a.tocoo())
+        if a.ndim != 2:
+            raise ValueError(f"mmwrite: expected a 2-D matrix, got {a.ndim}-D")
+        coo = a.tocoo()
+        # SciPy's own row, col and data arrays go to the writer as they are: no [nnz, 2]
+        # index array to build (fresh memory the size of both index arrays, then copied).
+        coords = (coo.row, coo.col, coo.data, coo.shape)
     elif isinstance(a, np.ndarray):
         if a.ndim != 2:
             raise ValueError(f"mmwrite: expected a 2-D array, got {a.ndim}-D")
@@ -515,7 +521,10 @@ def mmwrite(target, a, comment=None, field=None, precision=None, symmetry="AUTO"
     precision = -1 if precision is None or int(precision) < 0 else int(precision)
 
     def write(path):
-        _io.write_mtx(path, value, comment or "", field or "", precision, symmetry, True)
+        if coords is not None:
+            _io.write_mtx_coo(path, *coords, comment or "", field or "", precision, symmetry, True)
+        else:
+            _io.write_mtx(path, value, comment or "", field or "", precision, symmetry, True)
 
     p = _fspath(target)
     if p is not None:

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -8,6 +9,7 @@
 
 #include "io/io_test_util.h"
 #include "tensorkit/common/parallel.h"
+#include "tensorkit/dense/ops.h"
 #include "tensorkit/io/io.h"
 
 namespace tensorkit::io {
@@ -399,6 +401,106 @@ TEST(MtxTest, ScipyTextIsScipysBytes) {
       "%%MatrixMarket matrix coordinate real hermitian\n%\n2 2 2\n1 1 1.5e+00\n2 1 3.0e+00\n");
   EXPECT_EQ(DetectMtxSymmetry(s), MtxSymmetry::kSymmetric);
   EXPECT_EQ(DetectMtxSymmetry(Dense(m)), MtxSymmetry::kGeneral);
+}
+
+// Ryu's shortest scientific text of v as SciPy writes it, from std::to_chars: the oracle of the
+// writer's shortcut for values with few decimals.
+std::string RyuText(double v) {
+  char buf[64];
+  const std::string s(buf,
+                      std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific).ptr);
+  const size_t e = s.find('e');
+  std::string out = s.substr(0, e);
+  const bool negative = s[e + 1] == '-';
+  std::string exp = s.substr(e + 2);
+  exp.erase(0, std::min(exp.find_first_not_of('0'), exp.size() - 1));
+  if (exp != "0") out += std::string("E") + (negative ? "-" : "") + exp;
+  return out;
+}
+
+TEST(MtxTest, ScipyTextOfFewDecimalsIsRyus) {
+  MtxWriteOptions sci;
+  sci.scipy_text = true;
+  const std::vector<double> fixed = {123.456, 0.001,  -2.5,       1000,   123456789.125, 1e-9,
+                                     0.3,     1.5e-9, 0x1p50 - 1, 0x1p50, 0x1p53 + 2,    -7,
+                                     1e15,    1e16,   0.1 + 0.2,  5e-324};
+  const Tensor f = Tensor::FromVector<double>(fixed, {static_cast<int64_t>(fixed.size()), 1});
+  std::string want =
+      "%%MatrixMarket matrix array real general\n%\n" + std::to_string(fixed.size()) + " 1\n";
+  for (double v : fixed) want += RyuText(v) + "\n";
+  EXPECT_EQ(Written(Dense(f), sci), want);
+  EXPECT_HAS(want, "\n1.23456E2\n1E-3\n-2.5\n1E3\n1.23456789125E8\n1E-9\n3E-1\n1.5E-9\n");
+
+  // Values rounded to 0 to 12 decimals at every magnitude, integers, and full-precision ones.
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<double> values;
+  for (int i = 0; i < 200000; ++i) {
+    const double scale = std::pow(10.0, static_cast<int>(rng() % 30) - 12);
+    const double p = std::pow(10.0, static_cast<int>(rng() % 13));
+    double v = unit(rng) * scale;
+    if (i % 4 != 0) v = std::round(v * p) / p;
+    if (i % 3 == 0) v = -v;
+    values.push_back(v);
+  }
+  const Tensor t = Tensor::FromVector<double>(values, {static_cast<int64_t>(values.size()), 1});
+  const std::string text = Written(Dense(t), sci);
+  std::string expected =
+      "%%MatrixMarket matrix array real general\n%\n" + std::to_string(values.size()) + " 1\n";
+  for (double v : values) expected += RyuText(v) + "\n";
+  EXPECT_TRUE(text == expected) << "the shortcut's text differs from Ryu's";
+}
+
+// MtxCoordinates (SciPy's row, col, data) give the bytes of the SparseTensor of the same entries.
+TEST(MtxTest, CoordinateArraysWriteAsTheSparseTensor) {
+  const std::vector<int64_t> rows = {4, 0, 2, 2, 99999, 0};
+  const std::vector<int64_t> cols = {1, 0, 2, 3, 7, 0};
+  const Tensor values = Tensor::FromVector<double>({1.5, -2, 0.125, 3e10, 7, 1.0 / 3});
+  std::vector<int64_t> rc;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    rc.push_back(rows[k]);
+    rc.push_back(cols[k]);
+  }
+  const TensorData st = Coo(rc, values, 100000, 100000);
+  for (const MtxSymmetry symmetry :
+       {MtxSymmetry::kGeneral, MtxSymmetry::kSymmetric, MtxSymmetry::kDetect}) {
+    for (const bool scipy : {false, true}) {
+      for (const MtxField field : {MtxField::kAuto, MtxField::kPattern, MtxField::kInteger}) {
+        MtxWriteOptions o;
+        o.scipy_text = scipy;
+        o.symmetry = symmetry;
+        o.field = field;
+        const std::string want = Written(st, o);
+        for (const DType index : {DType::kInt32, DType::kInt64}) {
+          MtxCoordinates m;
+          m.rows = Converted(Tensor::FromVector<int64_t>(rows), index);
+          m.cols = Converted(Tensor::FromVector<int64_t>(cols), index);
+          m.values = values;
+          m.num_rows = m.num_cols = 100000;
+          TempDir dir;
+          WriteMtx(dir / "c.mtx", m, o);
+          EXPECT_EQ(testing::ReadText(dir / "c.mtx"), want) << DTypeName(index);
+        }
+      }
+    }
+  }
+  // Mixed index dtypes are read as int64; wrong lengths and non-integer indices are refused.
+  MtxCoordinates m;
+  m.rows = Tensor::FromVector<int32_t>({0, 1});
+  m.cols = Tensor::FromVector<int64_t>({1, 0});
+  m.values = Tensor::FromVector<float>({1, 2});
+  m.num_rows = m.num_cols = 2;
+  TempDir dir;
+  WriteMtx(dir / "m.mtx", m, MtxWriteOptions{});
+  EXPECT_EQ(testing::ReadText(dir / "m.mtx"),
+            "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 1\n2 1 2\n");
+  m.values = Tensor::FromVector<float>({1});
+  EXPECT_EQ(CatchError([&] { WriteMtx(dir / "x.mtx", m, MtxWriteOptions{}); }).code(),
+            ErrorCode::kShapeMismatch);
+  m.values = Tensor::FromVector<float>({1, 2});
+  m.cols = Tensor::FromVector<double>({1, 0});
+  EXPECT_EQ(CatchError([&] { WriteMtx(dir / "x.mtx", m, MtxWriteOptions{}); }).code(),
+            ErrorCode::kDTypeMismatch);
 }
 
 TEST(MtxTest, WriteOptionErrorsNameTheProblem) {

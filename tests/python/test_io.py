@@ -2,6 +2,7 @@
 (scipy.io's mmread/mmwrite/mminfo, scikit-learn's svmlight functions) on the same files."""
 
 import bz2
+import gc
 import gzip
 import io
 
@@ -208,6 +209,46 @@ def test_mmwrite_bytes_equal_scipy(kind, no_scipy_writer):
             want = io.BytesIO()
             sp_mmwrite(want, x, symmetry=name)
             assert tk_bytes(x, symmetry=name) == want.getvalue(), name
+
+
+def test_mmwrite_bytes_equal_scipy_every_value_and_index_width():
+    """Reals rounded to 0..12 decimals at every magnitude, full-precision ones, integers beyond
+    2^53, and indices of 1 to 19 digits, in int32 and int64 coordinate arrays, COO and CSR."""
+    rng = np.random.default_rng(11)
+    n = 60_000
+    v = rng.random(n) * 10.0 ** rng.integers(-12, 18, n)
+    k = rng.integers(0, 13, n)
+    v = np.where(np.arange(n) % 4 == 0, v, np.round(v * 10.0 ** k) / 10.0 ** k)
+    v[:8] = [2.0**50 - 1, 2.0**50, 2.0**53 + 2, 1e-9, 1.5e-9, 0.1 + 0.2, 5e-324, -0.0]
+    v[1::3] *= -1
+    big = 2**62
+    rows = (10 ** rng.integers(0, 19, n) * rng.random(n)).astype(np.int64) % big
+    m = sp.coo_array((v, (rows, rng.integers(0, big, n))), shape=(big, big))
+    assert tk_bytes(m) == scipy_bytes(m)
+    assert tk_bytes(m, field="pattern") == scipy_bytes(m, field="pattern")
+    for dtype in (np.int32, np.int64):
+        ij = (rng.integers(0, 70_000, n).astype(dtype), rng.integers(0, 3, n).astype(dtype))
+        small = sp.coo_array((v, ij), shape=(70_000, 3))
+        assert small.coords[0].dtype == dtype
+        for x in (small, sp.csr_array(small), sp.coo_matrix(small)):
+            assert tk_bytes(x) == scipy_bytes(x)
+
+
+def test_mmread_index_dtypes_as_scipy(tmp_path):
+    """Indices come back int32 when the shape fits (as SciPy gives them), int64 beyond."""
+    for n in (5, 2**31 - 1, 2**31, 2**40):
+        p = tmp_path / f"m{n}.mtx"
+        p.write_text(f"%%MatrixMarket matrix coordinate real general\n{n} 3 3\n"
+                     f"{n} 1 1.5\n1 3 -2\n{n} 2 7\n")
+        got, want = tk.io.mmread(p), scipy.io.mmread(p)
+        assert type(got) is type(want) and got.shape == want.shape, n
+        for a, b in ((got.row, want.row), (got.col, want.col), (got.data, want.data)):
+            assert a.dtype == b.dtype, n
+            np.testing.assert_array_equal(a, b)
+        rows = got.row.copy()
+        del got
+        gc.collect()
+        assert list(rows) == [n - 1, 0, n - 1]
 
 
 def test_mmwrite_paths_and_targets(tmp_path, no_scipy_writer):
