@@ -65,6 +65,9 @@ bool IsReadOnly(const Tensor& t);
 Tensor StringTensorFromNumpy(nb::handle array);
 // A NumPy object array of Python str (bytes where an element is not UTF-8) from a string tensor.
 nb::object StringTensorToNumpy(const Tensor& t);
+// A NumPy object array of `dims` holding *objects (new references, taken: each entry is set to
+// null as the array takes it; a null entry stays None). GIL held.
+nb::object ObjectArray(std::vector<PyObject*>* objects, const std::vector<int64_t>& dims);
 
 // Runs `f` holding the GIL, unless the interpreter is gone (at exit the memory is left alone):
 // for deleters of Python-owned memory, which may run in any thread.

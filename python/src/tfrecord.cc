@@ -105,19 +105,10 @@ class BytesOutput : public StringOutput {
 
   // A NumPy object array of dims_ holding the objects (GIL held); they are the array's now.
   nb::object Take() {
-    const Py_ssize_t n = static_cast<Py_ssize_t>(objects_.size());
-    nb::object list = nb::steal(PyList_New(n));
-    if (!list.is_valid()) throw nb::python_error();
-    for (Py_ssize_t i = 0; i < n; ++i) {
-      PyObject* o = objects_[static_cast<size_t>(i)];
+    for (PyObject*& o : objects_) {
       if (o == nullptr) o = NewBytes("", 0);  // never left unset by a successful parse
-      PyList_SET_ITEM(list.ptr(), i, o);
-      objects_[static_cast<size_t>(i)] = nullptr;
     }
-    nb::object np = nb::module_::import_("numpy");
-    nb::object a = np.attr("empty")(n, "dtype"_a = "object");
-    a[nb::slice(nb::none(), nb::none(), nb::none())] = list;
-    return a.attr("reshape")(ToTuple(dims_));
+    return ObjectArray(&objects_, dims_);
   }
 
  private:
