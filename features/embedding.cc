@@ -410,6 +410,61 @@ Tensor BagsOnDevice(const std::vector<Tensor>& tables, const std::vector<Combine
   return out;
 }
 
+// EmbeddingBag (one table) and EmbeddingBags on the CPU, the checks that do not depend on the
+// device done: each feature's ids checked against its table, then one pass over the (feature,
+// bag) pairs, feature-major as the ids lie, a task's range running each feature's kernel over
+// its share of that feature's bags. `tables` have unit column strides, `values` is contiguous;
+// feature f's bags are rows [f * batch, (f + 1) * batch) of the host offsets `off`.
+Tensor BagsOnHost(const std::vector<Tensor>& tables, const std::vector<Combiner>& combiners,
+                  const Tensor& values, const int64_t* off, const Tensor& weights_in, int64_t batch,
+                  int64_t padding_id, const std::vector<std::string>& wheres, const char* op) {
+  const int64_t num_features = static_cast<int64_t>(tables.size());
+  std::vector<int64_t> col(static_cast<size_t>(num_features) + 1, 0);
+  for (int64_t f = 0; f < num_features; ++f) {
+    ei::CheckIdsInRange(values, off[f * batch], off[(f + 1) * batch], off, f * batch,
+                        (f + 1) * batch, tables[f].Dim(0), wheres[f], op);
+    col[f + 1] = col[f] + tables[f].Dim(1);
+  }
+  Tensor out = Tensor::Empty({batch, col[num_features]}, tables[0].dtype());
+  if (batch == 0 || col[num_features] == 0) return out;
+  Dispatch<ei::kTableDTypes>(tables[0].dtype(), op, [&]<typename T>() {
+    using C = ComputeType<T>;
+    const Tensor weights = ei::ComputeWeights(weights_in, DTypeOf<C>);
+    Dispatch<ei::kIdDTypes>(values.dtype(), op, [&]<typename I>() {
+      std::vector<BagJob<C>> jobs(static_cast<size_t>(num_features));
+      std::vector<BagKernel<C>> kernels(static_cast<size_t>(num_features));
+      int64_t bytes = 0;
+      for (int64_t f = 0; f < num_features; ++f) {
+        BagJob<C>& job = jobs[f];
+        job.table = tables[f].data<T>();
+        job.table_ld = tables[f].Stride(0);
+        job.d = tables[f].Dim(1);
+        job.ids = values.data<I>();
+        job.off = off;
+        job.weights = weights.defined() ? weights.data<C>() : nullptr;
+        job.padding_id = padding_id;
+        job.combiner = combiners[f];
+        job.out = out.data<T>() + col[f];
+        job.out_ld = col[num_features];
+        job.first_bag = f * batch;
+        kernels[f] = ChooseKernel<T, I>(job.d, combiners[f], weights.defined());
+        bytes += job.d * static_cast<int64_t>(sizeof(T));
+      }
+      const int64_t pairs = num_features * batch;
+      ParallelFor(0, pairs, BagGrain(pairs, values.Dim(0), bytes / num_features),
+                  [&](int64_t pb, int64_t pe) {
+                    for (int64_t p = pb; p < pe;) {
+                      const int64_t f = p / batch;
+                      const int64_t end = std::min(pe, (f + 1) * batch);
+                      if (jobs[f].d > 0) kernels[f](jobs[f], p, end);
+                      p = end;
+                    }
+                  });
+    });
+  });
+  return out;
+}
+
 }  // namespace
 
 Tensor EmbeddingBag(const Tensor& table_in, const JaggedTensor& ids_in, Combiner combiner,
@@ -417,40 +472,14 @@ Tensor EmbeddingBag(const Tensor& table_in, const JaggedTensor& ids_in, Combiner
   const char* op = "EmbeddingBag";
   ei::CheckTable(table_in, "table", op);
   const ei::Ids ids = ei::PrepareIds(ids_in, op);
-  const int64_t num_rows = table_in.Dim(0), d = table_in.Dim(1);
-  ei::CheckPaddingId(padding_id, num_rows, op);
+  ei::CheckPaddingId(padding_id, table_in.Dim(0), op);
   ei::CheckCombinerWeights(combiner, ids_in.has_weights(), "", op);
   if (OnCuda(table_in) || OnCuda(ids.values)) {
     return BagsOnDevice({ei::RowMajor(table_in)}, {combiner}, ids.values, ids_in.offsets(),
                         ids.offsets, ids_in.weights(), ids.batch_size, padding_id, {""}, op);
   }
-  ei::CheckIdsInRange(ids.values, 0, ids.num_values, ids.offsets, 0, ids.batch_size, num_rows, "",
-                      op);
-  const Tensor table = ei::RowMajor(table_in);
-  Tensor out = Tensor::Empty({ids.batch_size, d}, table.dtype());
-  if (ids.batch_size == 0 || d == 0) return out;
-  Dispatch<ei::kTableDTypes>(table.dtype(), op, [&]<typename T>() {
-    using C = ComputeType<T>;
-    const Tensor weights = ei::ComputeWeights(ids_in.weights(), DTypeOf<C>);
-    Dispatch<ei::kIdDTypes>(ids.values.dtype(), op, [&]<typename I>() {
-      BagJob<C> job;
-      job.table = table.data<T>();
-      job.table_ld = table.Stride(0);
-      job.d = d;
-      job.ids = ids.values.data<I>();
-      job.off = ids.offsets;
-      job.weights = weights.defined() ? weights.data<C>() : nullptr;
-      job.padding_id = padding_id;
-      job.combiner = combiner;
-      job.out = out.data<T>();
-      job.out_ld = d;
-      const BagKernel<C> kernel = ChooseKernel<T, I>(d, combiner, weights.defined());
-      ParallelFor(0, ids.batch_size,
-                  BagGrain(ids.batch_size, ids.num_values, d * static_cast<int64_t>(sizeof(T))),
-                  [&](int64_t b, int64_t e) { kernel(job, b, e); });
-    });
-  });
-  return out;
+  return BagsOnHost({ei::RowMajor(table_in)}, {combiner}, ids.values, ids.offsets, ids_in.weights(),
+                    ids.batch_size, padding_id, {""}, op);
 }
 
 Tensor EmbeddingBags(const std::vector<Tensor>& tables_in, const KeyedJaggedTensor& features,
@@ -466,7 +495,6 @@ Tensor EmbeddingBags(const std::vector<Tensor>& tables_in, const KeyedJaggedTens
            ": the KeyedJaggedTensor has no features (and so no tables give the output's dtype)");
   const std::vector<std::string>& keys = features.keys();
   std::vector<Tensor> tables(static_cast<size_t>(num_features));
-  std::vector<int64_t> col(static_cast<size_t>(num_features) + 1, 0);
   for (int64_t f = 0; f < num_features; ++f) {
     const std::string name = "table " + std::to_string(f) + " (feature \"" + keys[f] + "\")";
     ei::CheckTable(tables_in[f], name.c_str(), op);
@@ -474,7 +502,6 @@ Tensor EmbeddingBags(const std::vector<Tensor>& tables_in, const KeyedJaggedTens
              DTypeName(tables_in[f].dtype()), " but table 0 is ", DTypeName(tables_in[0].dtype()),
              "; all tables must have one dtype (convert them with Converted)");
     tables[f] = ei::RowMajor(tables_in[f]);
-    col[f + 1] = col[f] + tables[f].Dim(1);
   }
   TK_CHECK(features.values().NumAxes() == 1, kShapeMismatch, op,
            ": the values of features must be 1-D [N] (one id per item), got dims ",
@@ -494,50 +521,7 @@ Tensor EmbeddingBags(const std::vector<Tensor>& tables_in, const KeyedJaggedTens
     return BagsOnDevice(tables, combiners, values, features.offsets(), off, features.weights(), b,
                         -1, wheres, op);
   }
-  for (int64_t f = 0; f < num_features; ++f) {
-    const std::string& where = wheres[f];
-    ei::CheckIdsInRange(values, off[f * b], off[(f + 1) * b], off, f * b, (f + 1) * b,
-                        tables[f].Dim(0), where, op);
-  }
-  Tensor out = Tensor::Empty({b, col[num_features]}, tables[0].dtype());
-  if (b == 0 || col[num_features] == 0) return out;
-  Dispatch<ei::kTableDTypes>(tables[0].dtype(), op, [&]<typename T>() {
-    using C = ComputeType<T>;
-    const Tensor weights = ei::ComputeWeights(features.weights(), DTypeOf<C>);
-    Dispatch<ei::kIdDTypes>(values.dtype(), op, [&]<typename I>() {
-      std::vector<BagJob<C>> jobs(static_cast<size_t>(num_features));
-      std::vector<BagKernel<C>> kernels(static_cast<size_t>(num_features));
-      int64_t bytes = 0;
-      for (int64_t f = 0; f < num_features; ++f) {
-        BagJob<C>& job = jobs[f];
-        job.table = tables[f].data<T>();
-        job.table_ld = tables[f].Stride(0);
-        job.d = tables[f].Dim(1);
-        job.ids = values.data<I>();
-        job.off = off;
-        job.weights = weights.defined() ? weights.data<C>() : nullptr;
-        job.combiner = combiners[f];
-        job.out = out.data<T>() + col[f];
-        job.out_ld = col[num_features];
-        job.first_bag = f * b;
-        kernels[f] = ChooseKernel<T, I>(job.d, combiners[f], weights.defined());
-        bytes += job.d * static_cast<int64_t>(sizeof(T));
-      }
-      // One pass over the (feature, bag) pairs, feature-major as the ids lie; a task's range
-      // runs each feature's kernel over its share of that feature's bags.
-      const int64_t pairs = num_features * b;
-      ParallelFor(0, pairs, BagGrain(pairs, values.Dim(0), bytes / num_features),
-                  [&](int64_t pb, int64_t pe) {
-                    for (int64_t p = pb; p < pe;) {
-                      const int64_t f = p / b;
-                      const int64_t end = std::min(pe, (f + 1) * b);
-                      if (jobs[f].d > 0) kernels[f](jobs[f], p, end);
-                      p = end;
-                    }
-                  });
-    });
-  });
-  return out;
+  return BagsOnHost(tables, combiners, values, off, features.weights(), b, -1, wheres, op);
 }
 
 }  // namespace tensorkit
