@@ -13,6 +13,7 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/file_util.h"
+#include "tensorkit/common/hash_table.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/features/device_ops.h"
 #include "tensorkit/features/features_internal.h"
@@ -26,7 +27,7 @@ namespace tensorkit {
 
 namespace fi = features_internal;
 
-// Note [vocabulary table]: a static open-addressing table (linear probing) of 16-byte slots
+// Note [vocabulary table]: a static open-addressing table (common/hash_table.h) of 16-byte slots
 // {key, id}, at most half full. For strings the key is the token's Fingerprint64 and a hit is
 // confirmed by comparing the bytes (tokens live back to back in one buffer); for integers the
 // key is the token itself and the slot is chosen by MixInt64. Lookups run over fixed chunks of
@@ -34,17 +35,15 @@ namespace fi = features_internal;
 // cache misses of a block overlap. Every value's id depends only on the value, so any thread
 // count gives the same ids.
 struct Vocabulary::Table {
-  struct Slot {
-    uint64_t key = 0;
-    int64_t id = -1;  // -1: empty
-  };
+  // The tag: a string's fingerprint, or the integer token itself.
+  using Slots = ProbeTable<int64_t, uint64_t>;
+  using Slot = Slots::Slot;
   DType dtype = DType::kString;
   int64_t size = 0;
   std::string bytes;             // string tokens back to back
   std::vector<int64_t> offsets;  // [size + 1] into bytes
   std::vector<int64_t> ints;     // integer tokens
-  std::vector<Slot> slots;
-  uint64_t mask = 0;
+  Slots slots;
   // Integer tokens sorted, with their token indices, on each CUDA device that looked values up
   // (made on first use; the table itself never changes).
   mutable std::mutex device_mutex;
@@ -54,54 +53,34 @@ struct Vocabulary::Table {
     return std::string_view(bytes.data() + offsets[i],
                             static_cast<size_t>(offsets[i + 1] - offsets[i]));
   }
-  const Slot* SlotOf(uint64_t h) const { return &slots[h & mask]; }
-  // The index of a string with fingerprint h, or -1.
+  const Slot* SlotOf(uint64_t h) const { return slots.BucketOf(h); }
+  // The index of a string with fingerprint h (or of an integer), or -1.
   int64_t Find(std::string_view s, uint64_t h) const {
-    for (uint64_t i = h & mask;; i = (i + 1) & mask) {
-      const Slot& sl = slots[i];
-      if (sl.id < 0) return -1;
-      if (sl.key == h && Token(sl.id) == s) return sl.id;
-    }
+    return slots.Find(h, [&](const Slot& sl) { return sl.tag == h && Token(sl.index) == s; });
   }
   int64_t Find(int64_t v) const {
     const uint64_t key = static_cast<uint64_t>(v);
-    for (uint64_t i = fi::MixInt64(v) & mask;; i = (i + 1) & mask) {
-      const Slot& sl = slots[i];
-      if (sl.id < 0) return -1;
-      if (sl.key == key) return sl.id;
-    }
+    return slots.Find(fi::MixInt64(v), [&](const Slot& sl) { return sl.tag == key; });
   }
   int64_t Find(std::string_view s) const { return Find(s, Fingerprint64(s)); }
 
-  void Reserve(int64_t n) {
-    size_t cap = 16;
-    while (cap < static_cast<size_t>(n) * 2) cap *= 2;
-    slots.assign(cap, Slot{});
-    mask = cap - 1;
-  }
+  void Reserve(int64_t n) { slots.Reset(static_cast<size_t>(n), 16); }
   // Inserts token `id`; returns the index of an equal token already there, else -1.
   int64_t InsertString(int64_t id) {
     const std::string_view s = Token(id);
     const uint64_t h = Fingerprint64(s);
-    for (uint64_t i = h & mask;; i = (i + 1) & mask) {
-      Slot& sl = slots[i];
-      if (sl.id < 0) {
-        sl = Slot{h, id};
-        return -1;
-      }
-      if (sl.key == h && Token(sl.id) == s) return sl.id;
-    }
+    Slot* sl = slots.Probe(h, [&](const Slot& o) { return o.tag == h && Token(o.index) == s; });
+    if (sl->index >= 0) return sl->index;
+    *sl = Slot{h, id};
+    return -1;
   }
   int64_t InsertInt(int64_t id) {
     const int64_t v = ints[id];
-    for (uint64_t i = fi::MixInt64(v) & mask;; i = (i + 1) & mask) {
-      Slot& sl = slots[i];
-      if (sl.id < 0) {
-        sl = Slot{static_cast<uint64_t>(v), id};
-        return -1;
-      }
-      if (sl.key == static_cast<uint64_t>(v)) return sl.id;
-    }
+    Slot* sl = slots.Probe(fi::MixInt64(v),
+                           [&](const Slot& o) { return o.tag == static_cast<uint64_t>(v); });
+    if (sl->index >= 0) return sl->index;
+    *sl = Slot{static_cast<uint64_t>(v), id};
+    return -1;
   }
 };
 

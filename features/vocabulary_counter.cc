@@ -11,6 +11,7 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/file_util.h"
+#include "tensorkit/common/hash_table.h"
 #include "tensorkit/common/parallel.h"
 #include "tensorkit/features/features_internal.h"
 #include "tensorkit/features/hash.h"
@@ -30,8 +31,8 @@ constexpr int kParts = 1 << kPartBits;
 
 inline int PartOf(uint64_t hash) { return static_cast<int>(hash >> (64 - kPartBits)); }
 
-// Distinct tokens with their counts: open addressing (linear probing on the hash's low bits)
-// over indices into a dense vector of entries.
+// Distinct tokens with their counts: a dense vector of entries, and an open-addressing table
+// (common/hash_table.h) of their indices, 4 bytes a bucket, that grows.
 template <typename Key>
 class CountTable {
  public:
@@ -44,48 +45,45 @@ class CountTable {
   // Adds `count` to `key`; false when its count would overflow int64 (then it is unchanged).
   template <typename View>
   bool Add(const View& key, uint64_t hash, int64_t count) {
-    if ((entries_.size() + 1) * 2 > slots_.size()) Grow();
-    for (uint64_t i = hash & mask_;; i = (i + 1) & mask_) {
-      const uint32_t s = slots_[i];
-      if (s == 0) {
-        entries_.push_back(Entry{Key(key), hash, count});
-        slots_[i] = static_cast<uint32_t>(entries_.size());
-        return true;
-      }
-      Entry& e = entries_[s - 1];
-      if (e.hash == hash && e.key == key) return !__builtin_add_overflow(e.count, count, &e.count);
+    if (slots_.Crowded(entries_.size() + 1)) {
+      slots_.Rebuild(entries_.size(), 16, [&](size_t k) {
+        return std::pair{entries_[k].hash, Slot{{}, static_cast<uint32_t>(k)}};
+      });
     }
+    Slot* s = slots_.Probe(hash, Same(key, hash));
+    if (Slots::IsEmpty(s->index)) {
+      entries_.push_back(Entry{Key(key), hash, count});  // first: it may throw
+      *s = Slot{{}, static_cast<uint32_t>(entries_.size() - 1)};
+      return true;
+    }
+    Entry& e = entries_[s->index];
+    return !__builtin_add_overflow(e.count, count, &e.count);
   }
 
   template <typename View>
   int64_t CountOf(const View& key, uint64_t hash) const {
     if (slots_.empty()) return 0;
-    for (uint64_t i = hash & mask_;; i = (i + 1) & mask_) {
-      const uint32_t s = slots_[i];
-      if (s == 0) return 0;
-      const Entry& e = entries_[s - 1];
-      if (e.hash == hash && e.key == key) return e.count;
-    }
+    const uint32_t k = slots_.Find(hash, Same(key, hash));
+    return Slots::IsEmpty(k) ? 0 : entries_[k].count;
   }
 
   const std::vector<Entry>& entries() const { return entries_; }
   size_t size() const { return entries_.size(); }
 
  private:
-  void Grow() {
-    const size_t n = std::max<size_t>(16, slots_.size() * 2);
-    slots_.assign(n, 0);
-    mask_ = n - 1;
-    for (size_t k = 0; k < entries_.size(); ++k) {
-      uint64_t i = entries_[k].hash & mask_;
-      while (slots_[i] != 0) i = (i + 1) & mask_;
-      slots_[i] = static_cast<uint32_t>(k + 1);
-    }
+  using Slots = ProbeTable<uint32_t>;
+  using Slot = Slots::Slot;
+
+  template <typename View>
+  auto Same(const View& key, uint64_t hash) const {
+    return [this, &key, hash](const Slot& s) {
+      const Entry& e = entries_[s.index];
+      return e.hash == hash && e.key == key;
+    };
   }
 
   std::vector<Entry> entries_;
-  std::vector<uint32_t> slots_;  // 1 + entry index, 0 for an empty slot
-  uint64_t mask_ = 0;
+  Slots slots_;
 };
 
 inline uint64_t HashOf(std::string_view s) { return Fingerprint64(s); }

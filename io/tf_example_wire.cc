@@ -94,14 +94,10 @@ FeatureInfo ScanFeature(const Ctx& c, const uint8_t* begin, const uint8_t* end) 
 
 KeyIndex::KeyIndex(const std::vector<const std::string*>& keys) {
   for (const std::string* k : keys) keys_.push_back(*k);
-  size_t buckets = 8;
-  while (buckets < 2 * keys_.size()) buckets *= 2;
-  table_.assign(buckets, -1);
-  mask_ = buckets - 1;
+  table_.Reset(keys_.size(), 8);
   for (size_t i = 0; i < keys_.size(); ++i) {
-    uint64_t b = Hash(keys_[i]) & mask_;
-    while (table_[b] >= 0) b = (b + 1) & mask_;  // keys are unique (checked with the spec)
-    table_[b] = static_cast<int>(i);
+    // Keys are unique (checked with the spec).
+    table_.PlaceNew(Hash(keys_[i]), Table::Slot{{}, static_cast<int>(i)});
   }
 }
 

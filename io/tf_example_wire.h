@@ -11,7 +11,7 @@
 //   fast path   a decode of the layout writers use (Note [fast paths]); the field loops read any
 //               other layout and name the errors.
 //   KeyIndex    the spec's keys, found per map entry by a predicted order (KeyOrder), else by an
-//               open-addressing table.
+//               open-addressing table (common/hash_table.h).
 //
 // What runs per value stays here, inline, so that each parse compiles its loops as one piece;
 // the general reads that run only off the fast paths, and the errors, are in tf_example_wire.cc.
@@ -28,6 +28,7 @@
 
 #include "tensorkit/common/error.h"
 #include "tensorkit/common/file_util.h"
+#include "tensorkit/common/hash_table.h"
 #include "tensorkit/io/tf_example_internal.h"
 
 namespace tensorkit::io::internal {
@@ -416,19 +417,15 @@ class KeyIndex {
     for (const char ch : key) h = (h ^ static_cast<uint8_t>(ch)) * 1099511628211ull;
     return h;
   }
-  int Lookup(std::string_view key) const;
-
-  std::vector<std::string_view> keys_;
-  std::vector<int> table_;  // per bucket: a slot, or -1 when empty; at most half full
-  uint64_t mask_ = 0;
-};
-
-inline int KeyIndex::Lookup(std::string_view key) const {
-  for (uint64_t b = Hash(key) & mask_;; b = (b + 1) & mask_) {
-    const int s = table_[b];
-    if (s < 0 || Equal(keys_[s], key)) return s;
+  // The slot of `key`, or -1 (ProbeTable's kEmpty).
+  int Lookup(std::string_view key) const {
+    return table_.Find(Hash(key), [&](const Table::Slot& s) { return Equal(keys_[s.index], key); });
   }
-}
+
+  using Table = ProbeTable<int>;
+  std::vector<std::string_view> keys_;
+  Table table_;  // the slots of keys_, sized once
+};
 
 // Calls f(begin, end) for the payload of every length-delimited field `field` in [p, end), in
 // order; other fields are skipped as protobuf skips unknown ones.
