@@ -42,6 +42,27 @@ const void* ItemAddress(const Tensor& t, int64_t item, int64_t inner) {
   return static_cast<const char*>(t.raw_data()) + item * inner * DTypeSize(t.dtype());
 }
 
+// What Concat needs of part p whichever way it joins: part 0's device, value dtype and item dims,
+// and weights of part 0's dtype or none in both.
+void CheckConcatPart(const KeyedJaggedTensor& first, const KeyedJaggedTensor& part, size_t p,
+                     const char* op) {
+  const std::string name = "part " + std::to_string(p);
+  CheckSameDevice(first.device(), part.device(), op, "part 0", name.c_str());
+  TK_CHECK(part.values().dtype() == first.values().dtype(), kDTypeMismatch, op, ": part ", p,
+           "'s values are ", DTypeName(part.values().dtype()), " but part 0's are ",
+           DTypeName(first.values().dtype()), "; convert them with Converted(values, dtype)");
+  TK_CHECK(WithRows(part.values(), 0) == WithRows(first.values(), 0), kShapeMismatch, op, ": part ",
+           p, "'s values are ", ShapeString(part.values().Dims()), " but part 0's are ",
+           ShapeString(first.values().Dims()), "; the items (dims after the first) must agree");
+  TK_CHECK(part.has_weights() == first.has_weights(), kInvalidArgument, op, ": part ",
+           part.has_weights() ? p : 0, " has weights but part ", part.has_weights() ? 0 : p,
+           " has none; give every part weights or none");
+  TK_CHECK(!first.has_weights() || part.weights().dtype() == first.weights().dtype(),
+           kDTypeMismatch, op, ": part ", p, "'s weights are ", DTypeName(part.weights().dtype()),
+           " but part 0's are ", DTypeName(first.weights().dtype()),
+           "; convert them with Converted(weights, dtype)");
+}
+
 }  // namespace
 
 void KeyedJaggedTensor::CheckDefined(const char* op) const {
@@ -167,7 +188,6 @@ KeyedJaggedTensor KeyedJaggedTensor::Concat(const std::vector<KeyedJaggedTensor>
   TK_CHECK(!parts.empty(), kInvalidArgument, op, ": needs at least one part");
   const KeyedJaggedTensor& first = parts[0];
   first.CheckDefined(op);
-  const std::vector<int64_t> item_dims = WithRows(first.values_, 0);
   // Joining batches needs every part's keys to be part 0's; joining keys (TorchRec's concat)
   // needs keys no earlier part has and part 0's batch size.
   bool same_keys = true, new_keys = true;
@@ -176,21 +196,7 @@ KeyedJaggedTensor KeyedJaggedTensor::Concat(const std::vector<KeyedJaggedTensor>
   for (size_t p = 1; p < parts.size(); ++p) {
     const KeyedJaggedTensor& part = parts[p];
     part.CheckDefined(op);
-    const std::string name = "part " + std::to_string(p);
-    CheckSameDevice(first.device(), part.device(), op, "part 0", name.c_str());
-    TK_CHECK(part.values_.dtype() == first.values_.dtype(), kDTypeMismatch, op, ": part ", p,
-             "'s values are ", DTypeName(part.values_.dtype()), " but part 0's are ",
-             DTypeName(first.values_.dtype()), "; convert them with Converted(values, dtype)");
-    TK_CHECK(WithRows(part.values_, 0) == item_dims, kShapeMismatch, op, ": part ", p,
-             "'s values are ", ShapeString(part.values_.Dims()), " but part 0's are ",
-             ShapeString(first.values_.Dims()), "; the items (dims after the first) must agree");
-    TK_CHECK(part.has_weights() == first.has_weights(), kInvalidArgument, op, ": part ",
-             part.has_weights() ? p : 0, " has weights but part ", part.has_weights() ? 0 : p,
-             " has none; give every part weights or none");
-    TK_CHECK(!first.has_weights() || part.weights_.dtype() == first.weights_.dtype(),
-             kDTypeMismatch, op, ": part ", p, "'s weights are ", DTypeName(part.weights_.dtype()),
-             " but part 0's are ", DTypeName(first.weights_.dtype()),
-             "; convert them with Converted(weights, dtype)");
+    CheckConcatPart(first, part, p, op);
     same_keys = same_keys && part.keys_ == first.keys_;
     size_t repeated = part.keys_.size();  // the first key of this part an earlier part has
     for (size_t k = 0; k < part.keys_.size() && repeated == part.keys_.size(); ++k) {
