@@ -75,6 +75,18 @@ nb::tuple LibsvmResult(io::LibsvmData d) {
   return nb::make_tuple(features, d.labels, opt(d.label_offsets), opt(d.qids), d.one_based);
 }
 
+// write_mtx's and write_mtx_coo's keyword arguments as io::MtxWriteOptions.
+io::MtxWriteOptions MtxOptions(const std::string& comment, const std::string& field, int precision,
+                               const std::string& symmetry, bool scipy_text) {
+  io::MtxWriteOptions options;
+  options.comment = comment;
+  options.precision = precision;
+  options.scipy_text = scipy_text;
+  options.field = MtxFieldArg(field);
+  options.symmetry = MtxSymmetryArg(symmetry);
+  return options;
+}
+
 }  // namespace
 
 void BindIo(nb::module_& m) {
@@ -122,12 +134,8 @@ void BindIo(nb::module_& m) {
         } else {
           d.dense = AsTensor(x, "write_mtx: x");
         }
-        io::MtxWriteOptions options;
-        options.comment = comment;
-        options.precision = precision;
-        options.scipy_text = scipy_text;
-        options.field = MtxFieldArg(field);
-        options.symmetry = MtxSymmetryArg(symmetry);
+        const io::MtxWriteOptions options =
+            MtxOptions(comment, field, precision, symmetry, scipy_text);
         Interruptible([&] { io::WriteMtx(path, d, options); });
       },
       nb::arg("path"), nb::arg("x"), nb::arg("comment") = "", nb::arg("field") = "",
@@ -148,12 +156,8 @@ void BindIo(nb::module_& m) {
         matrix.values = AsTensor(values, "write_mtx_coo: values");
         matrix.num_rows = shape[0];
         matrix.num_cols = shape[1];
-        io::MtxWriteOptions options;
-        options.comment = comment;
-        options.precision = precision;
-        options.scipy_text = scipy_text;
-        options.field = MtxFieldArg(field);
-        options.symmetry = MtxSymmetryArg(symmetry);
+        const io::MtxWriteOptions options =
+            MtxOptions(comment, field, precision, symmetry, scipy_text);
         Interruptible([&] { io::WriteMtx(path, matrix, options); });
       },
       nb::arg("path"), nb::arg("rows"), nb::arg("cols"), nb::arg("values"), nb::arg("shape"),
