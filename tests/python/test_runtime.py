@@ -28,8 +28,22 @@ def test_gil_released_during_library_work():
     """While another thread is inside one long library call, this thread runs at about its
     usual speed. Holding the GIL would let it run only in the moments around the call."""
     rng = np.random.default_rng(0)
-    n = 4_000_000
-    st = tk.SparseTensor(rng.integers(0, 1 << 20, size=(n, 2)), rng.random(n), (1 << 20, 1 << 20))
+    threads = tk.get_num_threads()
+    tk.set_num_threads(1)  # the library on one core, the loop below on the other
+    try:
+        # A call long enough to measure on this CPU: the entries double until one single-thread
+        # reorder takes 0.2 s (a fast core sorts 4M entries in 70 ms).
+        n = 4_000_000
+        while True:
+            st = tk.SparseTensor(rng.integers(0, 1 << 20, size=(n, 2)), rng.random(n),
+                                 (1 << 20, 1 << 20))
+            t0 = time.perf_counter()
+            st.reorder((0, 1))
+            if time.perf_counter() - t0 > 0.2 or n >= 32_000_000:
+                break
+            n *= 2
+    finally:
+        tk.set_num_threads(threads)
     idle = threading.Event()
     t0 = time.perf_counter()
     alone = spin(lambda: idle.is_set() or time.perf_counter() - t0 > 0.05) / 0.05  # per second
