@@ -154,6 +154,118 @@ std::vector<int64_t> Int64s(const TorchTensor& t, const char* what) {
   return std::vector<int64_t>(d, d + v.Dim(0));
 }
 
+// The first row of each feature, [T + 1]: B = R / T rows each, or batch_size_per_feature[t].
+std::vector<int64_t> FeatureRowStarts(const std::optional<TorchTensor>& batch_size_per_feature,
+                                      int64_t T, int64_t R) {
+  std::vector<int64_t> row_start(static_cast<size_t>(T) + 1, 0);
+  if (batch_size_per_feature) {
+    const std::vector<int64_t> bs = Int64s(*batch_size_per_feature, "batch_size_per_feature");
+    TK_CHECK(static_cast<int64_t>(bs.size()) == T, kShapeMismatch, kOp,
+             ": batch_size_per_feature has ", bs.size(), " elements but block_sizes has T = ", T);
+    for (int64_t t = 0; t < T; ++t) {
+      TK_CHECK(bs[t] >= 0, kInvalidArgument, kOp, ": batch_size_per_feature[", t, "] = ", bs[t],
+               " is negative");
+      row_start[t + 1] = row_start[t] + bs[t];
+    }
+    TK_CHECK(row_start[T] == R, kShapeMismatch, kOp, ": batch_size_per_feature adds up to ",
+             row_start[T], " rows but lengths has ", R);
+  } else {
+    TK_CHECK(T > 0 || R == 0, kInvalidArgument, kOp,
+             ": block_sizes is empty (T = 0) but lengths has ", R, " rows");
+    TK_CHECK(T == 0 || R % T == 0, kShapeMismatch, kOp, ": lengths has ", R,
+             " elements, not a multiple of T = ", T, " features (block_sizes' size)");
+    const int64_t B = T == 0 ? 0 : R / T;
+    for (int64_t t = 0; t < T; ++t) row_start[t + 1] = row_start[t] + B;
+  }
+  return row_start;
+}
+
+// The rows' offsets into the N indices, [R + 1], each length checked.
+Tensor CheckedOffsets(const int64_t* len, int64_t R, int64_t N) {
+  Tensor offsets_t = Tensor::Empty({R + 1}, DType::kInt64);
+  int64_t* offsets = offsets_t.data<int64_t>();
+  offsets[0] = 0;
+  for (int64_t r = 0; r < R; ++r) {
+    TK_CHECK(len[r] >= 0, kInvalidArgument, kOp, ": lengths[", r, "] = ", len[r], " is negative");
+    offsets[r + 1] = offsets[r] + len[r];
+    TK_CHECK(offsets[r + 1] <= N, kShapeMismatch, kOp, ": lengths up to lengths[", r,
+             "] add up to ", offsets[r + 1], ", more than the ", N, " indices");
+  }
+  TK_CHECK(offsets[R] == N, kShapeMismatch, kOp, ": lengths add up to ", offsets[R],
+           " but indices has ", N, " elements");
+  return offsets_t;
+}
+
+// Each feature's bucketing rule from block_sizes, total_num_blocks, block_bucketize_pos and the
+// keep_orig_idx flags, checked; the rules point into `bounds`.
+struct FeatureRules {
+  std::vector<FeatureRule> rules;
+  std::vector<std::vector<int64_t>> bounds;
+  bool by_positions = false;
+};
+FeatureRules MakeFeatureRules(const std::vector<int64_t>& blocks, int64_t my_size,
+                              const std::optional<TorchTensor>& total_num_blocks,
+                              const std::optional<std::vector<TorchTensor>>& block_bucketize_pos,
+                              bool keep_orig_idx,
+                              const std::optional<TorchTensor>& keep_orig_idx_per_feature) {
+  const int64_t T = static_cast<int64_t>(blocks.size());
+  FeatureRules out;
+  std::vector<int64_t> totals;
+  if (total_num_blocks) {
+    totals = Int64s(*total_num_blocks, "total_num_blocks");
+    TK_CHECK(static_cast<int64_t>(totals.size()) == T, kShapeMismatch, kOp,
+             ": total_num_blocks has ", totals.size(), " elements but T = ", T);
+  }
+  out.by_positions = block_bucketize_pos.has_value() && !block_bucketize_pos->empty();
+  const bool by_positions = out.by_positions;
+  if (by_positions) {
+    TK_CHECK(static_cast<int64_t>(block_bucketize_pos->size()) == T, kShapeMismatch, kOp,
+             ": block_bucketize_pos has ", block_bucketize_pos->size(), " tensors but T = ", T,
+             " features");
+    for (int64_t t = 0; t < T; ++t) {
+      const std::string what = "block_bucketize_pos[" + std::to_string(t) + "]";
+      out.bounds.push_back(Int64s((*block_bucketize_pos)[t], what.c_str()));
+      const std::vector<int64_t>& p = out.bounds.back();
+      TK_CHECK(!p.empty(), kInvalidArgument, kOp, ": ", what, " is empty");
+      for (size_t i = 0; i < p.size(); ++i) {
+        TK_CHECK(p[i] >= 0 && (i == 0 || p[i] >= p[i - 1]), kInvalidArgument, kOp, ": ", what, "[",
+                 i, "] = ", p[i], " is negative or below the boundary before it");
+      }
+    }
+  }
+  std::vector<bool> keep(static_cast<size_t>(T), keep_orig_idx);
+  if (keep_orig_idx_per_feature) {
+    TK_CHECK(keep_orig_idx_per_feature->dim() == 1 && keep_orig_idx_per_feature->size(0) == T &&
+                 keep_orig_idx_per_feature->scalar_type() == ScalarType::Bool,
+             kInvalidArgument, kOp, ": keep_orig_idx_per_feature must be torch.bool [T = ", T,
+             "], got ", ScalarTypeName(keep_orig_idx_per_feature->scalar_type()), " ",
+             SizesText(*keep_orig_idx_per_feature));
+    const Tensor k = Wrap(*keep_orig_idx_per_feature, kOp, "keep_orig_idx_per_feature");
+    const Tensor kc = k.IsContiguous() ? k : k.Clone();
+    for (int64_t t = 0; t < T; ++t) keep[t] = kc.data<bool>()[t];
+  }
+  out.rules.resize(static_cast<size_t>(T));
+  for (int64_t t = 0; t < T; ++t) {
+    FeatureRule& rule = out.rules[t];
+    TK_CHECK(blocks[t] >= 0, kInvalidArgument, kOp, ": block_sizes[", t, "] = ", blocks[t],
+             " is negative");
+    const int64_t n = totals.empty() ? my_size : totals[t];
+    TK_CHECK(n >= 1, kInvalidArgument, kOp, ": total_num_blocks[", t, "] = ", n,
+             " must be at least 1");
+    TK_CHECK(by_positions || n % my_size == 0, kInvalidArgument, kOp, ": total_num_blocks[", t,
+             "] = ", n, " is not a multiple of my_size = ", my_size);
+    rule.block = static_cast<uint64_t>(blocks[t]);
+    rule.global_blocks = static_cast<uint64_t>(n);
+    rule.local_blocks = static_cast<uint64_t>(std::max<int64_t>(1, n / my_size));
+    rule.keep = keep[t];
+    if (by_positions) {
+      rule.bounds = out.bounds[t].data();
+      rule.num_bounds = static_cast<int64_t>(out.bounds[t].size());
+    }
+  }
+  return out;
+}
+
 using Result = std::tuple<TorchTensor, TorchTensor, std::optional<TorchTensor>,
                           std::optional<TorchTensor>, std::optional<TorchTensor>>;
 
@@ -185,93 +297,14 @@ Result BlockBucketizeSparseFeatures(TorchTensor lengths, TorchTensor indices, bo
     const int64_t R = len_t.Dim(0), T = static_cast<int64_t>(blocks.size());
     const int64_t N = indices.size(0);
 
-    // Rows of each feature: B each, or batch_size_per_feature[t].
-    std::vector<int64_t> row_start(static_cast<size_t>(T) + 1, 0);
-    if (batch_size_per_feature) {
-      const std::vector<int64_t> bs = Int64s(*batch_size_per_feature, "batch_size_per_feature");
-      TK_CHECK(static_cast<int64_t>(bs.size()) == T, kShapeMismatch, kOp,
-               ": batch_size_per_feature has ", bs.size(), " elements but block_sizes has T = ", T);
-      for (int64_t t = 0; t < T; ++t) {
-        TK_CHECK(bs[t] >= 0, kInvalidArgument, kOp, ": batch_size_per_feature[", t, "] = ", bs[t],
-                 " is negative");
-        row_start[t + 1] = row_start[t] + bs[t];
-      }
-      TK_CHECK(row_start[T] == R, kShapeMismatch, kOp, ": batch_size_per_feature adds up to ",
-               row_start[T], " rows but lengths has ", R);
-    } else {
-      TK_CHECK(T > 0 || R == 0, kInvalidArgument, kOp,
-               ": block_sizes is empty (T = 0) but lengths has ", R, " rows");
-      TK_CHECK(T == 0 || R % T == 0, kShapeMismatch, kOp, ": lengths has ", R,
-               " elements, not a multiple of T = ", T, " features (block_sizes' size)");
-      const int64_t B = T == 0 ? 0 : R / T;
-      for (int64_t t = 0; t < T; ++t) row_start[t + 1] = row_start[t] + B;
-    }
-    Tensor offsets_t = Tensor::Empty({R + 1}, DType::kInt64);
-    int64_t* offsets = offsets_t.data<int64_t>();
-    offsets[0] = 0;
-    for (int64_t r = 0; r < R; ++r) {
-      TK_CHECK(len[r] >= 0, kInvalidArgument, kOp, ": lengths[", r, "] = ", len[r], " is negative");
-      offsets[r + 1] = offsets[r] + len[r];
-      TK_CHECK(offsets[r + 1] <= N, kShapeMismatch, kOp, ": lengths up to lengths[", r,
-               "] add up to ", offsets[r + 1], ", more than the ", N, " indices");
-    }
-    TK_CHECK(offsets[R] == N, kShapeMismatch, kOp, ": lengths add up to ", offsets[R],
-             " but indices has ", N, " elements");
-
-    // Each feature's rule.
-    std::vector<int64_t> totals;
-    if (total_num_blocks) {
-      totals = Int64s(*total_num_blocks, "total_num_blocks");
-      TK_CHECK(static_cast<int64_t>(totals.size()) == T, kShapeMismatch, kOp,
-               ": total_num_blocks has ", totals.size(), " elements but T = ", T);
-    }
-    const bool by_positions = block_bucketize_pos.has_value() && !block_bucketize_pos->empty();
-    std::vector<std::vector<int64_t>> bounds;
-    if (by_positions) {
-      TK_CHECK(static_cast<int64_t>(block_bucketize_pos->size()) == T, kShapeMismatch, kOp,
-               ": block_bucketize_pos has ", block_bucketize_pos->size(), " tensors but T = ", T,
-               " features");
-      for (int64_t t = 0; t < T; ++t) {
-        const std::string what = "block_bucketize_pos[" + std::to_string(t) + "]";
-        bounds.push_back(Int64s((*block_bucketize_pos)[t], what.c_str()));
-        const std::vector<int64_t>& p = bounds.back();
-        TK_CHECK(!p.empty(), kInvalidArgument, kOp, ": ", what, " is empty");
-        for (size_t i = 0; i < p.size(); ++i) {
-          TK_CHECK(p[i] >= 0 && (i == 0 || p[i] >= p[i - 1]), kInvalidArgument, kOp, ": ", what,
-                   "[", i, "] = ", p[i], " is negative or below the boundary before it");
-        }
-      }
-    }
-    std::vector<bool> keep(static_cast<size_t>(T), keep_orig_idx);
-    if (keep_orig_idx_per_feature) {
-      TK_CHECK(keep_orig_idx_per_feature->dim() == 1 && keep_orig_idx_per_feature->size(0) == T &&
-                   keep_orig_idx_per_feature->scalar_type() == ScalarType::Bool,
-               kInvalidArgument, kOp, ": keep_orig_idx_per_feature must be torch.bool [T = ", T,
-               "], got ", ScalarTypeName(keep_orig_idx_per_feature->scalar_type()), " ",
-               SizesText(*keep_orig_idx_per_feature));
-      const Tensor k = Wrap(*keep_orig_idx_per_feature, kOp, "keep_orig_idx_per_feature");
-      const Tensor kc = k.IsContiguous() ? k : k.Clone();
-      for (int64_t t = 0; t < T; ++t) keep[t] = kc.data<bool>()[t];
-    }
-    std::vector<FeatureRule> rules(static_cast<size_t>(T));
-    for (int64_t t = 0; t < T; ++t) {
-      FeatureRule& rule = rules[t];
-      TK_CHECK(blocks[t] >= 0, kInvalidArgument, kOp, ": block_sizes[", t, "] = ", blocks[t],
-               " is negative");
-      const int64_t n = totals.empty() ? my_size : totals[t];
-      TK_CHECK(n >= 1, kInvalidArgument, kOp, ": total_num_blocks[", t, "] = ", n,
-               " must be at least 1");
-      TK_CHECK(by_positions || n % my_size == 0, kInvalidArgument, kOp, ": total_num_blocks[", t,
-               "] = ", n, " is not a multiple of my_size = ", my_size);
-      rule.block = static_cast<uint64_t>(blocks[t]);
-      rule.global_blocks = static_cast<uint64_t>(n);
-      rule.local_blocks = static_cast<uint64_t>(std::max<int64_t>(1, n / my_size));
-      rule.keep = keep[t];
-      if (by_positions) {
-        rule.bounds = bounds[t].data();
-        rule.num_bounds = static_cast<int64_t>(bounds[t].size());
-      }
-    }
+    const std::vector<int64_t> row_start = FeatureRowStarts(batch_size_per_feature, T, R);
+    const Tensor offsets_t = CheckedOffsets(len, R, N);
+    const int64_t* offsets = offsets_t.data<int64_t>();
+    const FeatureRules feature_rules =
+        MakeFeatureRules(blocks, my_size, total_num_blocks, block_bucketize_pos, keep_orig_idx,
+                         keep_orig_idx_per_feature);
+    const std::vector<FeatureRule>& rules = feature_rules.rules;
+    const bool by_positions = feature_rules.by_positions;
 
     std::optional<Tensor> w;
     if (weights) {
