@@ -184,6 +184,16 @@ class Writer {
     }
   }
 
+  // A ragged output at k: its flat values, the batch splits, then its inner splits.
+  void Ragged(int k, const RaggedOutput& r, DType dtype) {
+    Whole(k, r.flat_values.HostContiguous(), dtype, false);
+    BatchSplits(k + 1, r.nested_row_splits[0]);
+    for (size_t l = 1; l < r.nested_row_splits.size(); ++l) {
+      Whole(k + 1 + static_cast<int>(l), r.nested_row_splits[l], r.nested_row_splits[l].dtype(),
+            false);
+    }
+  }
+
   internal::Fills& fills() { return fills_; }
   bool batch() const { return batch_; }
   void Run() { fills_.Run(); }
@@ -220,14 +230,7 @@ void WriteParsed(Writer& w, const ExampleOutputIndex& index, const ExampleSpec& 
             spec.fixed_sequence[i].dtype, true);
   }
   for (size_t i = 0; i < spec.ragged.size(); ++i) {
-    const RaggedOutput& r = p.ragged[i];
-    const int k = index.Ragged(static_cast<int>(i));
-    w.Whole(k, r.flat_values.HostContiguous(), spec.ragged[i].dtype, false);
-    w.BatchSplits(k + 1, r.nested_row_splits[0]);
-    for (size_t l = 1; l < r.nested_row_splits.size(); ++l) {
-      w.Whole(k + 1 + static_cast<int>(l), r.nested_row_splits[l], r.nested_row_splits[l].dtype(),
-              false);
-    }
+    w.Ragged(index.Ragged(static_cast<int>(i)), p.ragged[i], spec.ragged[i].dtype);
   }
 }
 
@@ -355,14 +358,8 @@ void ParseSequenceExamples(const std::vector<std::string_view>& records,
       w.Sparse(index.FeatureListSparse(static_cast<int>(i)), p.feature_list_sparse[i]);
     }
     for (size_t i = 0; i < spec.feature_list_ragged.size(); ++i) {
-      const RaggedOutput& r = p.feature_list_ragged[i];
-      const int k = index.FeatureListRagged(static_cast<int>(i));
-      w.Whole(k, r.flat_values.HostContiguous(), spec.feature_list_ragged[i].dtype, false);
-      w.BatchSplits(k + 1, r.nested_row_splits[0]);
-      for (size_t l = 1; l < r.nested_row_splits.size(); ++l) {
-        w.Whole(k + 1 + static_cast<int>(l), r.nested_row_splits[l], r.nested_row_splits[l].dtype(),
-                false);
-      }
+      w.Ragged(index.FeatureListRagged(static_cast<int>(i)), p.feature_list_ragged[i],
+               spec.feature_list_ragged[i].dtype);
     }
     w.Run();
   });
