@@ -9,6 +9,7 @@
 
 #include "tensorkit/common/cpu_memory.h"
 #include "tensorkit/common/cuda/backend.h"
+#include "tensorkit/common/parallel.h"
 #include "tensorkit/common/stream_order.h"
 
 namespace tensorkit {
@@ -39,7 +40,18 @@ std::shared_ptr<Storage> Storage::Allocate(DType dtype, int64_t num_elements, De
       for (int64_t i = 0; i < num_elements; ++i) new (p + i) std::string();
       s->num_strings_ = num_elements;
     } else if (zero) {
-      std::memset(s->data_, 0, static_cast<size_t>(s->size_bytes_));
+      // Every thread zeroes a share of a large block (a 256 MB table gradient on one thread
+      // costs more than the work that fills it); small ones in one memset.
+      char* p = static_cast<char*>(s->data_);
+      const int64_t n = s->size_bytes_;
+      constexpr int64_t kPiece = int64_t{256} << 10;
+      if (n < cpu_memory::kLargeBlockBytes) {
+        std::memset(p, 0, static_cast<size_t>(n));
+      } else {
+        ParallelChunks(n, kPiece, [&](int64_t, int64_t b, int64_t e) {
+          std::memset(p + b, 0, static_cast<size_t>(e - b));
+        });
+      }
     }
   } else {
     // Home is the stream the allocation is ordered on (Malloc uses the current stream too).

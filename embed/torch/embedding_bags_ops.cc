@@ -155,7 +155,7 @@ std::vector<TorchTensor> EmbeddingBagsBackwardOp(TorchTensor grad, std::vector<T
     for (size_t f = 0; f < b.tables.size(); ++f) {
       const Tensor& table = b.tables[f];
       const int64_t D = table.Dim(1);
-      Tensor tg = ZerosForExport({table.Dim(0), D}, table.dtype(), table.device());
+      Tensor tg = Tensor::Zeros({table.Dim(0), D}, table.dtype(), table.device());
       const Combiner c = b.combiners[f];
       EmbeddingBagBackward(Slice(g, 1, col, col + D), b.kjt.Get(b.kjt.keys()[f]), c, &tg, -1,
                            c == Combiner::kMax || c == Combiner::kMin ? table : Tensor());

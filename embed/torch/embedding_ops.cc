@@ -149,7 +149,7 @@ TorchTensor EmbeddingBagBackwardOp(TorchTensor grad, TorchTensor input, TorchTen
              ScalarTypeName(grad.scalar_type()), ") must have weight's dtype ",
              ScalarTypeName(weight.scalar_type()));
     Tensor table_grad =
-        ZerosForExport({weight.size(0), weight.size(1)}, t.weight.dtype(), t.weight.device());
+        Tensor::Zeros({weight.size(0), weight.size(1)}, t.weight.dtype(), t.weight.device());
     EmbeddingBagBackward(WrapAny(grad, op, "grad"), bags, t.combiner, &table_grad, t.padding_id,
                          t.combiner == Combiner::kMax ? t.weight : Tensor());
     return Export(table_grad);

@@ -159,16 +159,6 @@ TorchTensor Zeros(const std::vector<int64_t>& dims, ScalarType st) {
   return t;
 }
 
-Tensor ZerosForExport(const std::vector<int64_t>& dims, DType dt, Device device) {
-  if (device.is_cuda()) return Tensor::Zeros(dims, dt, device);
-  Tensor t = Tensor::Empty(dims, dt);
-  char* p = static_cast<char*>(t.raw_data());
-  const int64_t bytes = t.NumElements() * DTypeSize(dt);
-  ParallelFor(0, bytes, GrainFor(1),
-              [&](int64_t b, int64_t e) { std::memset(p + b, 0, static_cast<size_t>(e - b)); });
-  return t;
-}
-
 TorchStream::TorchStream(const TorchTensor& t, const char* op) {
   if (!t.defined() || !t.is_cuda()) return;
   const int index = static_cast<int>(t.get_device_index());

@@ -70,11 +70,6 @@ TorchTensor Export(const Tensor& t);
 TorchTensor Empty(const std::vector<int64_t>& dims, ScalarType st);
 // A new CPU torch tensor of zeros.
 TorchTensor Zeros(const std::vector<int64_t>& dims, ScalarType st);
-// A new tensor of zeros from tensorkit's allocator, to Export. On the CPU a large one (a dense
-// table gradient) reuses a block that an earlier result freed, already mapped, and all threads
-// zero it; torch's allocator maps a fresh one each time, whose first-touch page faults cost more
-// than the gradient itself. On a CUDA device, tensorkit's stream-ordered allocator.
-Tensor ZerosForExport(const std::vector<int64_t>& dims, DType dt, Device device = Device::Cpu());
 
 // For one kernel call on CUDA tensors: makes torch's current CUDA stream of t's device the
 // stream tensorkit enqueues on (tensorkit::cuda::StreamGuard), so that the kernel is ordered
