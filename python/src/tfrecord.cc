@@ -35,18 +35,6 @@ namespace {
 
 using namespace nb::literals;
 
-// Holds the GIL for a scope, from any thread (a worker of the library's pool included).
-class GilHold {
- public:
-  GilHold() : state_(PyGILState_Ensure()) {}
-  ~GilHold() { PyGILState_Release(state_); }
-  GilHold(const GilHold&) = delete;
-  GilHold& operator=(const GilHold&) = delete;
-
- private:
-  PyGILState_STATE state_;
-};
-
 // A new bytes object of `size` bytes, uninitialised (GIL held); Error when Python has no memory.
 PyObject* NewBytes(const char* data, int64_t size) {
   PyObject* b = PyBytes_FromStringAndSize(data, static_cast<Py_ssize_t>(size));
@@ -72,14 +60,14 @@ class BytesOutput : public StringOutput {
   }
 
   void Set(int64_t begin, int64_t end, CallRef<std::string_view(int64_t)> bytes) override {
-    GilHold gil;
+    nb::gil_scoped_acquire gil;  // from any thread, a pool worker included
     for (int64_t i = begin; i < end; ++i) {
       const std::string_view s = bytes(i);
       Put(i, NewBytes(s.data(), static_cast<int64_t>(s.size())));
     }
   }
   void SetSpans(int64_t begin, int64_t end, const ByteSpan* spans) override {
-    GilHold gil;
+    nb::gil_scoped_acquire gil;  // from any thread, a pool worker included
     for (int64_t i = begin; i < end; ++i) {
       const ByteSpan& s = spans[i - begin];
       Put(i, NewBytes(s.data, s.size));
@@ -90,7 +78,7 @@ class BytesOutput : public StringOutput {
     std::vector<int64_t> sizes(static_cast<size_t>(end - begin));
     for (int64_t i = begin; i < end; ++i) sizes[static_cast<size_t>(i - begin)] = size(i);
     {
-      GilHold gil;
+      nb::gil_scoped_acquire gil;  // from any thread, a pool worker included
       for (int64_t i = begin; i < end; ++i) {
         Put(i, NewBytes(nullptr, sizes[static_cast<size_t>(i - begin)]));
       }
